@@ -1,0 +1,68 @@
+"""The ``qaeval`` command: one Typer app, one error boundary.
+
+Each command group lives in its own module exposing ``register(app)``. Known errors
+(:class:`~qaeval_core.errors.QAEvalError`) become a one-line message and exit code 1; set
+``QAEVAL_DEBUG=1`` to see the traceback instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import typer
+
+from qaeval_core.cli.common import err_console
+from qaeval_core.errors import QAEvalError
+
+#: Command modules, in the order their commands appear in ``qaeval --help``.
+COMMAND_MODULES = [
+    "qaeval_core.cli.db",
+]
+
+app = typer.Typer(
+    name="qaeval",
+    help="Judge whether QA answers are actually correct: label, score, compare, calibrate.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(_name).register(app)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console-script entry point with the error boundary."""
+    try:
+        app(args=argv, standalone_mode=False)
+    except QAEvalError as exc:
+        if os.environ.get("QAEVAL_DEBUG"):
+            raise
+        err_console.print(f"[bold red]Error:[/] {exc}", markup=True, soft_wrap=True)
+        return 1
+    except (KeyboardInterrupt, EOFError):
+        err_console.print("Interrupted.")
+        return 130
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    except Exception as exc:  # Click usage errors arrive here in non-standalone mode
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            return exc.exit_code
+        if isinstance(exc, click.exceptions.Abort):
+            err_console.print("Aborted.")
+            return 1
+        raise
+    return 0
+
+
+def run() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

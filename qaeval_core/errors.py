@@ -1,0 +1,58 @@
+"""One exception hierarchy for qaeval.
+
+Every error a user can cause derives from :class:`QAEvalError`; the CLI and the app catch that
+class and show its message (no traceback), so messages must say what was expected, what came,
+and how to fix it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class QAEvalError(Exception):
+    """Base class for errors caused by user input or configuration."""
+
+
+class ConfigError(QAEvalError):
+    """A configuration (metric parameters, calibrated judge file, URL) is invalid."""
+
+
+class StoreError(QAEvalError):
+    """The store cannot do what was asked (unknown dataset, user, schema out of date...)."""
+
+
+class NotFoundError(StoreError):
+    """A named object (dataset, user, item, calibration) does not exist."""
+
+
+class PermissionDenied(QAEvalError):
+    """The current user's role does not allow the action."""
+
+
+class ModelLoadError(QAEvalError):
+    """A model could not be loaded from the given local path or hub name."""
+
+
+@dataclass(frozen=True)
+class RowError:
+    """One invalid input row: 1-based row number (line for JSONL, data row for CSV/Parquet)."""
+
+    row: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"row {self.row}: {self.reason}"
+
+
+class ValidationError(QAEvalError):
+    """An input file has invalid rows; nothing was imported. Carries every bad row."""
+
+    def __init__(self, source: str, errors: list[RowError], *, limit: int = 50) -> None:
+        self.source = source
+        self.errors = errors
+        shown = "\n".join(f"  {e}" for e in errors[:limit])
+        more = f"\n  ... and {len(errors) - limit} more" if len(errors) > limit else ""
+        super().__init__(
+            f"{source}: {len(errors)} invalid row(s); nothing was imported.\n{shown}{more}"
+        )

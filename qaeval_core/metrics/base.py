@@ -1,0 +1,176 @@
+"""The metric interface and registry.
+
+A metric is a scikit-learn-style object: its constructor only stores keyword parameters, its
+configuration is those parameters, and :meth:`Metric.config_hash` is a stable hash of
+(metric id, version, parameters) so stored scores are reused only when nothing changed.
+
+``score_batch`` takes a batch of :class:`~qaeval_core.schema.Item` and returns a
+:class:`MetricResult`: per item a score in [0, 1], a boolean decision at the metric's
+threshold, and a details dict (subscores, best-matching reference or n-gram, rationale).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+
+from qaeval_core.errors import ConfigError
+from qaeval_core.schema import Item
+
+__all__ = [
+    "Metric",
+    "MetricResult",
+    "register",
+    "get_metric",
+    "metric_ids",
+    "metric_class",
+]
+
+
+@dataclass
+class MetricResult:
+    """Scores of one batch, aligned with the input items."""
+
+    scores: np.ndarray
+    decisions: np.ndarray
+    details: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.scores = np.asarray(self.scores, dtype=float)
+        self.decisions = np.asarray(self.decisions, dtype=bool)
+        if not self.details:
+            self.details = [{} for _ in range(len(self.scores))]
+        if not (len(self.scores) == len(self.decisions) == len(self.details)):
+            raise ValueError("scores, decisions and details must have the same length")
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+
+class Metric(ABC):
+    """Base class of every answer-correctness metric.
+
+    Subclasses set ``id`` (registry key), ``version`` (bump when the computation changes),
+    ``kind`` ("lexical", "embedding", "learned", "llm"), a one-line ``description``, and
+    implement :meth:`score_batch`. Constructor parameters must be keyword arguments stored
+    under the same names (that is what :meth:`get_params` reads).
+    """
+
+    id: ClassVar[str]
+    version: ClassVar[str] = "1"
+    kind: ClassVar[str] = "lexical"
+    description: ClassVar[str] = ""
+    #: Metrics that need neural models are marked so the CLI can say what they load.
+    needs_models: ClassVar[bool] = False
+
+    threshold: float
+
+    @abstractmethod
+    def score_batch(self, items: Sequence[Item]) -> MetricResult:
+        """Score a batch of items."""
+
+    # -- sklearn-style parameter handling ---------------------------------------------------
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [
+            p.name
+            for p in sig.parameters.values()
+            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor parameters (JSON-friendly values)."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    @classmethod
+    def default_params(cls) -> dict[str, Any]:
+        sig = inspect.signature(cls.__init__)
+        return {
+            n: sig.parameters[n].default
+            for n in cls._param_names()
+            if sig.parameters[n].default is not inspect.Parameter.empty
+        }
+
+    def config(self) -> dict[str, Any]:
+        """What identifies this metric's scores: id, version and parameters."""
+        return {"id": self.id, "version": self.version, "params": _jsonable(self.get_params())}
+
+    def config_hash(self) -> str:
+        """Stable 16-hex-digit hash of :meth:`config` (stored next to each score)."""
+        blob = json.dumps(self.config(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def decide(self, scores: np.ndarray) -> np.ndarray:
+        """Decision at the metric's threshold (score >= threshold means correct)."""
+        return np.asarray(scores, dtype=float) >= float(self.threshold)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return repr(value)
+
+
+_REGISTRY: dict[str, type[Metric]] = {}
+M = TypeVar("M", bound=type[Metric])
+
+
+def register(cls: M) -> M:
+    """Class decorator: make a metric available by its ``id``."""
+    if cls.id in _REGISTRY and _REGISTRY[cls.id] is not cls:
+        raise ValueError(f"metric id {cls.id!r} registered twice")
+    _REGISTRY[cls.id] = cls
+    return cls
+
+
+def _load_builtin() -> None:
+    # Importing the package registers every built-in metric.
+    import qaeval_core.metrics  # noqa: F401
+
+
+def metric_ids() -> list[str]:
+    """Ids of all registered metrics, sorted."""
+    _load_builtin()
+    return sorted(_REGISTRY)
+
+
+def metric_class(metric_id: str) -> type[Metric]:
+    _load_builtin()
+    try:
+        return _REGISTRY[metric_id]
+    except KeyError:
+        raise ConfigError(
+            f"Unknown metric {metric_id!r}. Known metrics: {', '.join(sorted(_REGISTRY))}."
+        ) from None
+
+
+def get_metric(metric_id: str, **params: Any) -> Metric:
+    """Build a registered metric with parameters; unknown parameters raise a clear error."""
+    cls = metric_class(metric_id)
+    known = cls._param_names()
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        raise ConfigError(
+            f"Metric {metric_id!r} has no parameter(s) {', '.join(unknown)}; "
+            f"valid: {', '.join(known) or '(none)'}."
+        )
+    return cls(**params)
+
+
+MetricFactory = Callable[..., Metric]

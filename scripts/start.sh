@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# One command for a new user: install into .venv, create the demo store, start the app.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh
+.venv/bin/qaeval demo
+exec .venv/bin/qaeval app "$@"

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# One command for the whole test suite: install into .venv, provide the real parts the tests
+# use (Debian chromium for browser tests, a PostgreSQL server), then run pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh
+bash scripts/test-services.sh || true   # best effort: tests skip with a visible reason otherwise
+if [ -f .qaeval-test-env ]; then
+  # shellcheck disable=SC1091
+  . ./.qaeval-test-env
+fi
+.venv/bin/ruff check qaeval_core app tests migrations bench
+exec .venv/bin/python -m pytest -ra "$@"
