@@ -102,7 +102,10 @@ class EmbeddingCache:
         conn = self._conn()
         if conn is None:
             return
-        rows = [(self.model, _key(t), v.astype(np.float32).tobytes()) for t, v in zip(texts, vecs)]
+        rows = [
+            (self.model, _key(t), v.astype(np.float32).tobytes())
+            for t, v in zip(texts, vecs, strict=True)
+        ]
         with conn:
             conn.executemany("INSERT OR IGNORE INTO emb VALUES (?, ?, ?)", rows)
 
@@ -137,7 +140,7 @@ class EmbeddingCache:
             if missing:
                 vecs = self._embed(missing)
                 self.encoded_count += len(missing)
-                for t, v in zip(missing, vecs):
+                for t, v in zip(missing, vecs, strict=True):
                     self._mem[t] = v
                 self._persist(missing, vecs)
             if not texts:
@@ -149,7 +152,9 @@ class EmbeddingCache:
         if self._mem:
             return len(next(iter(self._mem.values())))
         enc = self.encoder
-        getter = getattr(enc, "get_embedding_dimension", None) or enc.get_sentence_embedding_dimension
+        # sentence-transformers 6 renamed get_sentence_embedding_dimension.
+        getter = getattr(enc, "get_embedding_dimension", None)
+        getter = getter or enc.get_sentence_embedding_dimension
         return int(getter())
 
     def close(self) -> None:
