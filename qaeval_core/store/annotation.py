@@ -439,9 +439,10 @@ def reassign(
     with write_scope(url) as session:
         ds = _dataset(session, dataset)
         gone = _user(session, absent)
-        recipients = _check_annotators(session, [n for n in to if n != gone.name])
-        if not recipients:
+        others = [n for n in to if n != gone.name]
+        if not others:
             raise ConfigError(f"Pick at least one annotator other than {gone.name!r}.")
+        recipients = _check_annotators(session, others)
         remaining = list(
             session.execute(
                 select(Assignment.item_id, Assignment.position)

@@ -1,0 +1,288 @@
+"""The annotation workflow in the library: dealing, serving, labelling, editing, progress.
+
+The store is built with the ORM directly (not the importer) so these tests pin down the
+workflow alone.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from sqlalchemy import func, select
+
+from qaeval_core.errors import ConfigError, NotFoundError, PermissionDenied
+from qaeval_core.schema import LabelValue, content_hash
+from qaeval_core.store import annotation as ann
+from qaeval_core.store.models import Assignment, Dataset, Item, Label, User
+from qaeval_core.store.session import session_scope, write_scope
+
+
+def make_store(
+    url: str,
+    *,
+    n_items: int = 10,
+    users: tuple[str, ...] = ("ann1", "ann2", "ann3"),
+    dataset: str = "ds",
+) -> list[int]:
+    """A dataset of ``n_items`` items and annotator accounts; returns the item ids in order."""
+    with write_scope(url) as s:
+        ds = Dataset(name=dataset)
+        s.add(ds)
+        s.flush()
+        items = [
+            Item(
+                dataset_id=ds.id,
+                external_id=f"{dataset}-{i}",
+                question=f"question {i}?",
+                references=[f"ref {i}"],
+                candidate=f"answer {i}",
+                qa_model="secret-model",
+                meta={"score": 0.9},
+                content_hash=content_hash(f"question {i}?", [f"ref {i}"], f"answer {i}"),
+            )
+            for i in range(n_items)
+        ]
+        s.add_all(items)
+        for name in users:
+            if s.scalar(select(User).where(User.name == name)) is None:
+                s.add(User(name=name, role="annotator"))
+        s.flush()
+        return [it.id for it in items]
+
+
+def assignments(url: str) -> list[tuple[int, str]]:
+    with session_scope(url) as s:
+        rows = s.execute(
+            select(Assignment.item_id, User.name).join(User, User.id == Assignment.user_id)
+        )
+        return [(i, n) for i, n in rows]
+
+
+# ------------------------------------------------------------------ dealing
+
+
+def test_deal_round_robin_with_overlap(sqlite_url: str) -> None:
+    ids = make_store(sqlite_url, n_items=100)
+    result = ann.deal(
+        "ds", ["ann1", "ann2", "ann3"], base=1, extra_fraction=0.2, extra_k=3, url=sqlite_url
+    )
+    rows = assignments(sqlite_url)
+    per_item = Counter(i for i, _ in rows)
+    assert set(per_item) == set(ids)
+    assert sorted(Counter(per_item.values()).items()) == [(1, 80), (3, 20)]
+    assert result.added == len(rows) == 80 + 60
+    # Balanced queues: round-robin, least loaded first.
+    per_user = Counter(n for _, n in rows)
+    assert max(per_user.values()) - min(per_user.values()) <= 1
+    assert result.per_annotator == dict(per_user)
+
+
+def test_deal_is_idempotent_and_tops_up(sqlite_url: str) -> None:
+    make_store(sqlite_url, n_items=30)
+    args = dict(base=1, extra_fraction=0.5, extra_k=2, seed=7, url=sqlite_url)
+    first = ann.deal("ds", ["ann1", "ann2"], **args)
+    before = sorted(assignments(sqlite_url))
+    again = ann.deal("ds", ["ann1", "ann2"], **args)
+    assert again.added == 0
+    assert sorted(assignments(sqlite_url)) == before
+    assert first.added == 30 + 15
+    # New items arrive: dealing again only gives out the new ones.
+    with write_scope(sqlite_url) as s:
+        ds_id = s.scalar(select(Dataset.id).where(Dataset.name == "ds"))
+        s.add(
+            Item(
+                dataset_id=ds_id,
+                external_id="new",
+                question="q",
+                references=["r"],
+                candidate="c",
+                content_hash="new",
+            )
+        )
+    third = ann.deal("ds", ["ann1", "ann2"], **args)
+    assert 1 <= third.added <= 2
+    # Never the same item twice to a person (also guarded by the unique constraint).
+    rows = assignments(sqlite_url)
+    assert len(rows) == len(set(rows))
+
+
+def test_deal_validates_arguments(sqlite_url: str) -> None:
+    make_store(sqlite_url)
+    with pytest.raises(ConfigError, match="base must be between 1 and the number"):
+        ann.deal("ds", ["ann1"], base=2, url=sqlite_url)
+    with pytest.raises(ConfigError, match="extra_k"):
+        ann.deal("ds", ["ann1", "ann2"], extra_fraction=0.2, extra_k=3, url=sqlite_url)
+    with pytest.raises(ConfigError, match="listed twice"):
+        ann.deal("ds", ["ann1", "ann1"], url=sqlite_url)
+    with pytest.raises(NotFoundError, match="No dataset 'nope'. Known datasets: ds"):
+        ann.deal("nope", ["ann1"], url=sqlite_url)
+    with pytest.raises(NotFoundError, match="No user 'ghost'"):
+        ann.deal("ds", ["ghost"], url=sqlite_url)
+    with write_scope(sqlite_url) as s:
+        s.add(User(name="rater", role="external"))
+    with pytest.raises(ConfigError, match="role 'external'"):
+        ann.deal("ds", ["rater"], url=sqlite_url)
+
+
+def test_shuffled_order_is_seeded_and_shared(sqlite_url: str) -> None:
+    make_store(sqlite_url, n_items=20)
+    ann.deal("ds", ["ann1", "ann2"], base=2, order="shuffled", seed=3, url=sqlite_url)
+    first1 = ann.next_item("ann1", "ds", url=sqlite_url)
+    first2 = ann.next_item("ann2", "ds", url=sqlite_url)
+    assert first1 is not None and first2 is not None
+    assert first1.id == first2.id  # same order for everyone: overlap labels arrive early
+
+
+# ------------------------------------------------------------------ serving and labelling
+
+
+def test_next_item_walks_the_queue_and_is_blind(sqlite_url: str) -> None:
+    ids = make_store(sqlite_url, n_items=4)
+    ann.deal("ds", ["ann1"], url=sqlite_url)
+    item = ann.next_item("ann1", "ds", url=sqlite_url)
+    assert item is not None and item.id == ids[0]
+    assert item.question == "question 0?" and item.references == ("ref 0",)
+    # Blind: nothing about models, scores, metadata or other labels is exposed.
+    assert not {"qa_model", "meta", "wrong_answers", "scores", "labels"} & set(vars(item))
+    ann.save_label(
+        "ann1", ids[0], LabelValue.CORRECT, rule=4, note=" fine ", seconds=3.5, url=sqlite_url
+    )
+    assert ann.next_item("ann1", "ds", url=sqlite_url).id == ids[1]
+    # Skip: the skipped item is passed over this session but stays in the queue.
+    assert ann.next_item("ann1", "ds", skip=[ids[1]], url=sqlite_url).id == ids[2]
+    for i in ids[1:]:
+        ann.save_label("ann1", i, 0, url=sqlite_url)
+    assert ann.next_item("ann1", "ds", url=sqlite_url) is None
+
+
+def test_save_label_appends_and_edits_keep_history(sqlite_url: str) -> None:
+    ids = make_store(sqlite_url, n_items=2)
+    ann.deal("ds", ["ann1", "ann2"], base=2, url=sqlite_url)
+    first = ann.save_label("ann1", ids[0], 2, rule=1, note="alias", seconds=4.0, url=sqlite_url)
+    second = ann.save_label("ann1", ids[0], 1, rule=5, seconds=2.0, url=sqlite_url)
+    assert second.id > first.id
+    history = ann.label_history("ann1", ids[0], url=sqlite_url)
+    assert [(h.value, h.rule, h.note) for h in history] == [
+        (LabelValue.CORRECT, 1, "alias"),
+        (LabelValue.UNCLEAR, 5, None),
+    ]
+    assert ann.current_label("ann1", ids[0], url=sqlite_url).value == LabelValue.UNCLEAR
+    # Another annotator's labels are invisible to ann2's functions.
+    assert ann.label_history("ann2", ids[0], url=sqlite_url) == []
+    assert ann.current_label("ann2", ids[0], url=sqlite_url) is None
+    entries = ann.labelled_items("ann1", "ds", url=sqlite_url)
+    assert [(e.item_id, e.value, e.edits) for e in entries] == [(ids[0], LabelValue.UNCLEAR, 1)]
+    with session_scope(sqlite_url) as s:
+        assert s.scalar(select(func.count()).select_from(Label)) == 2
+
+
+def test_save_label_refuses_items_outside_the_queue_and_bad_values(sqlite_url: str) -> None:
+    ids = make_store(sqlite_url, n_items=2)
+    ann.deal("ds", ["ann1", "ann2"], url=sqlite_url)  # ann1 gets ids[0], ann2 gets ids[1]
+    with pytest.raises(PermissionDenied, match="not \\(or no longer\\) in your queue"):
+        ann.save_label("ann1", ids[1], 2, url=sqlite_url)
+    with pytest.raises(PermissionDenied, match="not in your queue"):
+        ann.get_item("ann1", ids[1], url=sqlite_url)
+    with pytest.raises(ConfigError, match="Label value must be 0"):
+        ann.save_label("ann1", ids[0], 3, url=sqlite_url)
+    with pytest.raises(ConfigError, match="Rule must be one of 1-7"):
+        ann.save_label("ann1", ids[0], 2, rule=8, url=sqlite_url)
+    rec = ann.save_label("ann1", ids[1], 2, require_assignment=False, url=sqlite_url)
+    assert rec.item_id == ids[1]
+    assert ann.save_label("ann1", ids[0], 2, seconds=-5, url=sqlite_url).seconds is None
+
+
+def test_back_and_forward_follow_first_label_order(sqlite_url: str) -> None:
+    ids = make_store(sqlite_url, n_items=4)
+    ann.deal("ds", ["ann1"], url=sqlite_url)
+    for i in ids[:3]:
+        ann.save_label("ann1", i, 2, url=sqlite_url)
+    ann.save_label("ann1", ids[0], 0, url=sqlite_url)  # an edit does not reorder
+    current = ann.next_item("ann1", "ds", url=sqlite_url)
+    assert current.id == ids[3]
+    back1 = ann.previous_item("ann1", "ds", before=current.id, url=sqlite_url)
+    back2 = ann.previous_item("ann1", "ds", before=back1.id, url=sqlite_url)
+    back3 = ann.previous_item("ann1", "ds", before=back2.id, url=sqlite_url)
+    assert [back1.id, back2.id, back3.id] == [ids[2], ids[1], ids[0]]
+    assert ann.previous_item("ann1", "ds", before=back3.id, url=sqlite_url) is None
+    assert ann.following_item("ann1", "ds", after=ids[0], url=sqlite_url).id == ids[1]
+    assert ann.following_item("ann1", "ds", after=ids[2], url=sqlite_url) is None
+    assert ann.get_item("ann1", ids[1], url=sqlite_url).id == ids[1]
+
+
+# ------------------------------------------------------------------ reassign and progress
+
+
+def test_reassign_moves_only_unlabelled_items_without_duplicates(sqlite_url: str) -> None:
+    ids = make_store(sqlite_url, n_items=12)
+    ann.deal("ds", ["ann1", "ann2", "ann3"], base=2, url=sqlite_url)
+    mine = [i for i, n in assignments(sqlite_url) if n == "ann1"]
+    ann.save_label("ann1", mine[0], 2, url=sqlite_url)
+    result = ann.reassign("ds", "ann1", ["ann2", "ann3"], url=sqlite_url)
+    rows = assignments(sqlite_url)
+    assert len(rows) == len(set(rows))
+    assert [i for i, n in rows if n == "ann1"] == [mine[0]]  # labelled item stays
+    assert result.moved == len(mine) - 1 and result.kept == 0
+    assert sum(result.per_recipient.values()) == result.moved
+    # Every item still has two holders (the one already labelled by ann1 included).
+    assert set(Counter(i for i, _ in rows).values()) == {2}
+    assert set(Counter(i for i, _ in rows)) == set(ids)
+    with pytest.raises(PermissionDenied):
+        ann.save_label("ann1", mine[1], 2, url=sqlite_url)
+
+
+def test_reassign_keeps_items_nobody_can_take(sqlite_url: str) -> None:
+    make_store(sqlite_url, n_items=4)
+    ann.deal("ds", ["ann1", "ann2"], base=2, url=sqlite_url)
+    result = ann.reassign("ds", "ann1", ["ann2"], url=sqlite_url)
+    assert (result.moved, result.kept) == (0, 4)
+    with pytest.raises(ConfigError, match="other than 'ann1'"):
+        ann.reassign("ds", "ann1", ["ann1"], url=sqlite_url)
+
+
+def test_progress_per_annotator_and_overall(sqlite_url: str) -> None:
+    ids = make_store(sqlite_url, n_items=6)
+    ann.deal("ds", ["ann1", "ann2"], base=1, extra_fraction=1 / 3, extra_k=2, url=sqlite_url)
+    queue1 = [i for i, n in assignments(sqlite_url) if n == "ann1"]
+    for i in queue1[:2]:
+        ann.save_label("ann1", i, 2, seconds=10, url=sqlite_url)
+    ann.save_label("ann1", queue1[0], 1, seconds=99, url=sqlite_url)  # edit: time not re-counted
+    own = ann.user_progress("ann1", "ds", url=sqlite_url)
+    assert (own.assigned, own.labelled, own.remaining) == (len(queue1), 2, len(queue1) - 2)
+    assert own.seconds_total == pytest.approx(20.0)
+    overall = ann.dataset_progress("ds", url=sqlite_url)
+    assert overall.items == len(ids) == overall.assigned_items
+    assert overall.assignments == 8 and overall.done_assignments == 2
+    assert overall.labelled_items == 2
+    assert [p.user for p in overall.annotators] == ["ann1", "ann2"]
+    assert ann.datasets_for_user("ann1", url=sqlite_url) == ["ds"]
+    assert ("ann1", "annotator") in ann.queue_users(url=sqlite_url)
+
+
+def test_datasets_are_separate_queues(sqlite_url: str) -> None:
+    a = make_store(sqlite_url, n_items=2, dataset="a")
+    b = make_store(sqlite_url, n_items=2, dataset="b")
+    ann.deal("a", ["ann1"], url=sqlite_url)
+    ann.deal("b", ["ann1"], url=sqlite_url)
+    assert ann.next_item("ann1", "b", url=sqlite_url).id == b[0]
+    ann.save_label("ann1", a[0], 2, url=sqlite_url)
+    assert ann.previous_item("ann1", "b", url=sqlite_url) is None
+    assert ann.datasets_for_user("ann1", url=sqlite_url) == ["a", "b"]
+
+
+@pytest.mark.postgres
+def test_workflow_on_postgres(postgres_url: str) -> None:
+    ids = make_store(postgres_url, n_items=5)
+    ann.deal("ds", ["ann1", "ann2"], base=1, extra_fraction=0.4, extra_k=2, url=postgres_url)
+    assert (
+        ann.deal(
+            "ds", ["ann1", "ann2"], base=1, extra_fraction=0.4, extra_k=2, url=postgres_url
+        ).added
+        == 0
+    )
+    item = ann.next_item("ann1", "ds", url=postgres_url)
+    rec = ann.save_label("ann1", item.id, 2, rule=3, note="n", seconds=1.0, url=postgres_url)
+    assert rec.id > 0 and item.id in ids
+    assert ann.user_progress("ann1", "ds", url=postgres_url).labelled == 1
+    assert ann.reassign("ds", "ann2", ["ann1"], url=postgres_url).moved >= 1
