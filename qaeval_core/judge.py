@@ -1,0 +1,494 @@
+"""A calibrated judge: metrics + a fitted combiner, stored as one versioned JSON file.
+
+A judge file is what calibration produces and what ``qaeval score --config`` applies. It names
+every metric it needs (id, version, parameters and config hash, so the scores it sees at
+scoring time are computed exactly as during fitting), the fitted model that turns those scores
+into a decision (a threshold, fusion layers, a logistic stacker: plain numbers, never pickle),
+the data it was fitted on and its cross-validated quality.
+
+Format (``schema_version`` 1)::
+
+    {
+      "kind": "qaeval-judge",
+      "schema_version": 1,
+      "name": "nq301-judge",
+      "created_at": "2026-11-21T10:00:00+00:00",
+      "qaeval_version": "0.1.0",
+      "features": [
+        {"column": "f1", "metric": {"id": "f1", "version": "1", "params": {...}},
+         "config_hash": "0123456789abcdef"}
+      ],
+      "model": {"type": "threshold" | "fusion" | "stacker", ...},
+      "fitted_on": {"dataset": "nq301", "n_labels": 300, "n_positive": 160,
+                    "date": "...", "seed": 0, "label_rule": "..."},
+      "quality": {...cross-validated numbers...},
+      "checksum": "sha256:<hex>"
+    }
+
+``checksum`` is the SHA-256 of the canonical JSON of everything else. It is not a signature
+(anyone can recompute it); it exists so that a file edited by hand or damaged in transit fails
+loudly with a clear message instead of silently scoring with a changed threshold. Every field
+is also validated on load, and an unknown or older ``schema_version`` is refused with the fix.
+
+Output of :meth:`Judge.score_frame`: every input column, plus ``judge_score`` (0-1; >= 0.5
+exactly when correct), ``judge_correct`` (bool) and ``judge_<column>`` per metric used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from qaeval_core.calibrate._base import CalibratedClassifier, model_from_dict
+from qaeval_core.errors import ConfigError
+from qaeval_core.metrics.base import Metric, get_metric
+from qaeval_core.schema import Item, join_models
+
+__all__ = ["Judge", "FeatureSpec", "JUDGE_KIND", "JUDGE_SCHEMA_VERSION", "frame_to_items"]
+
+JUDGE_KIND = "qaeval-judge"
+JUDGE_SCHEMA_VERSION = 1
+#: Prefix of the per-metric score columns a judge adds to a frame.
+COLUMN_PREFIX = "judge_"
+
+
+def _canonical(data: Any) -> bytes:
+    return json.dumps(
+        data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    ).encode("utf-8")
+
+
+def config_checksum(config: Mapping[str, Any]) -> str:
+    """``sha256:<hex>`` of the canonical JSON of a config without its checksum field."""
+    body = {k: v for k, v in config.items() if k != "checksum"}
+    return "sha256:" + hashlib.sha256(_canonical(body)).hexdigest()
+
+
+def _qaeval_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("qaeval")
+    except Exception:  # pragma: no cover - not installed (running from a checkout)
+        return "unknown"
+
+
+@dataclass(frozen=True)
+class FeatureSpec:
+    """One metric a judge reads: which registered metric, with which parameters.
+
+    ``column`` is the name the fitted model knows the score by (usually the metric id; a
+    variant such as SMILE with a tuned ``w`` gets its own name).
+    """
+
+    column: str
+    metric_id: str
+    params: dict[str, Any] = field(default_factory=dict)
+    version: str = ""
+    config_hash: str = ""
+
+    @classmethod
+    def from_metric(cls, metric: Metric, column: str | None = None) -> FeatureSpec:
+        cfg = metric.config()
+        return cls(
+            column=column or metric.id,
+            metric_id=metric.id,
+            params=dict(cfg["params"]),
+            version=str(cfg["version"]),
+            config_hash=metric.config_hash(),
+        )
+
+    def build(self) -> Metric:
+        """The metric, checked to compute exactly what it computed at calibration time."""
+        metric = get_metric(self.metric_id, **self.params)
+        if metric.version != self.version:
+            raise ConfigError(
+                f"Metric {self.metric_id!r} is at version {metric.version} but the judge was "
+                f"calibrated with version {self.version}; its scores changed, so re-run "
+                "`qaeval calibrate` to refit the judge."
+            )
+        if metric.config_hash() != self.config_hash:
+            raise ConfigError(
+                f"Metric {self.metric_id!r} with these parameters hashes to "
+                f"{metric.config_hash()} but the judge recorded {self.config_hash}; the metric's "
+                "configuration changed since calibration. Re-run `qaeval calibrate`."
+            )
+        return metric
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "column": self.column,
+            "metric": {"id": self.metric_id, "version": self.version, "params": self.params},
+            "config_hash": self.config_hash,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str) -> FeatureSpec:
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{where} must be an object.")
+        column = data.get("column")
+        metric = data.get("metric")
+        chash = data.get("config_hash")
+        if not isinstance(column, str) or not column:
+            raise ConfigError(f"{where}.column must be a non-empty string.")
+        if not isinstance(metric, Mapping):
+            raise ConfigError(f"{where}.metric must be an object with id, version and params.")
+        mid, version, params = metric.get("id"), metric.get("version"), metric.get("params")
+        if not isinstance(mid, str) or not isinstance(version, str):
+            raise ConfigError(f"{where}.metric.id and .version must be strings.")
+        if not isinstance(params, Mapping):
+            raise ConfigError(f"{where}.metric.params must be an object.")
+        if not isinstance(chash, str) or not chash:
+            raise ConfigError(f"{where}.config_hash must be a string.")
+        return cls(column, mid, dict(params), version, chash)
+
+
+class Judge:
+    """A calibrated answer-correctness judge, applied without a store or the app.
+
+    Build one with :func:`qaeval_core.calibrate.fit_judge` (or ``qaeval calibrate``), save it
+    with :meth:`save`, load it with :meth:`from_config`.
+
+    Examples
+    --------
+    >>> judge = Judge.from_config("judge.json")  # doctest: +SKIP
+    >>> out = judge.score_frame(frame)  # doctest: +SKIP
+    >>> out[["judge_score", "judge_correct"]].head()  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        features: Sequence[FeatureSpec],
+        model: CalibratedClassifier,
+        *,
+        name: str | None = None,
+        fitted_on: Mapping[str, Any] | None = None,
+        quality: Mapping[str, Any] | None = None,
+        created_at: str | None = None,
+        qaeval_version: str | None = None,
+    ) -> None:
+        self.features = list(features)
+        self.model = model
+        self.name = name
+        self.fitted_on = dict(fitted_on or {})
+        self.quality = dict(quality or {})
+        self.created_at = created_at or datetime.now(UTC).isoformat(timespec="seconds")
+        self.qaeval_version = qaeval_version or _qaeval_version()
+        _check_columns(self.features, self.model)
+        self._metrics: dict[str, Metric] | None = None
+
+    # -- config ------------------------------------------------------------------------------
+    @property
+    def columns(self) -> list[str]:
+        """The metric score columns the model reads, in feature order."""
+        return [f.column for f in self.features]
+
+    def to_config(self) -> dict[str, Any]:
+        """The JSON-ready config, checksum included."""
+        config = {
+            "kind": JUDGE_KIND,
+            "schema_version": JUDGE_SCHEMA_VERSION,
+            "name": self.name,
+            "created_at": self.created_at,
+            "qaeval_version": self.qaeval_version,
+            "features": [f.to_dict() for f in self.features],
+            "model": _jsonable(self.model.to_dict()),
+            "fitted_on": _jsonable(self.fitted_on),
+            "quality": _jsonable(self.quality),
+        }
+        config["checksum"] = config_checksum(config)
+        return config
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the config as indented JSON (atomically: a crash never leaves half a file)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(json.dumps(self.to_config(), indent=2, ensure_ascii=False) + "\n", "utf-8")
+        os.replace(tmp, path)
+        return path
+
+    @classmethod
+    def from_config(cls, source: str | os.PathLike[str] | Mapping[str, Any]) -> Judge:
+        """Load and validate a judge from a file path or an already parsed dict."""
+        if isinstance(source, Mapping):
+            return cls._from_dict(source, "judge config")
+        path = Path(source)
+        label = str(path)
+        try:
+            text = path.read_text("utf-8")
+        except FileNotFoundError:
+            raise ConfigError(f"Judge config {label} does not exist.") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"Cannot read judge config {label}: {exc}.") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"{label} is not valid JSON ({exc.msg} at line {exc.lineno}, column "
+                f"{exc.colno}); it may have been edited by hand. Re-export it with "
+                "`qaeval calibrate`."
+            ) from None
+        return cls._from_dict(data, label)
+
+    @classmethod
+    def _from_dict(cls, data: Any, label: str) -> Judge:
+        if not isinstance(data, Mapping):
+            raise ConfigError(
+                f"{label}: a judge config is a JSON object, got {type(data).__name__}."
+            )
+        if data.get("kind") != JUDGE_KIND:
+            raise ConfigError(
+                f"{label} is not a qaeval judge config (kind={data.get('kind')!r}, expected "
+                f"{JUDGE_KIND!r})."
+            )
+        version = data.get("schema_version")
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise ConfigError(f"{label}: schema_version must be an integer, got {version!r}.")
+        if version < JUDGE_SCHEMA_VERSION:
+            raise ConfigError(
+                f"{label} was written with judge schema version {version}, which this qaeval "
+                f"no longer reads (it reads version {JUDGE_SCHEMA_VERSION}). Re-run "
+                "`qaeval calibrate` on the same labels to rebuild it."
+            )
+        if version > JUDGE_SCHEMA_VERSION:
+            raise ConfigError(
+                f"{label} uses judge schema version {version}, newer than this qaeval reads "
+                f"({JUDGE_SCHEMA_VERSION}). Upgrade qaeval."
+            )
+        checksum = data.get("checksum")
+        if not isinstance(checksum, str):
+            raise ConfigError(f"{label} has no checksum; it was not written by qaeval.")
+        try:
+            expected = config_checksum(data)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{label} holds values that are not plain JSON: {exc}.") from None
+        if checksum != expected:
+            raise ConfigError(
+                f"{label} fails its checksum: the file was changed after qaeval wrote it "
+                "(hand edit or damage). Thresholds and weights must come from calibration; "
+                "re-export it with `qaeval calibrate` instead of editing it."
+            )
+        raw_features = data.get("features")
+        if not isinstance(raw_features, list) or not raw_features:
+            raise ConfigError(f"{label}: features must be a non-empty list.")
+        features = [
+            FeatureSpec.from_dict(f, f"{label}: features[{i}]") for i, f in enumerate(raw_features)
+        ]
+        try:
+            model = model_from_dict(data.get("model"), where="model")
+        except ConfigError as exc:
+            raise ConfigError(f"{label}: {exc}") from None
+        for key in ("fitted_on", "quality"):
+            if not isinstance(data.get(key, {}), Mapping):
+                raise ConfigError(f"{label}: {key} must be an object.")
+        for key in ("name", "created_at", "qaeval_version"):
+            if data.get(key) is not None and not isinstance(data.get(key), str):
+                raise ConfigError(f"{label}: {key} must be a string or null.")
+        try:
+            judge = cls(
+                features,
+                model,
+                name=data.get("name"),
+                fitted_on=data.get("fitted_on", {}),
+                quality=data.get("quality", {}),
+                created_at=data.get("created_at"),
+                qaeval_version=data.get("qaeval_version"),
+            )
+        except ConfigError as exc:
+            raise ConfigError(f"{label}: {exc}") from None
+        # Fail at load time, not half-way through scoring, if a metric is unknown or changed.
+        judge.metrics()
+        return judge
+
+    # -- scoring -----------------------------------------------------------------------------
+    def metrics(self) -> dict[str, Metric]:
+        """The metric object per feature column (built once, checked against the config)."""
+        if self._metrics is None:
+            self._metrics = {f.column: f.build() for f in self.features}
+        return self._metrics
+
+    def score_matrix(self, items: Sequence[Item]) -> pd.DataFrame:
+        """One column of metric scores per feature, one row per item."""
+        items = list(items)
+        cols = {}
+        for column, metric in self.metrics().items():
+            res = metric.score_batch(items)
+            if len(res) != len(items):
+                raise RuntimeError(f"metric {column!r} returned {len(res)} scores for {len(items)}")
+            cols[column] = np.asarray(res.scores, dtype=float)
+        return pd.DataFrame(cols, columns=self.columns)
+
+    def apply_scores(self, scores: pd.DataFrame) -> pd.DataFrame:
+        """``judge_score`` and ``judge_correct`` from precomputed metric scores."""
+        if len(scores) == 0:
+            empty = {"judge_score": pd.Series([], dtype=float)}
+            return pd.DataFrame({**empty, "judge_correct": pd.Series([], dtype=bool)})
+        missing = [c for c in self.columns if c not in scores.columns]
+        if missing:
+            raise ConfigError(f"Scores lack the column(s) {missing} the judge needs.")
+        p = self.model.predict_proba(scores[self.columns])[:, 1]
+        return pd.DataFrame({"judge_score": p, "judge_correct": p >= 0.5}, index=scores.index)
+
+    def score_items(self, items: Sequence[Item]) -> pd.DataFrame:
+        """Per item: ``judge_score``, ``judge_correct`` and ``judge_<column>`` metric scores."""
+        scores = self.score_matrix(items)
+        decided = self.apply_scores(scores)
+        return pd.concat([decided, scores.add_prefix(COLUMN_PREFIX)], axis=1)
+
+    def score_frame(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """Every input column, plus the judge's score, decision and the metric scores it used.
+
+        The frame needs ``question``, ``references`` (a list, or a string of ``/``-separated
+        aliases) and ``candidate`` columns (the aliases of :mod:`qaeval_core.io` work too).
+        Existing ``judge_*`` columns (from an earlier run) are replaced.
+        """
+        items = frame_to_items(frame)
+        scored = self.score_items(items)
+        scored.index = frame.index
+        out = frame.copy()
+        for col in scored.columns:
+            out[col] = scored[col]
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"Judge(name={self.name!r}, model={self.model.type_name}, "
+            f"metrics={[f.metric_id for f in self.features]})"
+        )
+
+
+def _check_columns(features: Sequence[FeatureSpec], model: CalibratedClassifier) -> None:
+    cols = [f.column for f in features]
+    if len(set(cols)) != len(cols):
+        raise ConfigError(f"feature columns must be unique, got {cols}.")
+    model_cols = getattr(model, "feature_names_in_", None)
+    if model_cols is not None and [str(c) for c in model_cols] != cols:
+        raise ConfigError(
+            f"the model reads columns {[str(c) for c in model_cols]} but the features are {cols}."
+        )
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON values (numpy scalars/arrays to Python; non-finite floats refused)."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_jsonable(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+# -- frames -> items ------------------------------------------------------------------------
+
+_ALIASES: dict[str, tuple[str, ...]] = {
+    "question": ("question", "query", "prompt"),
+    "references": (
+        "references",
+        "reference",
+        "answers",
+        "answer",
+        "gold",
+        "gold_answers",
+        "target",
+    ),
+    "candidate": ("candidate", "prediction", "response", "output", "pred", "model_answer"),
+    "context": ("context", "passage"),
+    "choices": ("choices", "options"),
+    "wrong_answers": ("wrong_answers", "incorrect_answers"),
+    "id": ("id", "item_id", "external_id"),
+    "model": ("model", "qa_model", "system"),
+}
+
+
+def _pick(frame: pd.DataFrame, name: str) -> str | None:
+    try:  # keep in step with the importer's column aliases when it is available
+        from qaeval_core.io import FIELD_ALIASES
+
+        aliases = FIELD_ALIASES.get(name, _ALIASES[name])
+    except ImportError:  # pragma: no cover
+        aliases = _ALIASES[name]
+    return next((c for c in aliases if c in frame.columns), None)
+
+
+def _missing(v: Any) -> bool:
+    if v is None:
+        return True
+    try:
+        return bool(pd.isna(v)) if not isinstance(v, (list, tuple, np.ndarray)) else False
+    except (TypeError, ValueError):
+        return False
+
+
+def _text_list(v: Any, *, split: bool) -> tuple[str, ...]:
+    if _missing(v):
+        return ()
+    if isinstance(v, np.ndarray):
+        v = v.tolist()
+    if isinstance(v, str):
+        s = v.strip()
+        if s.startswith("["):
+            try:
+                parsed = json.loads(s)
+                if isinstance(parsed, list):
+                    return tuple(str(x) for x in parsed if not _missing(x))
+            except json.JSONDecodeError:
+                pass
+        parts = s.split("/") if split else [s]
+        return tuple(p.strip() for p in parts if p.strip())
+    if isinstance(v, (list, tuple)):
+        return tuple(str(x) for x in v if not _missing(x))
+    return (str(v),)
+
+
+def frame_to_items(frame: pd.DataFrame) -> list[Item]:
+    """One :class:`Item` per row of a frame (row order kept; nothing merged or dropped)."""
+    qcol, rcol, ccol = (_pick(frame, n) for n in ("question", "references", "candidate"))
+    missing = [
+        n for n, c in (("question", qcol), ("references", rcol), ("candidate", ccol)) if c is None
+    ]
+    if missing:
+        raise ConfigError(
+            f"The input lacks column(s) for {', '.join(missing)}; expected format: question, "
+            f"references (list or '/'-separated), candidate. Columns found: {list(frame.columns)}."
+        )
+    ctx, cho, wrong, idc, mcol = (
+        _pick(frame, n) for n in ("context", "choices", "wrong_answers", "id", "model")
+    )
+    items = []
+    for i, row in enumerate(frame.itertuples(index=False, name=None)):
+        rec = dict(zip(frame.columns, row, strict=True))
+        refs = _text_list(rec[rcol], split=True)
+        if not refs:
+            raise ConfigError(f"row {i + 1}: no reference answer.")
+        cand = rec[ccol]
+        items.append(
+            Item(
+                question="" if _missing(rec[qcol]) else str(rec[qcol]),
+                references=refs,
+                candidate="" if _missing(cand) else str(cand),
+                context=None if ctx is None or _missing(rec[ctx]) else str(rec[ctx]),
+                choices=(_text_list(rec[cho], split=False) or None) if cho else None,
+                wrong_answers=(_text_list(rec[wrong], split=False) or None) if wrong else None,
+                id=None if idc is None or _missing(rec[idc]) else str(rec[idc]),
+                qa_model=None if mcol is None else join_models(_text_list(rec[mcol], split=False)),
+            )
+        )
+    return items
