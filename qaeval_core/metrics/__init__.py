@@ -1,0 +1,1 @@
+from qaeval_core.metrics import lexical  # noqa: F401
