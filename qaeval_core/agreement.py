@@ -44,6 +44,7 @@ from qaeval_core.schema import split_models
 
 __all__ = [
     "Level",
+    "ScorePolicy",
     "AlphaEstimate",
     "check_labels",
     "value_counts",

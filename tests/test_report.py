@@ -1,0 +1,115 @@
+"""The report: strict JSON numbers, an offline HTML page, and escaped data text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from qaeval_core.agreement import krippendorff_alpha
+from qaeval_core.errors import QAEvalError
+from qaeval_core.report import build_report, render_html, to_jsonable, write_report
+
+EVIL = "<script>alert('x')</script>"
+
+
+@pytest.fixture
+def frames() -> dict[str, pd.DataFrame]:
+    rng = np.random.default_rng(0)
+    n = 40
+    truth = rng.choice([0, 2], size=n)
+    items = pd.DataFrame(
+        {
+            "item_id": range(n),
+            "dataset": ["nq"] * (n - 2) + ["other"] * 2,
+            "qa_model": [f"{EVIL} | m1" if i % 3 == 0 else "m2" for i in range(n)],
+            "question": [f"question {i} {EVIL}" for i in range(n)],
+            "candidate": [f"answer {i} <img src=x onerror=alert(1)>" for i in range(n)],
+            "references": [["ref", EVIL] for _ in range(n)],
+        }
+    )
+    labels = pd.DataFrame(
+        [
+            {"item_id": i, "rater": rater, "value": int(v if rng.random() < 0.8 else 2 - v)}
+            for i, v in enumerate(truth)
+            for rater in ("ann1", EVIL)
+        ]
+    )
+    adjudications = pd.DataFrame({"item_id": [0], "value": [2]})
+    value = np.clip(truth / 2 + rng.normal(0, 0.3, n), 0, 1)
+    scores = pd.concat(
+        [
+            pd.DataFrame({"item_id": range(n), "metric_id": "noisy", "value": value}),
+            pd.DataFrame(
+                {"item_id": range(n), "metric_id": EVIL, "value": rng.random(n), "details": EVIL}
+            ),
+        ]
+    )
+    return {"items": items, "labels": labels, "adjudications": adjudications, "scores": scores}
+
+
+def test_numbers_are_strict_json_and_match_the_library(frames) -> None:
+    report = build_report(
+        frames["items"], frames["labels"], frames["adjudications"], frames["scores"],
+        dataset="nq", thresholds={"noisy": 0.5, EVIL: 0.5}, n_boot=50,
+    )  # fmt: skip
+    numbers = json.loads(report.to_json())
+    assert numbers["counts"]["items"] == 38
+    assert numbers["counts"]["raters"] == 2
+    assert numbers["aggregation"]["adjudicated"] == 1
+    nq_labels = frames["labels"][frames["labels"].item_id < 38]
+    overall = [
+        r for r in numbers["agreement"] if r["grouping"] == "overall" and r["level"] == "nominal"
+    ][0]
+    assert overall["alpha"] == pytest.approx(krippendorff_alpha(nq_labels))
+    stats = {(r["metric_id"], r["statistic"]) for r in numbers["metrics"]}
+    assert ("noisy", "kendall_tau_b") in stats
+    assert {r["qa_model"] for r in numbers["leaderboard"]} == {EVIL, "m1", "m2"}
+    assert numbers["worst_disagreements"]
+    # the same seed gives the same numbers
+    again = build_report(
+        frames["items"], frames["labels"], frames["adjudications"], frames["scores"],
+        dataset="nq", thresholds={"noisy": 0.5, EVIL: 0.5}, n_boot=50,
+    )  # fmt: skip
+    assert again.to_json() == report.to_json()
+
+
+def test_html_is_offline_and_escapes_data(frames, tmp_path: Path) -> None:
+    report = build_report(
+        frames["items"], frames["labels"], frames["adjudications"], frames["scores"],
+        thresholds={"noisy": 0.5, EVIL: 0.5}, n_boot=20,
+    )  # fmt: skip
+    html_path, json_path = tmp_path / "r.html", tmp_path / "r.json"
+    write_report(report, html_path=html_path, json_path=json_path)
+    page = html_path.read_text(encoding="utf-8")
+    assert EVIL not in page
+    assert "<img src=x" not in page
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+    assert 'src="http' not in page and "src='http" not in page  # plotly.js is inlined
+    assert page.count("Plotly.newPlot(") >= 5
+    assert page.count("<script type='text/javascript'>") == 1  # the library, once
+    assert json.loads(json_path.read_text(encoding="utf-8"))["dataset"] is None
+
+
+def test_report_without_scores_or_labels() -> None:
+    items = pd.DataFrame({"item_id": [1, 2]})
+    labels = pd.DataFrame(columns=["item_id", "rater", "value"])
+    report = build_report(items, labels, n_boot=10)
+    numbers = json.loads(report.to_json())
+    assert numbers["counts"]["items_by_label_count"] == {"0": 2, "1": 0, "2": 0, "3+": 0}
+    assert "metrics" not in numbers
+    assert "<html" in render_html(report)
+
+
+def test_unknown_dataset_lists_the_known_ones(frames) -> None:
+    with pytest.raises(QAEvalError, match="known: nq, other"):
+        build_report(frames["items"], frames["labels"], dataset="squad", n_boot=10)
+
+
+def test_to_jsonable_handles_missing_and_numpy_values() -> None:
+    value = {"a": np.float64("nan"), "b": pd.NA, "c": np.int64(3), "d": [np.bool_(True)]}
+    assert to_jsonable(value) == {"a": None, "b": None, "c": 3, "d": [True]}
+    json.dumps(to_jsonable(pd.DataFrame({"x": [1.0, np.nan]})), allow_nan=False)
