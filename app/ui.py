@@ -1,0 +1,204 @@
+"""Shared page setup and safe text widgets for the Streamlit app.
+
+Every page starts with :func:`page_setup`, which re-reads the logged-in account from the store
+and checks its role on the server, so hiding a link is never the only protection: a page opened
+by URL, or by an account whose role changed since login, stops before it renders anything.
+
+Text from datasets is untrusted (model outputs can contain ``<script>``, markdown images,
+links, LaTeX). It is shown either as plain text (``st.text``/``st.code``) or through
+:func:`escape_markdown`, which backslash-escapes every markdown character so nothing in it can
+become markup; only the highlights this module adds around whole alphanumeric words are
+markup. ``unsafe_allow_html`` is never used.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import streamlit as st
+
+from qaeval_core.errors import NotFoundError, QAEvalError
+from qaeval_core.store import repo
+from qaeval_core.store import session as store_session
+
+__all__ = [
+    "LABELLERS",
+    "RESEARCHERS",
+    "ADMINS",
+    "PageSpec",
+    "SessionUser",
+    "store_url",
+    "current_user",
+    "log_in",
+    "log_out",
+    "page_setup",
+    "escape_markdown",
+    "highlight",
+    "show_error",
+]
+
+#: Roles allowed on a page (the router shows the link, page_setup enforces it).
+LABELLERS = ("annotator", "researcher", "admin")
+RESEARCHERS = ("researcher", "admin")
+ADMINS = ("admin",)
+
+_USER_KEY = "qaeval_user"
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    """One entry of the router: file (relative to app/), title, allowed roles, menu section."""
+
+    path: str
+    title: str
+    roles: tuple[str, ...]
+    icon: str | None = None
+    section: str = "Labelling"
+
+
+@dataclass(frozen=True)
+class SessionUser:
+    """The logged-in account as the pages need it (never the password hash)."""
+
+    id: int
+    name: str
+    role: str
+
+
+@st.cache_resource(show_spinner=False)
+def _upgraded(url: str) -> str:
+    """Bring the schema up to date once per server process and store URL."""
+    return store_session.upgrade(url)
+
+
+def store_url() -> str:
+    """The store this app serves (``QAEVAL_DATABASE_URL`` or the default), schema upgraded."""
+    return _upgraded(store_session.resolve_url(None))
+
+
+def log_in(name: str, password: str) -> SessionUser | None:
+    """Check credentials against the store; remember the account in this browser session."""
+    info = repo.authenticate(store_url(), name.strip(), password)
+    if info is None:
+        return None
+    user = SessionUser(info.id, info.name, info.role)
+    st.session_state[_USER_KEY] = user
+    return user
+
+
+def log_out() -> None:
+    """Forget everything about this browser session (account, queues, selections)."""
+    for key in list(st.session_state.keys()):
+        del st.session_state[key]
+
+
+def current_user() -> SessionUser | None:
+    """The logged-in account, re-validated against the store on every run.
+
+    A deactivated, deleted or re-roled account takes effect on the next click, not at the next
+    login.
+    """
+    remembered = st.session_state.get(_USER_KEY)
+    if not isinstance(remembered, SessionUser):
+        return None
+    try:
+        info = repo.get_user(store_url(), remembered.name)
+    except NotFoundError:
+        log_out()
+        return None
+    if not info.active or info.role == "external" or info.id != remembered.id:
+        log_out()
+        return None
+    if info.role != remembered.role:
+        remembered = SessionUser(info.id, info.name, info.role)
+        st.session_state[_USER_KEY] = remembered
+    return remembered
+
+
+def page_setup(title: str, roles: Iterable[str], *, caption: str | None = None) -> SessionUser:
+    """Start a page: require a logged-in user with one of ``roles``, then show the title.
+
+    Stops the script (``st.stop``) otherwise, so nothing below the call runs for a user who
+    may not see it.
+    """
+    user = current_user()
+    allowed = tuple(roles)
+    if user is None:
+        st.warning("Please log in first.")
+        st.stop()
+    if user.role not in allowed:
+        st.error(
+            f"Your account ({user.role}) cannot open {title!r}; it is for "
+            f"{' or '.join(allowed)} accounts. Ask an admin if you need access."
+        )
+        st.stop()
+    st.title(title)
+    if caption:
+        st.caption(caption)
+    return user
+
+
+def show_error(exc: QAEvalError) -> None:
+    """A user-caused error as one readable message (no traceback)."""
+    st.error(str(exc), icon=":material/error:")
+
+
+# ----------------------------------------------------------------------------- safe text
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~=$:&\"'%^@/])")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_STOPWORDS = frozenset(
+    {"a", "an", "the", "of", "in", "on", "at", "to", "and", "or", "is", "are", "was", "were"}
+    | {"be", "by", "for", "with", "as", "it", "its", "this", "that", "from"}
+)
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` as markdown that renders literally: every special character is escaped.
+
+    Line breaks are kept (hard breaks), leading indentation cannot start a code block, and
+    ``<script>``, ``![img](url)``, links, ``$math$`` and ``:emoji:`` stay plain characters.
+    """
+    lines = []
+    for line in str(text).replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        lines.append(_MD_SPECIAL.sub(r"\\\1", line.strip()))
+    return "  \n".join(lines)
+
+
+def reference_words(references: Iterable[str]) -> set[str]:
+    """Lower-cased content words of the references (what highlighting looks for)."""
+    words: set[str] = set()
+    for ref in references:
+        for w in _WORD.findall(str(ref).lower()):
+            if w not in _STOPWORDS:
+                words.add(w)
+    return words
+
+
+def highlight(text: str, words: set[str]) -> str:
+    """Escaped markdown of ``text`` with the whole words in ``words`` highlighted.
+
+    The text is split into word and non-word runs; non-word runs and plain words are escaped
+    with :func:`escape_markdown`, matched words (alphanumeric only, so they need no escaping)
+    are wrapped in a highlight directive. Nothing from ``text`` can therefore open markup.
+    """
+    if not words:
+        return escape_markdown(text)
+    out: list[str] = []
+    for line in str(text).replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        line = line.strip()
+        parts: list[str] = []
+        pos = 0
+        for m in _WORD.finditer(line):
+            parts.append(_MD_SPECIAL.sub(r"\\\1", line[pos : m.start()]))
+            word = m.group(0)
+            if word.lower() in words:
+                parts.append(f":orange-background[**{word}**]")
+            else:
+                parts.append(word)
+            pos = m.end()
+        parts.append(_MD_SPECIAL.sub(r"\\\1", line[pos:]))
+        out.append("".join(parts))
+    return "  \n".join(out)
