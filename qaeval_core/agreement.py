@@ -63,7 +63,7 @@ __all__ = [
 
 Level = Literal["nominal", "ordinal"]
 ScorePolicy = Literal["mean", "final", "soft"]
-_LEVELS: tuple[str, ...] = ("nominal", "ordinal")
+_LEVELS: tuple[Level, ...] = ("nominal", "ordinal")
 _GROUPINGS: tuple[str, ...] = ("dataset", "qa_model", "rule")
 
 
@@ -315,7 +315,7 @@ def alpha_by_group(
     items: pd.DataFrame | None = None,
     *,
     by: Sequence[str] = _GROUPINGS,
-    levels: Sequence[Level] = _LEVELS,  # type: ignore[assignment]
+    levels: Sequence[Level] = _LEVELS,
     n_boot: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
@@ -466,6 +466,9 @@ def lave_soft_score(n_correct: np.ndarray | int, n_labels: np.ndarray | int) -> 
     0. As shares of raters that is >= 0.8 -> 1.0, >= 0.4 -> 0.5, else 0.0, which is what is
     applied here for any count: 3 raters give 1.0 / 0.5 / 0 / 0 for 3 / 2 / 1 / 0 correct, 2 raters
     1.0 / 0.5 / 0, one rater 1.0 / 0. NaN where there are no labels.
+
+    >>> lave_soft_score([5, 4, 3, 2, 1, 0], 5).tolist()
+    [1.0, 1.0, 0.5, 0.5, 0.0, 0.0]
     """
     n_correct = np.asarray(n_correct, dtype=float)
     n_labels = np.asarray(n_labels, dtype=float)
@@ -501,6 +504,12 @@ def aggregate_labels(
     appear with ``n_labels`` 0 and missing verdicts. Returns columns ``item_id``, ``n_labels``,
     ``n_correct``, ``majority``, ``tie``, ``disagreement``, ``soft``, ``needs_adjudication``,
     ``adjudicated``, ``final``, ``human_correct``, ``human_score``.
+
+    >>> labels = pd.DataFrame({"item_id": [1, 1, 2, 2, 2], "rater": list("ababc"),
+    ...                        "value": [2, 0, 2, 2, 1]})
+    >>> agg = aggregate_labels(labels)
+    >>> agg["majority"].tolist(), agg["needs_adjudication"].tolist()
+    ([1, 2], [True, False])
     """
     if score not in ("mean", "final", "soft"):
         raise QAEvalError(f"score must be one of mean, final, soft; got {score!r}.")

@@ -85,7 +85,8 @@ def join_scores(
     ``decision`` becomes a nullable boolean: the stored decision, else ``value >= threshold``
     when ``thresholds`` names the metric, else missing (decision statistics are then NaN).
     Returns the score columns plus ``final``, ``human_correct``, ``human_score`` and every
-    ``items`` column.
+    ``items`` column. One score per (item, metric) is kept, the last: pass one configuration per
+    metric id (or give each configuration its own id).
     """
     _require(scores, "scores", ("item_id", "metric_id", "value"))
     _require(human, "human", ("item_id", "final", "human_correct", "human_score"))
@@ -98,6 +99,7 @@ def join_scores(
         derived = (frame["value"] >= cut).astype("boolean").mask(cut.isna())
         frame["decision"] = frame["decision"].fillna(derived)
     frame["value"] = frame["value"].astype(float)
+    frame = frame.drop_duplicates(["item_id", "metric_id"], keep="last")
     verdicts = human.loc[
         human["final"].notna(), ["item_id", "final", "human_correct", "human_score"]
     ]
@@ -261,8 +263,19 @@ def metric_vs_human(
     """Accuracy, balanced accuracy, precision/recall/F1 of "correct" and Pearson, Spearman and
     Kendall tau-b of the raw score with ``human_score``, per metric, with paired bootstrap CIs.
 
-    Returns a long frame: ``metric_id``, ``statistic`` (one of :data:`STATISTICS`),
-    ``estimate``, ``ci_low``, ``ci_high``, ``n_items``, ``n_boot_valid``.
+    Decision statistics need a decision on every item of the metric (stored, or from
+    ``thresholds``); otherwise they are NaN. Returns a long frame: ``metric_id``,
+    ``statistic`` (one of :data:`STATISTICS`), ``estimate``, ``ci_low``, ``ci_high``,
+    ``n_items``, ``n_boot_valid``.
+
+    >>> human = pd.DataFrame({"item_id": [1, 2, 3, 4], "final": [2, 0, 2, 0],
+    ...                       "human_correct": [True, False, True, False],
+    ...                       "human_score": [1.0, 0.0, 1.0, 0.0]})
+    >>> scores = pd.DataFrame({"item_id": [1, 2, 3, 4], "metric_id": "em",
+    ...                        "value": [1.0, 0.0, 0.0, 0.0]})
+    >>> table = metric_vs_human(scores, human, thresholds={"em": 0.5}, n_boot=100)
+    >>> table.set_index("statistic").loc[["accuracy", "recall"], "estimate"].tolist()
+    [0.75, 0.5]
     """
     joined = join_scores(scores, human, thresholds=thresholds)
     universe = np.sort(joined["item_id"].unique())
@@ -270,7 +283,6 @@ def metric_vs_human(
     rows = []
     tail = (1.0 - confidence) / 2 * 100
     for metric_id, part in joined.groupby("metric_id", sort=True):
-        part = part.drop_duplicates("item_id", keep="last")
         cols = position[part["item_id"]].to_numpy()
         value = part["value"].to_numpy(float)
         has_decision = part["decision"].notna().all()
