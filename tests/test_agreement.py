@@ -354,3 +354,13 @@ def test_bad_policy_is_rejected() -> None:
     labels = pd.DataFrame({"item_id": [1], "rater": ["a"], "value": [2]})
     with pytest.raises(QAEvalError, match="score must be one of"):
         aggregate_labels(labels, score="median")  # type: ignore[arg-type]
+
+
+def test_docstring_examples_run() -> None:
+    import doctest
+
+    from qaeval_core import agreement, compare
+
+    for module in (agreement, compare):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
