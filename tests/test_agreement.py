@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import doctest
 import itertools
 import json
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from nltk.metrics.agreement import AnnotationTask
 from sklearn.metrics import cohen_kappa_score
 
+from qaeval_core import agreement, compare
 from qaeval_core.agreement import (
     aggregate_labels,
     alpha_by_group,
@@ -357,10 +359,6 @@ def test_bad_policy_is_rejected() -> None:
 
 
 def test_docstring_examples_run() -> None:
-    import doctest
-
-    from qaeval_core import agreement, compare
-
     for module in (agreement, compare):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__
