@@ -709,12 +709,19 @@ def _candidate_wordnet_dirs() -> list[Path]:
 def _build_wordnet_copy(src: Path) -> Path:
     """Copy a WordNet database folder into the qaeval cache as an NLTK corpus folder.
 
-    NLTK refuses symlinks that leave its data folder, and Debian's package has no
-    ``lexnames`` file, so the files are copied and ``lexnames`` is written when missing.
+    NLTK reads only below a folder on its data path and refuses symlinks leaving it, and
+    Debian's package has no ``lexnames`` file, so the files are copied (once; later runs reuse
+    the copy) and ``lexnames`` is written when missing.
     """
+    import nltk.data
+
     from qaeval_core.models import cache_dir
 
-    dest = cache_dir() / "nltk_data" / "corpora" / "wordnet"
+    data_root = cache_dir() / "nltk_data"
+    # nltk >= 3.9 only reads corpora under a folder on its data path.
+    if str(data_root) not in nltk.data.path:
+        nltk.data.path.append(str(data_root))
+    dest = data_root / "corpora" / "wordnet"
     if (dest / "lexnames").exists() and (dest / "data.noun").exists():
         return dest
     tmp = dest.with_name(f"wordnet.tmp{os.getpid()}")
@@ -742,7 +749,7 @@ def _wordnet() -> tuple[Any, str]:
             if not all((folder / f).is_file() for f in _WORDNET_FILES):
                 continue
             try:
-                root = folder if (folder / "lexnames").is_file() else _build_wordnet_copy(folder)
+                root = _build_wordnet_copy(folder)
                 reader = WordNetCorpusReader(str(root), None)
                 reader.synsets("dog")
                 return reader, f"WordNet from {folder}"
@@ -765,6 +772,20 @@ def _wordnet() -> tuple[Any, str]:
     )
 
 
+@lru_cache(maxsize=1)
+def _wordnet_present() -> bool:
+    """Cheap check (no loading) that a WordNet source exists, for :meth:`Meteor.config`."""
+    if any(all((d / f).is_file() for f in _WORDNET_FILES) for d in _candidate_wordnet_dirs()):
+        return True
+    try:
+        import nltk.data
+
+        nltk.data.find("corpora/wordnet")
+        return True
+    except LookupError:
+        return False
+
+
 def wordnet_status() -> tuple[bool, str]:
     """Whether METEOR has WordNet synonyms here, and a sentence saying why."""
     reader, note = _wordnet()
@@ -778,15 +799,70 @@ class _NoSynonyms:
         return []
 
 
+class _StemSynset:
+    """A synset as NLTK's METEOR uses it: only ``lemmas()`` with ``name()``."""
+
+    __slots__ = ("_lemmas",)
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self._lemmas = [_StemLemma(n) for n in names]
+
+    def lemmas(self) -> list[_StemLemma]:
+        return self._lemmas
+
+
+class _StemLemma:
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def name(self) -> str:
+        return self._name
+
+
+class _StemAwareWordNet:
+    """WordNet seen through Porter stems, for NLTK's METEOR.
+
+    NLTK's stem stage hands the *stemmed* leftover words to the synonym stage, so plain
+    WordNet is asked about "automobil" and finds nothing; METEOR's synonym module (Banerjee &
+    Lavie 2005) matches words that share a synset. This wrapper looks a stem up under its
+    likely surface forms (the stem, +e, i->y, +s) and returns the synonyms' stems, which is
+    what the stemmed reference words are compared with. Memoised per stem.
+    """
+
+    def __init__(self, wordnet: Any, stemmer: Any) -> None:
+        self._wn = wordnet
+        self._stem = stemmer.stem
+        self._memo: dict[str, list[_StemSynset]] = {}
+
+    def synsets(self, word: str, *_args: Any, **_kwargs: Any) -> list[_StemSynset]:
+        found = self._memo.get(word)
+        if found is None:
+            forms = [word, word + "e", word + "s"]
+            if word.endswith("i"):
+                forms.append(word[:-1] + "y")
+            names: set[str] = set()
+            for form in forms:
+                for synset in self._wn.synsets(form):
+                    names.update(lemma.name() for lemma in synset.lemmas())
+            stems = sorted({self._stem(n.lower()) for n in names if "_" not in n})
+            found = [_StemSynset(stems)] if stems else []
+            self._memo[word] = found
+        return found
+
+
 @register
 class Meteor(_LexicalMetric):
     """METEOR (Banerjee & Lavie 2005) from NLTK: unigram alignment on exact words, Porter
     stems and WordNet synonyms, F-mean weighted to recall with a fragmentation penalty.
 
     WordNet comes from ``QAEVAL_WORDNET_DIR``, Debian's ``wordnet-base`` (copied into the cache
-    with a generated ``lexnames``) or NLTK's data path. Without it the metric still runs with
-    exact and stem matching only and says so in every item's ``details["wordnet"]``; the
-    WordNet state is part of :meth:`config` so cached scores of the two modes never mix.
+    with a generated ``lexnames``) or NLTK's data path; it is consulted through
+    :class:`_StemAwareWordNet` because NLTK looks synonyms up on Porter stems. Without
+    WordNet the metric still runs with exact and stem matching only and says so in every
+    item's ``details``; whether WordNet is available is part of :meth:`config`, so stored
+    scores of the two modes never mix.
     """
 
     id = "meteor"
@@ -817,7 +893,7 @@ class Meteor(_LexicalMetric):
 
     def config(self) -> dict[str, Any]:
         cfg = super().config()
-        cfg["wordnet"] = self._wordnet_reader()[1]
+        cfg["wordnet"] = bool(self.synonyms and _wordnet_present())
         return cfg
 
     def _compute(self, cands, refs):
@@ -826,6 +902,8 @@ class Meteor(_LexicalMetric):
 
         wordnet, has_wn, note = self._wordnet_reader()
         stemmer = PorterStemmer()
+        if has_wn:
+            wordnet = _StemAwareWordNet(wordnet, stemmer)
         scores = np.zeros(len(cands))
         details: list[dict[str, Any]] = []
         for i, (cand, rs) in enumerate(zip(cands, refs, strict=True)):
