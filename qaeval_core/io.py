@@ -125,6 +125,7 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
     "label_scale": ("label_scale",),
 }
 
+_FORMAT_HINT = " (or name the format: --format jsonl|json|csv|tsv|parquet)"
 _SURROGATE = re.compile("[\udc80-\udcff]")
 
 
@@ -201,14 +202,13 @@ def item_hash(external_id: str, content_key: str) -> str:
 # -- reading -------------------------------------------------------------------------------
 
 
-def detect_format(path: str | os.PathLike[str]) -> str:
+def detect_format(path: str | os.PathLike[str], *, hint: str = "") -> str:
     """The format named by the file's suffix; a :class:`ConfigError` for anything else."""
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
         raise ConfigError(
-            f"Cannot tell the format of {os.fspath(path)!r} from its suffix {suffix or '(none)'!r}: "
-            f"use one of {', '.join(sorted(FORMATS))} (or pass --format "
-            f"{'|'.join(sorted(set(FORMATS.values())))})."
+            f"Cannot tell the format of {os.fspath(path)!r} from its suffix "
+            f"{suffix or '(none)'!r}: use one of {', '.join(sorted(FORMATS))}{hint}."
         )
     return FORMATS[suffix]
 
@@ -236,11 +236,11 @@ def read_records(
         if fmt is None:
             if name is None:
                 raise ConfigError("Reading bytes needs fmt= or a file name with a suffix.")
-            fmt = detect_format(name)
+            fmt = detect_format(name, hint=_FORMAT_HINT)
         data = bytes(source)
     else:
         label = os.fspath(source)
-        fmt = detect_format(label) if fmt is None else fmt
+        fmt = detect_format(label, hint=_FORMAT_HINT) if fmt is None else fmt
         try:
             data = Path(label).read_bytes()
         except FileNotFoundError:
@@ -562,10 +562,10 @@ def _labels_of(fields: dict[str, Any], scale: str) -> tuple[list[RaterLabel], di
             raise _Bad(f"labels must be an object {{rater: label}}, got {_kind(extra)}")
     if fields.get("label") is not None:
         rater = fields.get("rater")
-        name = GOLD_RATER if rater is None else rater
-        label = _rater_entry({"rater": name, "label": fields["label"]}, scale, "label")
-        if label is not None:
-            labels.append(label)
+        name = GOLD_RATER if rater is None else _as_text(rater, "rater", limit=MAX_RATER_CHARS)
+        if not name.strip():
+            raise _Bad("rater is empty")
+        labels.append(RaterLabel(name.strip(), _label_value(fields["label"], scale, "label")))
     # One label per rater and item: repeats must agree.
     unique: dict[str, RaterLabel] = {}
     for label in labels:

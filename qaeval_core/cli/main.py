@@ -12,6 +12,7 @@ import os
 import sys
 
 import typer
+from rich.markup import escape
 
 from qaeval_core.cli.common import err_console
 from qaeval_core.errors import QAEvalError
@@ -19,6 +20,9 @@ from qaeval_core.errors import QAEvalError
 #: Command modules, in the order their commands appear in ``qaeval --help``.
 COMMAND_MODULES = [
     "qaeval_core.cli.db",
+    "qaeval_core.cli.data",
+    "qaeval_core.cli.users",
+    "qaeval_core.cli.demo",
 ]
 
 app = typer.Typer(
@@ -28,6 +32,27 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            print(f"qaeval {version('qaeval')}")
+        except PackageNotFoundError:
+            print("qaeval (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
+    ),
+) -> None:
+    pass
+
 
 for _name in COMMAND_MODULES:
     importlib.import_module(_name).register(app)
@@ -40,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     except QAEvalError as exc:
         if os.environ.get("QAEVAL_DEBUG"):
             raise
-        err_console.print(f"[bold red]Error:[/] {exc}", markup=True, soft_wrap=True)
+        err_console.print(f"[bold red]Error:[/] {escape(str(exc))}", markup=True, soft_wrap=True)
         return 1
     except (KeyboardInterrupt, EOFError):
         err_console.print("Interrupted.")

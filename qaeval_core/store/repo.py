@@ -608,8 +608,20 @@ def label_history(db: Store, dataset: str | None = None) -> pd.DataFrame:
 # -- scores --------------------------------------------------------------------------------
 
 
-def _jsonable(value: Any) -> Any:
-    """Details as plain JSON (numpy numbers, NaN and tuples would break the JSON column)."""
+def _numpy_default(value: Any) -> Any:
+    if hasattr(value, "tolist"):  # numpy arrays and scalars
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def _jsonable(value: Any, *, strict: bool = False) -> Any:
+    """Plain JSON (numpy numbers, tuples would break the JSON column).
+
+    ``strict``: fail on anything else (calibration configs must load back exactly); otherwise
+    unknown objects become their text and NaN becomes null (score details are informational).
+    """
+    if strict:
+        return json.loads(json.dumps(value, default=_numpy_default, allow_nan=False))
     return json.loads(json.dumps(io._plain(value), allow_nan=False))
 
 
@@ -722,7 +734,7 @@ def save_calibration(
     """Store a calibrated judge config under ``name`` (``overwrite`` replaces an existing one)."""
     name = _check_name(name, "calibration")
     try:
-        config = _jsonable(dict(config))
+        config = _jsonable(dict(config), strict=True)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"Calibration {name!r}: the config is not plain JSON ({exc}).") from exc
     with _scope(db, write=True) as s:

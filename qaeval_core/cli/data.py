@@ -1,0 +1,104 @@
+"""``qaeval import`` and ``qaeval export``: move datasets between files and the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from qaeval_core import io
+from qaeval_core.cli.common import DbOption, console
+from qaeval_core.errors import ConfigError
+from qaeval_core.store import repo
+from qaeval_core.store import session as store_session
+
+WHAT = ("items", "labels", "labels-history", "scores")
+
+
+def parse_mapping(pairs: list[str]) -> dict[str, str]:
+    """``["gold=references", ...]`` -> ``{"gold": "references"}``, with a clear error."""
+    mapping: dict[str, str] = {}
+    for pair in pairs:
+        column, sep, name = pair.partition("=")
+        if not sep or not column.strip() or not name.strip():
+            raise ConfigError(
+                f"--map expects COLUMN=FIELD (e.g. gold_answer=references), got {pair!r}."
+            )
+        if column.strip() in mapping:
+            raise ConfigError(f"--map names column {column.strip()!r} twice.")
+        mapping[column.strip()] = name.strip()
+    return mapping
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("import")
+    def import_(
+        file: Annotated[Path, typer.Argument(help="JSONL, JSON, CSV, TSV or Parquet file.")],
+        dataset: Annotated[str, typer.Option("--dataset", "-d", help="Dataset to add to.")],
+        fmt: Annotated[
+            str | None,
+            typer.Option("--format", help="jsonl|json|csv|tsv|parquet (default: from suffix)."),
+        ] = None,
+        map_: Annotated[
+            list[str] | None,
+            typer.Option("--map", help="COLUMN=FIELD, e.g. gold=references (repeatable)."),
+        ] = None,
+        label_scale: Annotated[
+            str, typer.Option(help="Scale of plain labels: binary (0/1) or three (0/1/2).")
+        ] = "binary",
+        alias_sep: Annotated[
+            str,
+            typer.Option(help="Separator of aliases in a references string ('' keeps it whole)."),
+        ] = "/",
+        db: DbOption = None,
+    ) -> None:
+        """Import items and their human labels (all-or-nothing; re-importing adds nothing).
+
+        The schema and column aliases are in docs/data-format.md. Raters named in the file
+        become external users; their labels are stored on the 0/1/2 scale.
+        """
+        rows = io.read_items(
+            file,
+            fmt=fmt,
+            mapping=parse_mapping(map_ or []),
+            label_scale=label_scale,
+            alias_separator=alias_sep or None,
+        )
+        url = store_session.upgrade(db)
+        report = repo.import_items(url, dataset, rows, source=str(file))
+        console.print(report.summary(), markup=False, soft_wrap=True)
+
+    @app.command("export")
+    def export(
+        dataset: Annotated[str, typer.Option("--dataset", "-d", help="Dataset to export.")],
+        output: Annotated[
+            Path,
+            typer.Option("--output", "-o", help="File; .jsonl, .json, .csv, .tsv or .parquet."),
+        ],
+        what: Annotated[
+            str,
+            typer.Option(help="items (with current labels), labels, labels-history or scores."),
+        ] = "items",
+        metric: Annotated[str | None, typer.Option(help="Only this metric's scores.")] = None,
+        db: DbOption = None,
+    ) -> None:
+        """Export a dataset's items, labels (current or full history) or scores."""
+        if what not in WHAT:
+            raise ConfigError(f"--what must be one of {', '.join(WHAT)}, got {what!r}.")
+        io.detect_format(output)  # fail on a bad suffix before touching the store
+        url = store_session.resolve_url(db)
+        if what == "items":
+            records = io.items_to_records(
+                repo.list_items(url, dataset), repo.current_labels(url, dataset)
+            )
+        elif what == "labels":
+            records = repo.current_labels(url, dataset)
+        elif what == "labels-history":
+            records = repo.label_history(url, dataset)
+        else:
+            records = repo.scores(url, dataset, metric_id=metric)
+        io.write_records(records, output)
+        console.print(
+            f"Wrote {len(records)} {what} row(s) of {dataset!r} to {output}.", markup=False
+        )

@@ -1,0 +1,115 @@
+"""``qaeval demo`` (a ready store with the demo data) and ``qaeval app`` (start the web app)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from qaeval_core import io
+from qaeval_core.cli.common import DbOption, console
+from qaeval_core.errors import ConfigError, NotFoundError
+from qaeval_core.store import repo
+from qaeval_core.store import session as store_session
+
+DEMO_DATASET = "demo-nq301"
+DEMO_FILE = "demo_nq301.jsonl"
+DEMO_SOURCE = (
+    "Kamalloo et al. 2023, NQ301 human judgments (github.com/ehsk/OpenQA-eval, MIT); "
+    "see qaeval_core/data/LICENSE-demo_nq301.md"
+)
+ADMIN = "admin"
+
+
+def install_demo(url: str, password: str = "admin") -> tuple[repo.ImportReport, bool]:
+    """Import the shipped demo dataset and create the admin account (both idempotent).
+
+    Returns the import report and whether the admin account was created now.
+    """
+    data = resources.files("qaeval_core.data").joinpath(DEMO_FILE).read_bytes()
+    rows = io.read_items(data, name=DEMO_FILE)
+    report = repo.import_items(url, DEMO_DATASET, rows, source=DEMO_SOURCE)
+    try:
+        repo.get_user(url, ADMIN)
+        return report, False
+    except NotFoundError:
+        repo.add_user(url, ADMIN, "admin", password)
+        return report, True
+
+
+def app_main_path() -> Path:
+    """The Streamlit entry file ``app/main.py`` of the installed ``app`` package."""
+    spec = importlib.util.find_spec("app")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        main = Path(location) / "main.py"
+        if main.is_file():
+            return main
+    raise ConfigError(
+        "The qaeval web app (app/main.py) is not installed next to qaeval_core; "
+        "reinstall qaeval (bash scripts/install.sh)."
+    )
+
+
+def _browser_host(host: str) -> str:
+    return "localhost" if host in ("0.0.0.0", "::", "") else host
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("demo")
+    def demo(
+        db: DbOption = None,
+        password: Annotated[
+            str, typer.Option(help="Password of the admin account when it is created.")
+        ] = "admin",
+    ) -> None:
+        """Create (or refresh) a store with the demo dataset and an admin account."""
+        url = store_session.upgrade(db)
+        report, created = install_demo(url, password)
+        safe = store_session._safe(url)
+        console.print(f"Store: {safe}", markup=False, soft_wrap=True)
+        console.print(report.summary(), markup=False, soft_wrap=True)
+        if created:
+            shown = "admin" if password == "admin" else "the --password you gave"
+            console.print(f"Admin account created: user 'admin', password {shown}.", markup=False)
+        else:
+            console.print(
+                "Admin account 'admin' already exists (password unchanged).", markup=False
+            )
+        db_arg = "" if db is None else f" --db {db}"
+        console.print(
+            f"Start the app with `qaeval app{db_arg}` and log in as 'admin'.",
+            markup=False,
+            soft_wrap=True,
+        )
+
+    @app.command("app")
+    def run_app(
+        db: DbOption = None,
+        port: Annotated[int, typer.Option(help="Port to serve on.")] = 8501,
+        host: Annotated[str, typer.Option(help="Address to listen on.")] = "localhost",
+    ) -> None:
+        """Upgrade the store's schema and start the Streamlit app on it."""
+        url = store_session.upgrade(db)
+        main = app_main_path()
+        env = dict(os.environ, QAEVAL_DATABASE_URL=url)
+        console.print(
+            f"qaeval app on store {store_session._safe(url)}\n"
+            f"Local URL: http://{_browser_host(host)}:{port}",
+            markup=False,
+            soft_wrap=True,
+        )
+        sys.stdout.flush()
+        argv = [
+            sys.executable, "-m", "streamlit", "run", str(main),
+            "--server.port", str(port),
+            "--server.address", host,
+            "--server.headless", "true",
+            "--browser.gatherUsageStats", "false",
+        ]  # fmt: skip
+        os.execvpe(sys.executable, argv, env)

@@ -1,0 +1,295 @@
+"""The store API (qaeval_core.store.repo) on SQLite and, when available, PostgreSQL."""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, insert, select
+
+from qaeval_core import io
+from qaeval_core.errors import ConfigError, NotFoundError, StoreError, ValidationError
+from qaeval_core.store import repo
+from qaeval_core.store.models import Dataset, Item, Label, User
+from qaeval_core.store.session import session_scope
+
+DATA = Path(__file__).parent / "data"
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def counts(url: str) -> tuple[int, int, int, int]:
+    with session_scope(url) as s:
+        return tuple(  # type: ignore[return-value]
+            s.execute(select(func.count()).select_from(t)).scalar_one()
+            for t in (Dataset, Item, Label, User)
+        )
+
+
+def label_map(url: str, dataset: str) -> dict[tuple[str, str], tuple]:
+    frame = repo.current_labels(url, dataset)
+    return {
+        (r.external_id, r.user): (
+            r.value,
+            None if r.rule is None or r.rule is __import__("pandas").NA else int(r.rule),
+            r.note,
+            r.seconds if r.seconds is None or not math.isnan(r.seconds) else None,
+        )
+        for r in frame.itertuples()
+    }
+
+
+def test_import_adds_items_labels_and_external_raters(db_url: str):
+    report = repo.import_file(db_url, str(DATA / "shared_form.jsonl"), "toy")
+    assert report.dataset_created
+    assert (report.rows, report.items_added, report.items_skipped) == (5, 5, 0)
+    assert report.labels_added == 2 + 2 + 1 + 4 + 1
+    assert sorted(report.raters_created) == ["ann1", "ann2", "gold", "r1", "r2", "r3", "r4"]
+    assert {u.role for u in repo.list_users(db_url)} == {"external"}
+    info = repo.get_dataset(db_url, "toy")
+    assert info.n_items == 5 and info.source == str(DATA / "shared_form.jsonl")
+    items = repo.list_items(db_url, "toy")
+    assert list(items.columns) == repo.ITEM_COLUMNS
+    first = items.iloc[0]
+    assert first.external_id == "q1-a"
+    assert first.references == ["Paris", "Paris, France"]
+    assert first.qa_model == "sysA | sysB"
+    labels = repo.current_labels(db_url, "toy")
+    assert set(labels.source) == {"import"}
+    assert label_map(db_url, "toy")[("q3-a", "r2")][0] == 1
+
+
+def test_reimport_adds_nothing_and_new_raters_add_only_their_labels(db_url: str, tmp_path: Path):
+    first = repo.import_file(db_url, str(DATA / "long_format.tsv"), "long", label_scale="three")
+    assert (first.items_added, first.labels_added) == (2, 3)
+    before = counts(db_url)
+    again = repo.import_file(db_url, str(DATA / "long_format.tsv"), "long", label_scale="three")
+    assert (again.items_added, again.items_skipped, again.labels_added) == (0, 2, 0)
+    assert again.labels_skipped == 3 and not again.dataset_created
+    assert counts(db_url) == before
+    more = tmp_path / "more.tsv"
+    more.write_text(
+        "id\tquestion\tgold\tresponse\tannotator\tlabel\n"
+        "a1\twho painted the mona lisa\tLeonardo da Vinci\tda Vinci\tcarol\t0\n"
+        "a1\twho painted the mona lisa\tLeonardo da Vinci\tda Vinci\talice\t2\n"
+    )
+    third = repo.import_file(db_url, str(more), "long", label_scale="three")
+    assert (third.items_added, third.labels_added, third.labels_skipped) == (0, 1, 1)
+    assert third.raters_created == ["carol"]
+
+
+def test_a_failure_halfway_leaves_the_store_unchanged(db_url: str, monkeypatch):
+    repo.import_file(db_url, str(DATA / "long_format.tsv"), "existing", label_scale="three")
+    before = counts(db_url)
+
+    def explode(session, labels):  # items, the dataset and raters are already inserted
+        assert session.execute(select(func.count()).select_from(Item)).scalar_one() > 2
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(repo, "_insert_labels", explode)
+    with pytest.raises(RuntimeError, match="disk full"):
+        repo.import_file(db_url, str(DATA / "shared_form.jsonl"), "new-dataset")
+    assert counts(db_url) == before
+    assert [d.name for d in repo.list_datasets(db_url)] == ["existing"]
+
+
+def test_changed_content_under_a_known_id_is_rejected(db_url: str):
+    repo.import_items(
+        db_url, "d", [{"id": "x", "question": "q", "references": ["a"], "candidate": "a"}]
+    )
+    before = counts(db_url)
+    rows = [
+        {"id": "y", "question": "q2", "references": ["a"], "candidate": "b"},
+        {"id": "x", "question": "q", "references": ["a"], "candidate": "changed"},
+    ]
+    with pytest.raises(
+        ValidationError, match=r"row 2: id 'x' is already in dataset 'd' with different"
+    ):
+        repo.import_items(db_url, "d", rows, source="second.jsonl")
+    assert counts(db_url) == before
+
+
+def test_invalid_rows_import_nothing(db_url: str):
+    rows = [
+        {"id": "1", "question": "q", "references": ["a"], "candidate": "a"},
+        {"id": "2", "question": "q", "references": [], "candidate": "a"},
+    ]
+    with pytest.raises(ValidationError, match="row 2: references is empty"):
+        repo.import_items(db_url, "d", rows)
+    assert counts(db_url) == (0, 0, 0, 0)
+
+
+def test_items_sharing_content_under_different_ids_stay_distinct(db_url: str):
+    row = {"question": "q", "references": ["a"], "candidate": "a", "label": 1}
+    report = repo.import_items(db_url, "d", [row | {"id": "1"}, row | {"id": "2"}, row])
+    assert report.items_added == 3
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
+def test_export_import_round_trip_loses_nothing(db_url: str, tmp_path: Path, suffix: str):
+    repo.import_file(db_url, str(DATA / "shared_form.jsonl"), "src")
+    repo.import_file(db_url, str(DATA / "common_layout.csv"), "src")
+    repo.add_user(db_url, "ann", "annotator", "pw")
+    items = repo.list_items(db_url, "src")
+    with session_scope(db_url) as s:  # app-style labels: rule, note, seconds, a changed mind
+        uid = s.execute(select(User.id).where(User.name == "ann")).scalar_one()
+        first, second = (int(i) for i in items.item_id[:2])
+        s.execute(
+            insert(Label),
+            [
+                {"item_id": first, "user_id": uid, "value": 0, "source": "app"},
+                {"item_id": first, "user_id": uid, "value": 2, "rule": 4, "note": "ok, \"more\"",
+                 "seconds": 12.5, "source": "app"},
+                {"item_id": second, "user_id": uid, "value": 1, "rule": None, "source": "app"},
+            ],
+        )  # fmt: skip
+    out = io.write_records(
+        io.items_to_records(items, repo.current_labels(db_url, "src")), tmp_path / f"x{suffix}"
+    )
+    report = repo.import_items(db_url, "copy", io.read_items(out), source=str(out))
+    assert report.items_added == len(items)
+    columns = ["external_id", "question", "references", "candidate", "context", "choices",
+               "wrong_answers", "qa_model", "meta"]  # fmt: skip
+    copy = repo.list_items(db_url, "copy")
+    assert copy[columns].to_dict("records") == items[columns].to_dict("records")
+    assert label_map(db_url, "copy") == label_map(db_url, "src")
+    assert label_map(db_url, "copy")[("q1-a", "ann")] == (2, 4, 'ok, "more"', 12.5)
+    # re-importing the export into its source dataset adds nothing either
+    again = repo.import_items(db_url, "src", io.read_items(out))
+    assert (again.items_added, again.labels_added) == (0, 0)
+
+
+def test_current_labels_and_history(db_url: str):
+    repo.import_file(db_url, str(DATA / "long_format.tsv"), "d", label_scale="three")
+    with session_scope(db_url) as s:
+        alice = s.execute(select(User.id).where(User.name == "alice")).scalar_one()
+        item = s.execute(select(Item.id).where(Item.external_id == "a1")).scalar_one()
+        s.execute(insert(Label).values(item_id=item, user_id=alice, value=0, source="app"))
+    history = repo.label_history(db_url, "d")
+    current = repo.current_labels(db_url, "d")
+    assert list(history.columns) == repo.LABEL_COLUMNS
+    assert len(history) == 4 and len(current) == 3
+    a1 = current[(current.external_id == "a1") & (current.user == "alice")]
+    assert a1.value.tolist() == [0] and a1.source.tolist() == ["app"]
+    assert history.label_id.is_monotonic_increasing
+    # a re-import restores the file's label as the newest one (the file disagrees with "now")
+    report = repo.import_file(db_url, str(DATA / "long_format.tsv"), "d", label_scale="three")
+    assert report.labels_added == 1
+    assert len(repo.current_labels(db_url)) == 3 and len(repo.label_history(db_url)) == 5
+
+
+def test_datasets(db_url: str):
+    assert repo.list_datasets(db_url) == []
+    info = repo.create_dataset(db_url, "  a ", description="first")
+    assert info.name == "a"
+    with pytest.raises(StoreError, match="already exists"):
+        repo.create_dataset(db_url, "a")
+    assert repo.create_dataset(db_url, "a", exist_ok=True).id == info.id
+    with pytest.raises(NotFoundError, match="No dataset named 'b' \\(known datasets: a\\)"):
+        repo.get_dataset(db_url, "b")
+    with pytest.raises(ConfigError, match="must not be empty"):
+        repo.create_dataset(db_url, " ")
+    repo.import_file(db_url, str(DATA / "long_format.tsv"), "a", label_scale="three")
+    assert [(d.name, d.n_items) for d in repo.list_datasets(db_url)] == [("a", 2)]
+    repo.delete_dataset(db_url, "a")
+    assert counts(db_url)[:3] == (0, 0, 0)
+
+
+def test_users_and_authentication(db_url: str):
+    alice = repo.add_user(db_url, "alice", "annotator", "s3cret")
+    assert (alice.role, alice.has_password, alice.active) == ("annotator", True, True)
+    ext = repo.add_user(db_url, "rater7", "external")
+    assert not ext.has_password
+    assert repo.authenticate(db_url, "alice", "s3cret") == repo.get_user(db_url, "alice")
+    assert repo.authenticate(db_url, "alice", "wrong") is None
+    assert repo.authenticate(db_url, "nobody", "s3cret") is None
+    assert repo.authenticate(db_url, "rater7", "") is None
+    repo.set_password(db_url, "alice", "new")
+    assert repo.authenticate(db_url, "alice", "new") is not None
+    assert [u.name for u in repo.list_users(db_url, role="external")] == ["rater7"]
+    with pytest.raises(StoreError, match="already exists"):
+        repo.add_user(db_url, "alice", "admin", "x")
+    with pytest.raises(ConfigError, match="Unknown role 'boss'"):
+        repo.add_user(db_url, "bob", "boss", "x")
+    with pytest.raises(ConfigError, match="needs a password"):
+        repo.add_user(db_url, "bob", "researcher")
+    with pytest.raises(NotFoundError, match="No user named 'bob'"):
+        repo.get_user(db_url, "bob")
+
+
+def test_scores_upsert(db_url: str):
+    repo.import_file(db_url, str(DATA / "long_format.tsv"), "d", label_scale="three")
+    ids = repo.list_items(db_url, "d").item_id.tolist()
+    import numpy as np
+
+    rows = [
+        {"item_id": i, "metric_id": "em", "config_hash": "h1", "value": np.float64(0.5),
+         "decision": np.bool_(True), "details": {"best": "x", "n": np.int64(3)}}
+        for i in ids
+    ]  # fmt: skip
+    assert repo.add_scores(db_url, rows) == 2
+    repo.add_scores(db_url, [rows[0] | {"value": 1.0, "decision": False, "details": None}])
+    repo.add_scores(db_url, [rows[0] | {"config_hash": "h2"}])
+    frame = repo.scores(db_url, "d", metric_id="em", config_hash="h1")
+    assert list(frame.columns) == repo.SCORE_COLUMNS
+    assert frame.value.tolist() == [1.0, 0.5]
+    assert frame.decision.tolist() == [False, True]
+    assert frame.details.tolist() == [None, {"best": "x", "n": 3}]
+    assert len(repo.scores(db_url)) == 3
+    with pytest.raises(StoreError, match="finite"):
+        repo.add_scores(db_url, [rows[0] | {"value": float("nan")}])
+
+
+def test_calibrations(db_url: str):
+    repo.create_dataset(db_url, "d")
+    repo.add_user(db_url, "res", "researcher", "pw")
+    saved = repo.save_calibration(db_url, "judge-1", {"metric": "em", "threshold": 0.5},
+                                  dataset="d", created_by="res")  # fmt: skip
+    assert (saved.dataset, saved.created_by) == ("d", "res")
+    with pytest.raises(StoreError, match="already exists"):
+        repo.save_calibration(db_url, "judge-1", {})
+    repo.save_calibration(db_url, "judge-1", {"threshold": 0.7}, overwrite=True)
+    repo.save_calibration(db_url, "judge-2", {"threshold": 0.1})
+    got = repo.get_calibration(db_url, "judge-1")
+    assert got.config == {"threshold": 0.7} and got.dataset is None
+    assert {c.name for c in repo.list_calibrations(db_url)} == {"judge-1", "judge-2"}
+    with pytest.raises(NotFoundError, match="saved: "):
+        repo.get_calibration(db_url, "nope")
+    with pytest.raises(ConfigError, match="not plain JSON"):
+        repo.save_calibration(db_url, "bad", {"f": object()})
+
+
+def test_functions_join_a_callers_session(db_url: str):
+    with pytest.raises(RuntimeError), session_scope(db_url) as s:
+        repo.create_dataset(s, "inside")
+        repo.add_user(s, "u", "external")
+        assert [d.name for d in repo.list_datasets(s)] == ["inside"]
+        raise RuntimeError("roll back")
+    assert repo.list_datasets(db_url) == []
+
+
+def test_load_items_for_metrics(db_url: str):
+    repo.import_file(db_url, str(DATA / "common_layout.csv"), "d")
+    items = repo.load_items(db_url, "d")
+    assert items[1].references == ("blue", "azure")
+    assert items[1].choices == ("blue", "green")
+    assert isinstance(items[0].meta["item_id"], int)
+
+
+def test_missing_schema_is_a_clear_error(tmp_path: Path):
+    with pytest.raises(StoreError, match="qaeval db upgrade"):
+        repo.list_datasets(f"sqlite:///{tmp_path / 'empty.sqlite'}")
+
+
+def test_the_large_shared_file_imports_in_seconds(db_url: str):
+    path = SHARED_DATA / "pedants_ae_augmented_train.jsonl"
+    if not path.exists():
+        pytest.skip(f"{path} is not available")
+    start = time.perf_counter()
+    report = repo.import_file(db_url, str(path), "pedants")
+    elapsed = time.perf_counter() - start
+    assert (report.items_added, report.labels_added) == (15077, 15077)
+    assert elapsed < 20, f"import took {elapsed:.1f}s"
+    again = repo.import_file(db_url, str(path), "pedants")
+    assert (again.items_added, again.labels_added) == (0, 0)
