@@ -44,15 +44,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from qaeval_core.calibrate._base import CalibratedClassifier, model_from_dict
 from qaeval_core.errors import ConfigError
 from qaeval_core.metrics.base import Metric, get_metric
 from qaeval_core.schema import Item, join_models
+
+if TYPE_CHECKING:  # the calibrate package imports this module; import it lazily at run time
+    from qaeval_core.calibrate._base import CalibratedClassifier
 
 __all__ = ["Judge", "FeatureSpec", "JUDGE_KIND", "JUDGE_SCHEMA_VERSION", "frame_to_items"]
 
@@ -285,6 +287,8 @@ class Judge:
         features = [
             FeatureSpec.from_dict(f, f"{label}: features[{i}]") for i, f in enumerate(raw_features)
         ]
+        from qaeval_core.calibrate import model_from_dict  # registers every model type
+
         try:
             model = model_from_dict(data.get("model"), where="model")
         except ConfigError as exc:

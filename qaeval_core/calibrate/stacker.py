@@ -114,11 +114,16 @@ class StackerClassifier(CalibratedClassifier):
         yi = yb.astype(int)
 
         self.cv_loss_ = {}
-        if len(Cs) > 1:
-            folds = assign_folds(len(yi), self.cv, groups=groups, y=yb, seed=self.seed)
+        # Few labelled questions: fewer inner folds; under two, fall back to the middle C.
+        n_groups = (
+            len(set(np.asarray(groups, dtype=object).tolist())) if groups is not None else len(yi)
+        )
+        n_inner = min(self.cv, n_groups)
+        if len(Cs) > 1 and n_inner >= 2:
+            folds = assign_folds(len(yi), n_inner, groups=groups, y=yb, seed=self.seed)
             for C in Cs:
                 p = np.empty(len(yi))
-                for k in range(self.cv):
+                for k in range(n_inner):
                     te = folds == k
                     tr = ~te
                     if yi[tr].min() == yi[tr].max():
@@ -133,7 +138,7 @@ class StackerClassifier(CalibratedClassifier):
             # Ties (within 1e-4) go to the smallest C: the stronger penalty generalises better.
             self.C_ = min(C for C, v in self.cv_loss_.items() if v <= best + 1e-4)
         else:
-            self.C_ = Cs[0]
+            self.C_ = Cs[len(Cs) // 2]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             model = _logreg(self.C_, self.class_weight).fit(Z, yi)
@@ -193,6 +198,12 @@ class StackerClassifier(CalibratedClassifier):
         obj.coef_ = req_floats(data, "coef", where, length=n)
         obj.intercept_ = req_float(data, "intercept", where)
         obj.C_ = C
-        obj.cv_loss_ = {}
+        losses = data.get("cv_log_loss", {})
+        if not isinstance(losses, Mapping):
+            raise ConfigError(f"{where}.cv_log_loss must be an object.")
+        try:
+            obj.cv_loss_ = {float(k): float(v) for k, v in losses.items()}
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where}.cv_log_loss must map C values to numbers.") from None
         obj.classes_ = np.array([False, True])
         return obj
