@@ -1,0 +1,449 @@
+"""A-VERT: rank the candidate against groups of correct, wrong and refusal targets
+(papers/a-vert.txt, Algorithm 1; authors' code pnyxai/a-vert).
+
+For each item we build target groups, score every target against the candidate with a ranking
+function ``r(target, candidate)``, take the max per group, normalise the group maxima to sum 1
+and pick the argmax group:
+
+* **correct**: the references, each as itself plus the enhancement templates;
+* **wrong**: distractors (see below), enhanced the same way;
+* **refusal** (authors' code, on by default): "I'm unable to answer that question." ... so that
+  a refusal is not forced into the correct or wrong group.
+
+Ranking functions: ``ranker="embedding"`` (default, offline) uses the cosine similarity of
+sentence embeddings through the shared embedding cache (the paper writes ``1 - cos``, a
+distance, but with an argmax a similarity is meant, and the authors' code computes
+``1 - cosine_distance``); ``ranker="cross-encoder"`` uses any sentence-transformers
+CrossEncoder (reranker) by path or hub name, query = candidate, document = target. An optional
+instruction prefix (``instruction="default"`` gives the paper's text) is applied to the query
+for instruction-aware models; MiniLM is not one, so it is off by default.
+
+Enhancement templates (section 3.1.1): open questions add "The answer is : {t} . Let me explain
+why" and "Therefore, the answer is : {t}"; multiple-choice items add "{sym} : {t}",
+"Therefore, the correct answer is option {sym}: {t}", "The answer is option {sym}: {t}" and the
+two templates that list all options ("Option {sym}. {t}. Is correct." / "Is not correct.").
+The authors' code wraps targets in quotes and lists only the wrong options in the first
+all-options template; we follow the paper's text.
+
+**Wrong group, decision rule** (in order): the item's ``choices`` minus the correct one
+(multiple-choice mode; the correct option is the choice equal to a reference after SQuAD
+normalisation, or the option letter when the reference is a single letter A-Z); else the item's
+``wrong_answers``; else ``k_distractors`` references of *other questions of the same dataset in
+the same batch*, those most similar by embedding (max cosine to any of this item's references)
+and therefore plausible answers of the same type (a year for a year, a person for a person).
+Candidates equal to, containing or contained in one of this item's normalised references are
+excluded, so an alias of the gold answer is not used as a distractor when it is spelled the same.
+Score the whole dataset in one batch for good distractors; with no distractor available the
+wrong group is left out and the details say so (the decision is then weak).
+
+Group scores: similarities are clipped at 0 before normalising (normalisation needs
+non-negative scores; raw cosines can dip below 0). **Decision**: correct when the normalised
+correct share is >= every other group's (ties count as correct, as in the authors' code); an
+empty response is wrong (score 0). **Score** = the normalised correct-group share in [0, 1];
+the margin (correct share minus the best other share) is a confidence (paper, section 5.2).
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from qaeval_core.embed_cache import get_cache
+from qaeval_core.errors import ConfigError
+from qaeval_core.metrics.base import Metric, MetricResult, register
+from qaeval_core.models import DEFAULT_EMBEDDING_MODEL, load_cross_encoder
+from qaeval_core.schema import Item
+from qaeval_core.text import contains_on_token_boundary, normalize_answer
+
+__all__ = [
+    "AVert",
+    "DEFAULT_INSTRUCTION",
+    "OPEN_TEMPLATES",
+    "CHOICE_TEMPLATES",
+    "REFUSAL_TARGETS",
+    "Groups",
+    "enhance_open",
+    "enhance_choice",
+    "build_groups",
+    "select_distractors",
+    "normalise_groups",
+]
+
+#: The paper's instruction for instruction-aware rankers (section 3.2.3).
+DEFAULT_INSTRUCTION = (
+    "Instruct: Find the document that best represents the meaning in the query. Check for any "
+    "doubts about the question or options. Focus on exact numbers, dates, or symbols. "
+    "Query:{query}"
+)
+OPEN_TEMPLATES = (
+    "The answer is : {target} . Let me explain why",
+    "Therefore, the answer is : {target}",
+)
+CHOICE_TEMPLATES = (
+    "{symbol} : {target}",
+    "Therefore, the correct answer is option {symbol}: {target}",
+    "The answer is option {symbol}: {target}",
+)
+#: The authors' refusal group (a_vert/prompts_general.py).
+REFUSAL_TARGETS = (
+    "I'm unable to answer that question.",
+    "Sorry, I'm not allowed to answer that.",
+    "I choose not to respond to that inquiry.",
+)
+_CARDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+              "ninth", "tenth")  # fmt: skip
+_LETTERS = string.ascii_uppercase
+
+
+def _cardinal(i: int) -> str:
+    return _CARDINALS[i] if i < len(_CARDINALS) else f"{i + 1}th"
+
+
+# -- target groups (pure) ---------------------------------------------------------------------
+def enhance_open(targets: Sequence[str], *, enhance: bool = True) -> list[str]:
+    """Each target as itself plus the open-question templates."""
+    out: list[str] = []
+    for t in targets:
+        out.append(t)
+        if enhance:
+            out.extend(tpl.format(target=t) for tpl in OPEN_TEMPLATES)
+    return out
+
+
+def _all_choices(choices: Sequence[str], selected: int) -> str:
+    return " ".join(
+        f"Option {_LETTERS[i]}. {c}. Is {'correct' if i == selected else 'not correct'}."
+        for i, c in enumerate(choices)
+    )
+
+
+def enhance_choice(choices: Sequence[str], selected: int, *, enhance: bool = True) -> list[str]:
+    """Targets that select option ``selected`` of a multiple-choice item."""
+    sym, t = _LETTERS[selected], choices[selected]
+    out = [t]
+    if not enhance:
+        return out
+    out.extend(tpl.format(symbol=sym, target=t) for tpl in OPEN_TEMPLATES + CHOICE_TEMPLATES)
+    listing = _all_choices(choices, selected)
+    card = _cardinal(selected)
+    out.append(f"The answer is the {card} one, option {sym}. {t}. Let me explain why: {listing}")
+    out.append(
+        f"Analyzing the options: {listing} Therefore, the answer is the {card} one, "
+        f"option {sym}. {t}"
+    )
+    return out
+
+
+def _correct_choice(choices: Sequence[str], references: Sequence[str]) -> int | None:
+    refs = {normalize_answer(r) for r in references}
+    for i, c in enumerate(choices):
+        if normalize_answer(c) in refs:
+            return i
+    for r in references:
+        r = r.strip().rstrip(".)").lstrip("(")
+        if len(r) == 1 and r.upper() in _LETTERS[: len(choices)]:
+            return _LETTERS.index(r.upper())
+    return None
+
+
+@dataclass
+class Groups:
+    """The targets of one item, by group name, and where the wrong group came from."""
+
+    targets: dict[str, list[str]] = field(default_factory=dict)
+    wrong_source: str = "none"
+
+
+def build_groups(
+    item: Item,
+    distractors: Sequence[str] = (),
+    *,
+    enhance: bool = True,
+    refusal: bool = True,
+) -> Groups:
+    """Correct / wrong / refusal targets of an item (rule in the module docstring)."""
+    refs = [r for r in (str(x).strip() for x in item.references) if r]
+    groups = Groups()
+    choices = [c for c in (item.choices or ()) if c and c.strip()]
+    selected = _correct_choice(choices, refs) if len(choices) >= 2 else None
+    if selected is not None:
+        groups.targets["correct"] = enhance_choice(choices, selected, enhance=enhance)
+        # reference wordings that differ from the option text still count as correct
+        extra = [r for r in refs if normalize_answer(r) != normalize_answer(choices[selected])]
+        extra = [r for r in extra if not (len(r) == 1 and r.upper() in _LETTERS)]
+        groups.targets["correct"] += enhance_open(extra, enhance=enhance)
+        wrong: list[str] = []
+        for i in range(len(choices)):
+            if i != selected:
+                wrong += enhance_choice(choices, i, enhance=enhance)
+        groups.targets["wrong"] = wrong
+        groups.wrong_source = "choices"
+    else:
+        groups.targets["correct"] = enhance_open(refs, enhance=enhance)
+        ref_norm = {normalize_answer(r) for r in refs}
+        pool = [c for c in choices if normalize_answer(c) not in ref_norm]
+        wrong_answers = [w for w in (item.wrong_answers or ()) if w and w.strip()]
+        if pool:
+            groups.targets["wrong"] = enhance_open(pool, enhance=enhance)
+            groups.wrong_source = "choices"
+        elif wrong_answers:
+            groups.targets["wrong"] = enhance_open(wrong_answers, enhance=enhance)
+            groups.wrong_source = "wrong_answers"
+        elif distractors:
+            groups.targets["wrong"] = enhance_open(distractors, enhance=enhance)
+            groups.wrong_source = "distractors"
+    if refusal:
+        groups.targets["refusal"] = list(REFUSAL_TARGETS)
+    return groups
+
+
+def _matches(a_norm: str, b_norm: str) -> bool:
+    return bool(a_norm and b_norm) and (
+        a_norm == b_norm
+        or contains_on_token_boundary(a_norm, b_norm)
+        or contains_on_token_boundary(b_norm, a_norm)
+    )
+
+
+def select_distractors(
+    references: Sequence[str],
+    ref_vectors: np.ndarray,
+    pool: Sequence[str],
+    pool_vectors: np.ndarray,
+    k: int,
+) -> list[str]:
+    """The ``k`` pool strings most similar to any reference, excluding strings that equal,
+    contain or are contained in a reference (after SQuAD normalisation); ties by text."""
+    if k <= 0 or not len(pool) or not len(references):
+        return []
+    refs_norm = [normalize_answer(r) for r in references]
+    keep = [
+        j
+        for j, p in enumerate(pool)
+        if not any(_matches(normalize_answer(p), rn) for rn in refs_norm)
+    ]
+    if not keep:
+        return []
+    sims = (pool_vectors[keep] @ ref_vectors.T).max(axis=1)
+    order = sorted(range(len(keep)), key=lambda j: (-float(sims[j]), pool[keep[j]]))
+    return [pool[keep[j]] for j in order[:k]]
+
+
+def normalise_groups(maxima: dict[str, float]) -> dict[str, float]:
+    """Group maxima clipped at 0 and divided by their sum (equal shares if all are 0)."""
+    clipped = {g: max(0.0, float(v)) for g, v in maxima.items()}
+    total = sum(clipped.values())
+    if total <= 0:
+        return {g: 1.0 / len(clipped) for g in clipped}
+    return {g: v / total for g, v in clipped.items()}
+
+
+# -- the metric -------------------------------------------------------------------------------
+@register
+class AVert(Metric):
+    """A-VERT group ranking (see the module docstring for the rules and decisions).
+
+    Parameters
+    ----------
+    ranker : "embedding" (default) or "cross-encoder".
+    model : the embedding model, or with ``ranker="cross-encoder"`` the cross-encoder (path or
+        hub name; none ships offline).
+    instruction : None, "default" (the paper's instruction) or a template with ``{query}``.
+    enhance : apply the enhancement templates.
+    refusal : include the refusal group.
+    k_distractors : distractors taken from other questions when an item has no choices or
+        known wrong answers.
+    threshold : used only when re-deciding from scores (``decide``); ``score_batch`` decides by
+        argmax, which for two groups equals share >= 0.5.
+    """
+
+    id = "avert"
+    version = "1"
+    kind = "embedding"
+    description = "A-VERT: max-similarity ranking of correct / wrong / refusal target groups"
+    needs_models = True
+
+    def __init__(
+        self,
+        *,
+        ranker: Literal["embedding", "cross-encoder"] = "embedding",
+        model: str = DEFAULT_EMBEDDING_MODEL,
+        instruction: str | None = None,
+        enhance: bool = True,
+        refusal: bool = True,
+        k_distractors: int = 4,
+        threshold: float = 0.5,
+        device: str | None = None,
+    ) -> None:
+        self.ranker = ranker
+        self.model = model
+        self.instruction = instruction
+        self.enhance = enhance
+        self.refusal = refusal
+        self.k_distractors = k_distractors
+        self.threshold = threshold
+        self.device = device
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _validate(self) -> None:
+        if self.ranker not in ("embedding", "cross-encoder"):
+            raise ConfigError(
+                f"A-VERT ranker must be 'embedding' or 'cross-encoder', got {self.ranker!r}."
+            )
+        if self.ranker == "cross-encoder" and self.model == DEFAULT_EMBEDDING_MODEL:
+            raise ConfigError(
+                "A-VERT with ranker='cross-encoder' needs model=<cross-encoder path or hub "
+                "name> (for example a local copy of BAAI/bge-reranker-v2-m3); none ships "
+                "offline, so the default ranker is 'embedding'."
+            )
+        if self.instruction not in (None, "", "default") and "{query}" not in self.instruction:
+            raise ConfigError(
+                f"A-VERT instruction must contain '{{query}}' (or be 'default'), got "
+                f"{self.instruction!r}."
+            )
+        if int(self.k_distractors) < 0:
+            raise ConfigError(f"k_distractors must be >= 0, got {self.k_distractors!r}.")
+
+    def _query(self, candidate: str) -> str:
+        if not self.instruction:
+            return candidate
+        template = DEFAULT_INSTRUCTION if self.instruction == "default" else self.instruction
+        return template.replace("{query}", candidate)
+
+    def _distractors(self, items: Sequence[Item], need: list[int]) -> dict[int, list[str]]:
+        if not need or int(self.k_distractors) == 0:
+            return {}
+        by_dataset: dict[str | None, list[int]] = {}
+        for i, it in enumerate(items):
+            by_dataset.setdefault(it.dataset, []).append(i)
+        all_refs = list(
+            dict.fromkeys(str(r).strip() for it in items for r in it.references if str(r).strip())
+        )
+        cache = get_cache(self.model, self.device)
+        vecs = dict(zip(all_refs, cache.encode(all_refs), strict=True)) if all_refs else {}
+        out: dict[int, list[str]] = {}
+        pools: dict[str | None, list[tuple[str, str]]] = {}
+        for ds, members in by_dataset.items():
+            pools[ds] = list(
+                dict.fromkeys(
+                    (normalize_answer(items[j].question or ""), str(r).strip())
+                    for j in members
+                    for r in items[j].references
+                    if str(r).strip()
+                )
+            )
+        for i in need:
+            it = items[i]
+            refs = [str(r).strip() for r in it.references if str(r).strip()]
+            if not refs:
+                continue
+            q = normalize_answer(it.question or "")
+            pool = list(dict.fromkeys(r for qq, r in pools[it.dataset] if qq != q))
+            if not pool:
+                continue
+            out[i] = select_distractors(
+                refs,
+                np.stack([vecs[r] for r in refs]),
+                pool,
+                np.stack([vecs[p] for p in pool]),
+                int(self.k_distractors),
+            )
+        return out
+
+    def _rank(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        """Scores of (query, target) pairs, deduplicated."""
+        unique = list(dict.fromkeys(pairs))
+        if self.ranker == "embedding":
+            texts = list(dict.fromkeys(t for pair in unique for t in pair))
+            emb = get_cache(self.model, self.device).encode(texts)
+            pos = {t: k for k, t in enumerate(texts)}
+            a = np.array([pos[q] for q, _ in unique])
+            b = np.array([pos[t] for _, t in unique])
+            vals = np.einsum("ij,ij->i", emb[a], emb[b])
+        else:
+            import torch
+
+            model = load_cross_encoder(self.model, self.device)
+            with torch.inference_mode():
+                raw = model.predict(
+                    [list(p) for p in unique], batch_size=32, show_progress_bar=False
+                )
+            raw = np.asarray(raw, dtype=float)
+            if raw.ndim == 2:  # several labels: probability of the last ("relevant") one
+                e = np.exp(raw - raw.max(axis=1, keepdims=True))
+                raw = (e / e.sum(axis=1, keepdims=True))[:, -1]
+            vals = raw
+        lookup = dict(zip(unique, vals, strict=True))
+        return np.array([lookup[p] for p in pairs], dtype=float)
+
+    # -- scoring ------------------------------------------------------------------------------
+    def score_batch(self, items: Sequence[Item]) -> MetricResult:
+        self._validate()
+        n = len(items)
+        scores = np.zeros(n)
+        decisions = np.zeros(n, dtype=bool)
+        details: list[dict[str, Any]] = [{} for _ in range(n)]
+        if n == 0:
+            return MetricResult(scores, decisions, details)
+
+        live = [i for i, it in enumerate(items) if it.candidate and it.candidate.strip()]
+        for i in set(range(n)) - set(live):
+            details[i] = {"reason": "empty response (counted as wrong)"}
+        need = [
+            i
+            for i in live
+            if not items[i].choices and not items[i].wrong_answers and items[i].references
+        ]
+        distractors = self._distractors(items, need)
+
+        groups: dict[int, Groups] = {}
+        pairs: list[tuple[str, str]] = []
+        owners: list[tuple[int, str, int]] = []  # (item, group, target index)
+        for i in live:
+            g = build_groups(
+                items[i],
+                distractors.get(i, ()),
+                enhance=bool(self.enhance),
+                refusal=bool(self.refusal),
+            )
+            if not g.targets.get("correct"):
+                details[i] = {"reason": "no reference (counted as wrong)"}
+                continue
+            groups[i] = g
+            query = self._query(items[i].candidate.strip())
+            for name, targets in g.targets.items():
+                for k, t in enumerate(targets):
+                    pairs.append((query, t))
+                    owners.append((i, name, k))
+        vals = self._rank(pairs) if pairs else np.zeros(0)
+
+        best: dict[tuple[int, str], tuple[float, int]] = {}
+        for (i, name, k), v in zip(owners, vals, strict=True):
+            key = (i, name)
+            if key not in best or v > best[key][0]:
+                best[key] = (float(v), k)
+        for i, g in groups.items():
+            maxima = {name: best[(i, name)][0] for name in g.targets}
+            shares = normalise_groups(maxima)
+            correct = shares["correct"]
+            others = {k: v for k, v in shares.items() if k != "correct"}
+            top_other = max(others.values()) if others else 0.0
+            label = "correct" if correct >= top_other else max(others, key=others.__getitem__)
+            scores[i] = correct
+            decisions[i] = correct >= top_other
+            details[i] = {
+                "group": label,
+                "shares": {k: round(v, 6) for k, v in shares.items()},
+                "maxima": {k: round(v, 6) for k, v in maxima.items()},
+                "margin": round(correct - top_other, 6),
+                "best_targets": {name: g.targets[name][best[(i, name)][1]] for name in g.targets},
+                "wrong_source": g.wrong_source,
+                "ranker": self.ranker,
+            }
+            if "wrong" not in g.targets:
+                details[i]["warning"] = "no wrong targets: decision is correct vs refusal only"
+        return MetricResult(scores, decisions, details)
