@@ -34,7 +34,9 @@ def parse_mapping(pairs: list[str]) -> dict[str, str]:
 def register(app: typer.Typer) -> None:
     @app.command("import")
     def import_(
-        file: Annotated[Path, typer.Argument(help="JSONL, JSON, CSV, TSV or Parquet file.")],
+        file: Annotated[
+            Path, typer.Argument(metavar="FILE", help="JSONL, JSON, CSV, TSV or Parquet file.")
+        ],
         dataset: Annotated[str, typer.Option("--dataset", "-d", help="Dataset to add to.")],
         fmt: Annotated[
             str | None,
@@ -100,5 +102,7 @@ def register(app: typer.Typer) -> None:
             records = repo.scores(url, dataset, metric_id=metric)
         io.write_records(records, output)
         console.print(
-            f"Wrote {len(records)} {what} row(s) of {dataset!r} to {output}.", markup=False
+            f"Wrote {len(records)} {what} row(s) of {dataset!r} to {output}.",
+            markup=False,
+            soft_wrap=True,
         )

@@ -76,7 +76,11 @@ def register(app: typer.Typer) -> None:
         console.print(report.summary(), markup=False, soft_wrap=True)
         if created:
             shown = "admin" if password == "admin" else "the --password you gave"
-            console.print(f"Admin account created: user 'admin', password {shown}.", markup=False)
+            console.print(
+                f"Admin account created: user 'admin', password {shown}.",
+                markup=False,
+                soft_wrap=True,
+            )
         else:
             console.print(
                 "Admin account 'admin' already exists (password unchanged).", markup=False

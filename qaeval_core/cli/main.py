@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "qaeval_core.cli.data",
     "qaeval_core.cli.users",
     "qaeval_core.cli.demo",
+    "qaeval_core.cli.calibrate",
 ]
 
 app = typer.Typer(
@@ -75,10 +76,14 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # Click usage errors arrive here in non-standalone mode
         import click
 
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            return exc.exit_code
-        if isinstance(exc, click.exceptions.Abort):
+        # typer >= 0.24 vendors its own click (typer._click), whose errors are TyperExceptions.
+        if isinstance(exc, click.exceptions.ClickException | typer.exceptions.TyperException):
+            if hasattr(exc, "show"):
+                exc.show()
+            else:
+                err_console.print(f"Error: {exc.format_message()}", markup=False)
+            return int(getattr(exc, "exit_code", 2))
+        if isinstance(exc, click.exceptions.Abort | typer.exceptions.Abort):
             err_console.print("Aborted.")
             return 1
         raise

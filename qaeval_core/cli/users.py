@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
             )
         url = store_session.upgrade(db)
         user = repo.add_user(url, name, role, password)
-        console.print(f"Created {user.role} {user.name!r}.", markup=False)
+        console.print(f"Created {user.role} {user.name!r}.", markup=False, soft_wrap=True)
 
     @user_app.command("list")
     def list_(
@@ -45,6 +45,6 @@ def register(app: typer.Typer) -> None:
             console.print("No users.")
         for u in users:
             state = "" if u.active else "  (inactive)"
-            console.print(f"{u.name}\t{u.role}{state}", markup=False)
+            console.print(f"{u.name}\t{u.role}{state}", markup=False, soft_wrap=True)
 
     app.add_typer(user_app, name="user")

@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 from sqlalchemy import func, insert, select, update
-from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
+from sqlalchemy.exc import IntegrityError, NoSuchModuleError, OperationalError, ProgrammingError
 from sqlalchemy.orm import Session
 
 from qaeval_core import io
@@ -203,6 +203,11 @@ def _scope(db: Store, *, write: bool = False) -> Iterator[Session]:
             yield session
     except (OperationalError, ProgrammingError, IntegrityError) as exc:
         raise _store_error(exc) from exc
+    except NoSuchModuleError as exc:
+        raise ConfigError(
+            f"Invalid database URL: {exc}. Expected e.g. sqlite:///path/to/file.sqlite or "
+            "postgresql+psycopg2://user:pass@host/dbname."
+        ) from exc
 
 
 # -- datasets ------------------------------------------------------------------------------
