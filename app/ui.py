@@ -67,6 +67,12 @@ class SessionUser:
     role: str
 
 
+def _as_dict(user: SessionUser) -> dict[str, object]:
+    # Session state keeps a plain dict: Streamlit may re-import this module between runs, and
+    # an instance of the old class would then fail isinstance checks.
+    return {"id": user.id, "name": user.name, "role": user.role}
+
+
 @st.cache_resource(show_spinner=False)
 def _upgraded(url: str) -> str:
     """Bring the schema up to date once per server process and store URL."""
@@ -84,7 +90,7 @@ def log_in(name: str, password: str) -> SessionUser | None:
     if info is None:
         return None
     user = SessionUser(info.id, info.name, info.role)
-    st.session_state[_USER_KEY] = user
+    st.session_state[_USER_KEY] = _as_dict(user)
     return user
 
 
@@ -100,9 +106,10 @@ def current_user() -> SessionUser | None:
     A deactivated, deleted or re-roled account takes effect on the next click, not at the next
     login.
     """
-    remembered = st.session_state.get(_USER_KEY)
-    if not isinstance(remembered, SessionUser):
+    raw = st.session_state.get(_USER_KEY)
+    if not isinstance(raw, dict):
         return None
+    remembered = SessionUser(int(raw["id"]), str(raw["name"]), str(raw["role"]))
     try:
         info = repo.get_user(store_url(), remembered.name)
     except NotFoundError:
@@ -113,7 +120,7 @@ def current_user() -> SessionUser | None:
         return None
     if info.role != remembered.role:
         remembered = SessionUser(info.id, info.name, info.role)
-        st.session_state[_USER_KEY] = remembered
+        st.session_state[_USER_KEY] = _as_dict(remembered)
     return remembered
 
 

@@ -362,4 +362,5 @@ def main() -> None:
         _decision_panel()
 
 
-main()
+if __name__ == "__main__":  # Streamlit runs pages as __main__; tests import helpers
+    main()

@@ -134,4 +134,5 @@ def main() -> None:
         _reassign_form(dataset, holders, people, url)
 
 
-main()
+if __name__ == "__main__":  # Streamlit runs pages as __main__; tests import helpers
+    main()

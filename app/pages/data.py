@@ -142,4 +142,5 @@ def main() -> None:
     _export_section(url, datasets)
 
 
-main()
+if __name__ == "__main__":  # Streamlit runs pages as __main__; tests import helpers
+    main()

@@ -75,4 +75,5 @@ def main() -> None:
     _password_form(url, [u.name for u in users if u.role != "external"])
 
 
-main()
+if __name__ == "__main__":  # Streamlit runs pages as __main__; tests import helpers
+    main()

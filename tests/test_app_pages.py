@@ -1,0 +1,411 @@
+"""The Streamlit pages through ``streamlit.testing.v1.AppTest``: login, roles, labelling,
+editing, assignment, data and users.
+
+AppTest cannot press keyboard shortcuts (tests/test_browser.py does that in Chromium); clicking
+a button here runs the same callback a shortcut would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+from streamlit.util import calc_hash
+
+from app import ui
+from qaeval_core.store import annotation as ann
+from qaeval_core.store import repo
+from qaeval_core.store import session as store_session
+
+APP = Path(__file__).resolve().parents[1] / "app"
+EVIL = "<script>alert('x')</script> ![img](http://evil.example/a.png) [click](http://x.example)"
+ROWS = [
+    {
+        "id": "q0",
+        "question": "Who wrote Hamlet?",
+        "references": ["William Shakespeare"],
+        "candidate": "It was written by William Shakespeare around 1600.",
+    },
+    {"id": "q1", "question": "Capital of France?", "references": ["Paris"], "candidate": EVIL},
+    {
+        "id": "q2",
+        "question": "Largest planet?",
+        "references": ["Jupiter"],
+        "candidate": "Saturn, probably.",
+    },
+    {
+        "id": "q3",
+        "question": "Boiling point of water in C?",
+        "references": ["100"],
+        "candidate": "100 degrees Celsius at sea level.",
+    },
+]
+USERS = {"admin": "admin", "res": "researcher", "ann1": "annotator", "ann2": "annotator"}
+
+
+@pytest.fixture(autouse=True)
+def _navigation_pages_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make AppTest treat app/pages/ like the real server does under st.navigation.
+
+    AppTest resets ``PagesManager.uses_pages_directory`` before every run, so with a ``pages/``
+    folder next to main.py its reruns take the legacy multipage path and run the page file
+    without main.py. The server sets the flag to False on the first st.navigation call and
+    keeps it; this does the same.
+    """
+    original = PagesManager.__init__
+
+    def init(self: PagesManager, *args: object, **kwargs: object) -> None:
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    url = f"sqlite:///{tmp_path / 'app.sqlite'}"
+    store_session.upgrade(url)
+    repo.import_items(url, "ds", ROWS, source="test")
+    for name, role in USERS.items():
+        repo.add_user(url, name, role, f"pw-{name}")
+    monkeypatch.setenv("QAEVAL_DATABASE_URL", url)
+    yield url
+
+
+def app() -> AppTest:
+    return AppTest.from_file(str(APP / "main.py"), default_timeout=60)
+
+
+def logged_in(name: str) -> AppTest:
+    at = app().run()
+    at.text_input(key="login_name").input(name)
+    at.text_input(key="login_password").input(f"pw-{name}")
+    at.button(key="login_submit").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def texts(at: AppTest) -> str:
+    """Everything the page shows as text, for "is it there / is it absent" checks."""
+    parts = [
+        e.value
+        for kind in ("markdown", "caption", "text", "title", "success", "info", "warning", "error")
+        for e in getattr(at, kind)
+    ]
+    return "\n".join(str(p) for p in parts)
+
+
+# ----------------------------------------------------------------------------- login and roles
+
+
+def test_login_rejects_a_wrong_password_and_accepts_the_right_one(store: str) -> None:
+    at = app().run()
+    assert not at.exception
+    assert [t.value for t in at.title] == ["qaeval"]
+    at.text_input(key="login_name").input("ann1")
+    at.text_input(key="login_password").input("nope")
+    at.button(key="login_submit").click().run()
+    assert "wrong password" in at.error[0].value
+    at.text_input(key="login_password").input("pw-ann1")
+    at.button(key="login_submit").click().run()
+    assert [t.value for t in at.title] == ["Annotate"]
+    at.button(key="logout").click().run()
+    assert [t.value for t in at.title] == ["qaeval"]
+
+
+def test_annotator_cannot_reach_researcher_pages_even_by_url(store: str) -> None:
+    at = logged_in("ann1")
+    for page in ("pages/assign.py", "pages/data.py", "pages/users.py"):
+        with pytest.raises(ValueError, match="Could not find a navigation page"):
+            at.switch_page(page)
+    # Typing /assign into the address bar requests the page by its url-path hash: the router
+    # does not know it for this user and falls back to the annotate page.
+    at._page_hash = calc_hash("assign")
+    at.run()
+    assert [t.value for t in at.title] == ["Annotate"]
+    assert "deal_submit" not in [b.key for b in at.button]
+
+
+@pytest.mark.parametrize("page", ["assign.py", "data.py", "users.py"])
+def test_pages_check_the_role_on_the_server(store: str, page: str) -> None:
+    """Run the page file itself with an annotator session: it must stop before rendering."""
+    at = AppTest.from_file(str(APP / "pages" / page), default_timeout=60)
+    info = repo.get_user(store, "ann1")
+    at.session_state["qaeval_user"] = {"id": info.id, "name": "ann1", "role": "annotator"}
+    at.run()
+    assert not at.exception
+    assert "cannot open" in at.error[0].value
+    assert not at.title and not at.button
+
+
+def test_page_without_login_asks_to_log_in(store: str) -> None:
+    at = AppTest.from_file(str(APP / "pages" / "annotate.py"), default_timeout=60).run()
+    assert "log in" in at.warning[0].value
+
+
+def test_role_change_takes_effect_without_new_login(store: str) -> None:
+    at = logged_in("res")
+    at.switch_page("pages/assign.py").run()
+    assert [t.value for t in at.title] == ["Assign"]
+    with store_session.write_scope(store) as s:
+        from qaeval_core.store.models import User
+
+        s.query(User).filter(User.name == "res").update({"role": "annotator"})
+    at.run()
+    assert [t.value for t in at.title] == ["Annotate"]
+
+
+def test_admin_sees_every_page_and_researcher_not_users(store: str) -> None:
+    admin = logged_in("admin")
+    for page, title in [
+        ("pages/assign.py", "Assign"),
+        ("pages/data.py", "Data"),
+        ("pages/users.py", "Users"),
+    ]:
+        admin.switch_page(page).run()
+        assert not admin.exception, admin.exception
+        assert [t.value for t in admin.title] == [title]
+    res = logged_in("res")
+    with pytest.raises(ValueError, match="Could not find a navigation page"):
+        res.switch_page("pages/users.py")
+
+
+# ----------------------------------------------------------------------------- assignment
+
+
+def test_researcher_deals_queues_and_sees_progress(store: str) -> None:
+    at = logged_in("res")
+    at.switch_page("pages/assign.py").run()
+    assert "Nobody has a queue" in texts(at)
+    at.multiselect(key="deal_annotators").set_value(["ann1", "ann2"])
+    at.number_input(key="deal_base").set_value(1)
+    at.slider(key="deal_share").set_value(50)
+    at.number_input(key="deal_k").set_value(2)
+    at.button(key="deal_submit").click().run()
+    assert not at.exception, at.exception
+    assert "Dealt 6 new assignment(s) over 4 items" in at.success[0].value
+    frame = at.dataframe[0].value
+    assert list(frame["annotator"]) == ["ann1", "ann2"]
+    assert list(frame["assigned"]) == [3, 3]
+    # Dealing again adds nothing.
+    at.button(key="deal_submit").click().run()
+    assert "Dealt 0 new assignment(s)" in at.success[0].value
+    # Reassign ann2's queue to ann1 (ann1 already holds the overlap items).
+    at.selectbox(key="re_absent").set_value("ann2")
+    at.multiselect(key="re_to").set_value(["ann1"])
+    at.button(key="re_submit").click().run()
+    assert not at.exception, at.exception
+    assert "Moved 1 item(s) from ann2" in at.success[0].value
+
+
+def test_deal_errors_are_shown_not_raised(store: str) -> None:
+    at = logged_in("res")
+    at.switch_page("pages/assign.py").run()
+    at.multiselect(key="deal_annotators").set_value(["ann1"])
+    at.number_input(key="deal_base").set_value(2)
+    at.button(key="deal_submit").click().run()
+    assert not at.exception
+    assert "base must be between 1 and the number of annotators" in at.error[0].value
+
+
+# ----------------------------------------------------------------------------- labelling
+
+
+def dealt(store: str) -> None:
+    ann.deal("ds", ["ann1", "ann2"], base=2, url=store)
+
+
+def test_annotator_without_queue_is_told_so(store: str) -> None:
+    at = logged_in("ann1")
+    assert "No items are assigned to you yet" in at.info[0].value
+
+
+def test_label_save_advance_and_time_recorded(store: str) -> None:
+    dealt(store)
+    at = logged_in("ann1")
+    assert "Who wrote Hamlet" in texts(at)
+    assert "0 of 4 labelled" in at.get("progress")[0].proto.text
+    at.button(key="ann_save").click().run()  # no label picked yet
+    assert "Pick a label first" in at.warning[0].value
+    at.button(key="ann_label_2").click().run()
+    assert at.button(key="ann_label_2").proto.type == "primary"
+    at.button(key="ann_rule_1").click().run()
+    at.text_input(key="ann_note").input("full name")
+    at.button(key="ann_save").click().run()
+    assert not at.exception, at.exception
+    assert "Saved: clearly correct · rule 1" in at.success[0].value
+    assert "Capital of France" in texts(at)
+    history = repo.label_history(store, "ds")
+    assert len(history) == 1
+    row = history.iloc[0]
+    assert (row["user"], row["value"], row["rule"], row["note"]) == ("ann1", 2, 1, "full name")
+    assert row["seconds"] >= 0
+    assert at.text_input(key="ann_note").value == ""  # the note does not carry over
+
+
+def test_untrusted_text_is_escaped(store: str) -> None:
+    dealt(store)
+    at = logged_in("ann1")
+    at.button(key="ann_skip_btn").click().run()  # skip q0; q1 holds the hostile answer
+    shown = [m.value for m in at.markdown if "script" in m.value]
+    assert shown, texts(at)
+    for md in shown:
+        assert "<script>" not in md and "![img]" not in md and "[click](" not in md
+        assert r"\<script\>" in md and r"\!\[img\]" in md
+    assert not at.get("html")
+
+
+def test_skip_back_edit_keeps_history(store: str) -> None:
+    dealt(store)
+    at = logged_in("ann1")
+    first = at.session_state["ann_item"]
+    at.button(key="ann_skip_btn").click().run()
+    second = at.session_state["ann_item"]
+    assert second != first
+    at.button(key="ann_label_0").click().run()
+    at.button(key="ann_rule_6").click().run()
+    at.button(key="ann_save").click().run()
+    third = at.session_state["ann_item"]
+    assert third not in (first, second)
+    # Back: the item just labelled opens for editing with its current label chosen.
+    at.button(key="ann_back").click().run()
+    assert at.session_state["ann_item"] == second
+    assert at.session_state["ann_review"] is True
+    assert at.button(key="ann_label_0").proto.type == "primary"
+    assert "You are editing an earlier label" in texts(at)
+    at.button(key="ann_label_1").click().run()
+    at.button(key="ann_save").click().run()
+    assert "Updated: unclear" in at.success[0].value
+    # After the edit we are back in the queue, at the next unlabelled item.
+    assert at.session_state["ann_review"] is False
+    assert at.session_state["ann_item"] == third
+    history = ann.label_history("ann1", second, url=store)
+    assert [int(h.value) for h in history] == [0, 1]
+    # Forward and back-to-queue in review mode.
+    at.button(key="ann_back").click().run()
+    at.button(key="ann_queue").click().run()
+    assert at.session_state["ann_item"] == third
+
+
+def test_open_an_earlier_label_from_the_list(store: str) -> None:
+    dealt(store)
+    at = logged_in("ann1")
+    first = at.session_state["ann_item"]
+    at.button(key="ann_label_2").click().run()
+    at.button(key="ann_save").click().run()
+    at.selectbox(key="ann_earlier").set_value(first)
+    at.button(key="ann_open_earlier").click().run()
+    assert at.session_state["ann_item"] == first and at.session_state["ann_review"]
+
+
+def test_annotators_are_blind_to_each_other(store: str) -> None:
+    dealt(store)
+    other = logged_in("ann2")
+    other.button(key="ann_label_0").click().run()
+    other.text_input(key="ann_note").input("SECRET-NOTE-OF-ANN2")
+    other.button(key="ann_save").click().run()
+    at = logged_in("ann1")
+    assert "SECRET-NOTE-OF-ANN2" not in texts(at)
+    assert at.button(key="ann_label_0").proto.type == "secondary"
+    assert "0 of 4 labelled" in at.get("progress")[0].proto.text
+
+
+def test_finished_queue_and_skipped_items(store: str) -> None:
+    ann.deal("ds", ["ann1"], url=store)
+    at = logged_in("ann1")
+    at.button(key="ann_skip_btn").click().run()
+    for _ in range(3):
+        at.button(key="ann_label_2").click().run()
+        at.button(key="ann_save").click().run()
+    assert "Only skipped items are left (1)" in at.info[0].value
+    at.button(key="ann_revisit").click().run()
+    at.button(key="ann_label_1").click().run()
+    at.button(key="ann_save").click().run()
+    assert "Your queue is done" in at.success[-1].value
+
+
+# ----------------------------------------------------------------------------- data and users
+
+
+def test_data_page_shows_row_numbered_errors(store: str) -> None:
+    at = logged_in("res")
+    at.switch_page("pages/data.py").run()
+    bad = (
+        b'{"question": "q", "references": ["r"], "candidate": "c"}\n{"question": "q2"}\nnot json\n'
+    )
+    at.get("file_uploader")[0].upload("bad.jsonl", bad)
+    at.text_input(key="import_dataset").input("new")
+    at.button(key="import_submit").click().run()
+    assert not at.exception, at.exception
+    assert "nothing was imported" in at.error[0].value
+    frame = at.dataframe[-1].value
+    assert list(frame["row"]) == [2, 3]
+    assert [d.name for d in repo.list_datasets(store)] == ["ds"]
+
+
+def test_data_page_imports_a_good_file(store: str) -> None:
+    at = logged_in("res")
+    at.switch_page("pages/data.py").run()
+    good = b'{"id": "a", "question": "q", "references": ["r"], "candidate": "c", "label": 1}\n'
+    at.get("file_uploader")[0].upload("good.jsonl", good)
+    at.text_input(key="import_dataset").input("new")
+    at.button(key="import_submit").click().run()
+    assert not at.exception, at.exception
+    assert "1 item(s) added" in at.success[0].value
+    assert at.get("download_button")
+
+
+@pytest.mark.parametrize("what", ["items", "labels", "labels-history", "scores"])
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_exports_build_files(store: str, what: str, fmt: str) -> None:
+    from app.pages import data
+
+    dealt(store)
+    ann.save_label("ann1", ann.next_item("ann1", "ds", url=store).id, 2, url=store)
+    payload = data._export_bytes(store, "ds", what, fmt)()
+    assert isinstance(payload, bytes)
+    if fmt == "jsonl" and what.startswith("labels"):
+        assert b'"ann1"' in payload
+
+
+def test_admin_adds_a_user_who_can_log_in(store: str) -> None:
+    at = logged_in("admin")
+    at.switch_page("pages/users.py").run()
+    at.text_input(key="user_name").input("newbie")
+    at.selectbox(key="user_role").set_value("annotator")
+    at.text_input(key="user_password").input("s3cret")
+    at.text_input(key="user_confirm").input("s3cret")
+    at.button(key="user_submit").click().run()
+    assert not at.exception, at.exception
+    assert "Created annotator 'newbie'" in at.success[0].value
+    assert repo.authenticate(store, "newbie", "s3cret") is not None
+    # Mismatched confirmation creates nothing.
+    at.text_input(key="user_name").input("other")
+    at.text_input(key="user_password").input("a")
+    at.text_input(key="user_confirm").input("b")
+    at.button(key="user_submit").click().run()
+    assert "differ" in at.error[0].value
+    assert "other" not in [u.name for u in repo.list_users(store)]
+
+
+# ----------------------------------------------------------------------------- safe text
+
+
+def test_escape_markdown_neutralises_markup() -> None:
+    out = ui.escape_markdown("<b>x</b> ![i](u) $x$ :smile: **bold**\n    indented\n# head")
+    for raw in ("<b>", "![i]", "$x$", ":smile:", "**bold**"):
+        assert raw not in out
+    assert out.endswith(r"\# head")
+    assert out.split("  \n")[1] == "indented"
+
+
+def test_highlight_marks_whole_reference_words_only() -> None:
+    words = ui.reference_words(["William Shakespeare", "the Bard"])
+    assert words == {"william", "shakespeare", "bard"}
+    out = ui.highlight("By Shakespeare! Not Shakespeareana. <i>bard</i>", words)
+    assert ":orange-background[**Shakespeare**]" in out
+    assert "Shakespeareana" in out and "[**Shakespeareana**]" not in out
+    assert r"\<i\>" in out and ":orange-background[**bard**]" in out
