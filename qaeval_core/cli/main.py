@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "qaeval_core.cli.users",
     "qaeval_core.cli.demo",
     "qaeval_core.cli.calibrate",
+    "qaeval_core.cli.calibrate",
 ]
 
 app = typer.Typer(

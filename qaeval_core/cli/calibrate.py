@@ -1,0 +1,125 @@
+"""``qaeval calibrate``: fit a judge on a dataset's human labels and export it as JSON."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from qaeval_core.cli.common import DbOption, console, err_console
+from qaeval_core.errors import ConfigError
+
+
+def _split(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    parts = [p.strip() for p in value.split(",") if p.strip()]
+    return parts or None
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("calibrate")
+    def calibrate(
+        dataset: Annotated[str, typer.Option("--dataset", "-d", help="Labelled dataset.")],
+        output: Annotated[Path, typer.Option("--output", "-o", help="Judge config to write.")],
+        metrics: Annotated[
+            str | None,
+            typer.Option(
+                "--metrics", "-m", help="Comma-separated metric ids (default: the CPU set)."
+            ),
+        ] = None,
+        max_labels: Annotated[
+            int | None,
+            typer.Option(
+                help="Fit on at most N labelled items, drawn at random by question with "
+                "--seed; the rest stay unseen."
+            ),
+        ] = None,
+        seed: Annotated[int, typer.Option(help="Seed of the label draw and the CV folds.")] = 0,
+        candidates: Annotated[
+            str,
+            typer.Option(help="Combiners compared by cross-validation, simplest first."),
+        ] = "threshold,fusion,stacker",
+        folds: Annotated[int, typer.Option(help="Cross-validation folds.")] = 5,
+        name: Annotated[
+            str | None,
+            typer.Option(help="Also save the judge in the store as a named calibration."),
+        ] = None,
+        overwrite: Annotated[
+            bool, typer.Option(help="Replace a saved calibration of the same name.")
+        ] = False,
+        db: DbOption = None,
+    ) -> None:
+        """Fit a judge to a dataset's human labels; print its cross-validated quality.
+
+        The candidates (a calibrated threshold on the best metric, the fusion paper's filters
+        and vote, a logistic stacker) are compared by k-fold cross-validation grouped by
+        question; the winner is refitted on every label used and written to OUTPUT, which
+        `qaeval score --config OUTPUT` applies to new data.
+        """
+        from qaeval_core.calibrate.dataset import calibrate_dataset
+        from qaeval_core.store import repo
+        from qaeval_core.store import session as store_session
+
+        if output.suffix.lower() != ".json":
+            raise ConfigError(f"--output must be a .json file, got {output}.")
+        if folds < 2:
+            raise ConfigError(f"--folds must be >= 2, got {folds}.")
+        url = store_session.upgrade(db)
+        result = calibrate_dataset(
+            url,
+            dataset,
+            metrics=_split(metrics),
+            max_labels=max_labels,
+            seed=seed,
+            candidates=_split(candidates) or [],
+            n_splits=folds,
+            name=name or output.stem,
+            progress=lambda msg: err_console.print(msg, markup=False),
+        )
+        report = result.report
+
+        table = Table(title=f"Cross-validated quality on {report.n_labels} labels (%)")
+        for col in ("judge", "accuracy", "95% CI", "balanced acc.", "F1"):
+            table.add_column(col)
+        for row in report.candidates.itertuples(index=False):
+            mark = " (winner)" if row.candidate == report.winner else ""
+            table.add_row(
+                f"{row.candidate}{mark}",
+                _pct(row.accuracy),
+                f"{_pct(row.accuracy_lo)}-{_pct(row.accuracy_hi)}",
+                _pct(row.balanced_accuracy),
+                _pct(row.f1),
+            )
+        console.print(table)
+        if len(report.baselines):
+            base = Table(title="Uncalibrated metrics at their default thresholds, same labels (%)")
+            for col in ("metric", "accuracy", "95% CI", "balanced acc."):
+                base.add_column(col)
+            for row in report.baselines.sort_values("accuracy", ascending=False).itertuples():
+                base.add_row(
+                    row.metric,
+                    _pct(row.accuracy),
+                    f"{_pct(row.accuracy_lo)}-{_pct(row.accuracy_hi)}",
+                    _pct(row.balanced_accuracy),
+                )
+            console.print(base)
+
+        path = result.judge.save(output)
+        used = ", ".join(result.judge.columns)
+        console.print(
+            f"Wrote {path} ({report.winner} on {used}). {len(result.unseen_item_ids)} labelled "
+            "item(s) were held back unseen.",
+            markup=False,
+        )
+        if name:
+            repo.save_calibration(
+                url, name, result.judge.to_config(), dataset=dataset, overwrite=overwrite
+            )
+            console.print(f"Saved as calibration {name!r} in the store.", markup=False)
