@@ -1,0 +1,86 @@
+"""``qaeval report``: one dataset's analysis as a self-contained HTML page and a JSON file.
+
+The numbers are those of the app's agreement, explorer and leaderboard pages (both call
+:mod:`qaeval_core.analysis`); the fixed seed makes the JSON reproducible, so CI can diff it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from qaeval_core import analysis
+from qaeval_core.cli.common import DbOption, console
+from qaeval_core.errors import ConfigError
+from qaeval_core.report import write_report
+from qaeval_core.store import session as store_session
+
+SCORE_POLICIES = ("mean", "final", "soft")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("report")
+    def report(
+        dataset: Annotated[str, typer.Option("--dataset", "-d", help="Dataset to analyse.")],
+        output: Annotated[
+            Path, typer.Option("--output", "-o", help="HTML file to write (works offline).")
+        ],
+        json_path: Annotated[
+            Path | None, typer.Option("--json", help="Also write the numbers as JSON here.")
+        ] = None,
+        metric: Annotated[
+            list[str] | None,
+            typer.Option("--metric", "-m", help="Only this metric id (repeatable; default: all)."),
+        ] = None,
+        config_hash: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--config-hash",
+                help="Use this metric configuration (repeatable; default: the latest per metric).",
+            ),
+        ] = None,
+        score_policy: Annotated[
+            str,
+            typer.Option(
+                help="Human score correlated with the metrics: mean (raters' mean), final "
+                "(majority/adjudicated), soft (LAVE)."
+            ),
+        ] = "mean",
+        n_boot: Annotated[
+            int, typer.Option("--n-boot", min=0, help="Bootstrap resamples for the CIs.")
+        ] = 1000,
+        seed: Annotated[int, typer.Option(help="Bootstrap seed (same seed, same JSON).")] = 0,
+        db: DbOption = None,
+    ) -> None:
+        """Write agreement, metric-vs-human statistics, leaderboard and worst disagreements."""
+        if score_policy not in SCORE_POLICIES:
+            raise ConfigError(
+                f"--score-policy must be one of {', '.join(SCORE_POLICIES)}; got {score_policy!r}."
+            )
+        url = store_session.upgrade(db)
+        result = analysis.dataset_report(
+            url,
+            dataset,
+            metrics=metric,
+            config_hashes=config_hash,
+            score_policy=score_policy,  # type: ignore[arg-type]
+            n_boot=n_boot,
+            seed=seed,
+        )
+        for path in (output, json_path):
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+        write_report(result, html_path=output, json_path=json_path)
+        counts = result.numbers["counts"]
+        configs = result.numbers["settings"].get("metric_configs") or {}
+        console.print(
+            f"Dataset {dataset!r}: {counts['items']} item(s), {counts['labels']} label(s), "
+            f"{len(configs)} metric(s).",
+            markup=False,
+            soft_wrap=True,
+        )
+        console.print(f"HTML report: {output}", markup=False, soft_wrap=True)
+        if json_path is not None:
+            console.print(f"JSON numbers: {json_path}", markup=False, soft_wrap=True)

@@ -1,0 +1,94 @@
+"""``qaeval report`` on the demo store: the HTML page and the JSON numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from qaeval_core.cli.main import main as cli_main
+from qaeval_core.metrics.base import get_metric
+from qaeval_core.store import repo
+
+DEMO = "demo-nq301"
+
+
+@pytest.fixture(scope="module")
+def demo_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    url = f"sqlite:///{tmp_path_factory.mktemp('report') / 'demo.sqlite'}"
+    assert cli_main(["demo", "--db", url]) == 0
+    items = repo.load_items(url, DEMO)
+    for metric_id in ("em", "f1"):
+        metric = get_metric(metric_id)
+        result = metric.score_batch(items)
+        repo.add_scores(
+            url,
+            [
+                {"item_id": it.meta["item_id"], "metric_id": metric_id,
+                 "config_hash": metric.config_hash(), "value": v, "decision": bool(d),
+                 "details": det}
+                for it, v, d, det in zip(
+                    items, result.scores, result.decisions, result.details, strict=True
+                )
+            ],
+        )  # fmt: skip
+    return url
+
+
+def test_report_writes_html_and_json(demo_url: str, tmp_path: Path, capsys) -> None:
+    html_path, json_path = tmp_path / "out" / "report.html", tmp_path / "numbers.json"
+    code = cli_main(
+        ["report", "--db", demo_url, "--dataset", DEMO, "-o", str(html_path),
+         "--json", str(json_path), "--n-boot", "100"]
+    )  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "298 item(s), 635 label(s), 2 metric(s)" in out
+    page = html_path.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    assert "qaeval analysis: demo-nq301" in page
+    assert "Krippendorff" in page and "Worst disagreements" in page
+    assert "<script src=" not in page  # plotly.js inlined: the page works offline
+    numbers = json.loads(json_path.read_text(encoding="utf-8"))
+    assert numbers["counts"]["items"] == 298
+    assert numbers["counts"]["items_by_label_count"] == {"0": 0, "1": 0, "2": 259, "3+": 39}
+    assert set(numbers["settings"]["metric_configs"]) == {"em", "f1"}
+    assert numbers["settings"]["n_boot"] == 100
+    assert {r["metric_id"] for r in numbers["metrics"]} == {"em", "f1"}
+    assert numbers["leaderboard"] and numbers["ranking"]
+
+    # Same seed, same numbers (CI can diff the JSON).
+    again = tmp_path / "again.json"
+    cli_main(
+        ["report", "--db", demo_url, "-d", DEMO, "-o", str(tmp_path / "b.html"),
+         "--json", str(again), "--n-boot", "100"]
+    )  # fmt: skip
+    assert again.read_text(encoding="utf-8") == json_path.read_text(encoding="utf-8")
+
+
+def test_report_metric_filter_and_errors(demo_url: str, tmp_path: Path, capsys) -> None:
+    json_path = tmp_path / "em.json"
+    code = cli_main(
+        ["report", "--db", demo_url, "-d", DEMO, "-o", str(tmp_path / "em.html"),
+         "--json", str(json_path), "--metric", "em", "--n-boot", "0"]
+    )  # fmt: skip
+    assert code == 0
+    numbers = json.loads(json_path.read_text(encoding="utf-8"))
+    assert set(numbers["settings"]["metric_configs"]) == {"em"}
+
+    code = cli_main(["report", "--db", demo_url, "-d", "nope", "-o", str(tmp_path / "x.html")])
+    assert code == 1
+    assert "No dataset named 'nope' (known datasets: demo-nq301)" in capsys.readouterr().err
+    code = cli_main(
+        ["report", "--db", demo_url, "-d", DEMO, "-o", str(tmp_path / "x.html"), "-m", "bleu"]
+    )
+    assert code == 1
+    assert "No scores of metric(s) bleu" in capsys.readouterr().err
+    code = cli_main(
+        ["report", "--db", demo_url, "-d", DEMO, "-o", str(tmp_path / "x.html"),
+         "--score-policy", "median"]
+    )  # fmt: skip
+    assert code == 1
+    assert "--score-policy must be one of mean, final, soft" in capsys.readouterr().err
+    assert not (tmp_path / "x.html").exists()
