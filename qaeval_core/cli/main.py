@@ -23,7 +23,7 @@ COMMAND_MODULES = [
     "qaeval_core.cli.data",
     "qaeval_core.cli.users",
     "qaeval_core.cli.demo",
-    "qaeval_core.cli.calibrate",
+    "qaeval_core.cli.report",
     "qaeval_core.cli.calibrate",
 ]
 
