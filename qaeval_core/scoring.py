@@ -345,7 +345,8 @@ def score_items(
     """
     items = list(items)
     resolved = resolve_metrics(metrics)
-    bar = _progress_bar(len(items) * len(resolved), progress, "scoring")
+    desc = resolved[0][0] if len(resolved) == 1 else "scoring"
+    bar = _progress_bar(len(items) * len(resolved), progress, desc)
     try:
         return {
             label: _run_metric(label, metric, items, batch_size, bar) for label, metric in resolved

@@ -21,6 +21,7 @@ from qaeval_core.errors import QAEvalError
 COMMAND_MODULES = [
     "qaeval_core.cli.db",
     "qaeval_core.cli.data",
+    "qaeval_core.cli.score",
     "qaeval_core.cli.users",
     "qaeval_core.cli.demo",
     "qaeval_core.cli.report",

@@ -1,0 +1,280 @@
+"""``qaeval metrics`` and ``qaeval score``: list the metrics, score a file or a stored dataset.
+
+The commands parse options, call :mod:`qaeval_core.scoring` (or a calibrated
+:class:`~qaeval_core.judge.Judge`), and print a summary; no scoring logic lives here.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from qaeval_core.cli.common import DbOption, console
+from qaeval_core.errors import ConfigError
+
+#: Metric groups accepted by ``--metrics`` next to single ids.
+GROUPS = {
+    "lexical": "every lexical metric (no models)",
+    "fast": "every metric that loads no neural model (lexical + PANDA)",
+    "all": "every registered metric",
+}
+
+
+def expand_metric_list(text: str) -> list[str]:
+    """Metric specs from ``--metrics``: ids, ``id:param=value`` specs and group names."""
+    from qaeval_core.metrics.base import metric_class, metric_ids
+    from qaeval_core.scoring import parse_metric_list
+
+    out: list[str] = []
+    for spec in parse_metric_list(text):
+        if spec in GROUPS and spec not in metric_ids():
+            for mid in metric_ids():
+                cls = metric_class(mid)
+                if (
+                    spec == "all"
+                    or (spec == "lexical" and cls.kind == "lexical")
+                    or (spec == "fast" and not cls.needs_models)
+                ):
+                    out.append(mid)
+        else:
+            out.append(spec)
+    return list(dict.fromkeys(out))
+
+
+def _default_output(path: Path) -> Path:
+    return path.with_name(f"{path.stem}.scored{path.suffix}")
+
+
+def _read_frame(path: Path, fmt: str | None) -> Any:
+    import pandas as pd
+
+    from qaeval_core import io
+    from qaeval_core.errors import ValidationError
+
+    records, errors = io.read_records(path, fmt=fmt)
+    if errors:
+        raise ValidationError(str(path), list(errors))
+    if not records:
+        raise ConfigError(f"{path} contains no rows; nothing to score.")
+    return pd.DataFrame([rec for _, rec in records])
+
+
+def _summary(frame: Any, labels: list[str], seconds: dict[str, float] | None = None) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"{len(frame)} items", show_lines=False)
+    table.add_column("metric")
+    table.add_column("mean score", justify="right")
+    table.add_column("share correct", justify="right")
+    if seconds is not None:
+        table.add_column("seconds", justify="right")
+    for label in labels:
+        row = [label, f"{frame[label].mean():.3f}", f"{frame[f'{label}_correct'].mean():.3f}"]
+        if seconds is not None:
+            row.append(f"{seconds.get(label, 0.0):.2f}")
+        table.add_row(*row)
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("metrics")
+    def metrics_(
+        as_json: Annotated[
+            bool, typer.Option("--json", help="Print JSON instead of a table.")
+        ] = False,
+    ) -> None:
+        """List every metric: id, kind, whether it loads models, default parameters."""
+        from rich.table import Table
+
+        from qaeval_core.metrics.base import metric_class, metric_ids
+
+        rows = []
+        for mid in metric_ids():
+            cls = metric_class(mid)
+            rows.append(
+                {
+                    "id": mid,
+                    "kind": cls.kind,
+                    "needs_models": bool(cls.needs_models),
+                    "defaults": cls.default_params(),
+                    "description": cls.description,
+                }
+            )
+        if as_json:
+            console.print_json(json.dumps(rows, default=str))
+            return
+        table = Table(title="qaeval metrics (use --metrics id or id:param=value,...)")
+        for col in ("id", "kind", "models", "defaults", "description"):
+            table.add_column(col, overflow="fold")
+        for r in rows:
+            defaults = ", ".join(f"{k}={v!r}" for k, v in r["defaults"].items())
+            table.add_row(
+                r["id"], r["kind"], "yes" if r["needs_models"] else "no", defaults, r["description"]
+            )
+        console.print(table)
+        groups = "; ".join(f"{k}: {v}" for k, v in GROUPS.items())
+        console.print(f"Groups for --metrics: {groups}.", markup=False)
+
+    @app.command("score")
+    def score_(
+        file: Annotated[
+            Path | None,
+            typer.Argument(
+                metavar="[FILE]", help="JSONL/JSON/CSV/TSV/Parquet file to score (or --dataset)."
+            ),
+        ] = None,
+        dataset: Annotated[
+            str | None, typer.Option("--dataset", "-d", help="Score this stored dataset.")
+        ] = None,
+        metrics: Annotated[
+            str | None,
+            typer.Option(
+                "--metrics",
+                "-m",
+                help="Comma-separated ids, id:param=value specs or groups (lexical, fast, all).",
+            ),
+        ] = None,
+        output: Annotated[
+            Path | None,
+            typer.Option(
+                "--output",
+                "-o",
+                help="Output file (.jsonl/.csv/.parquet...); default FILE.scored.<suffix>.",
+            ),
+        ] = None,
+        config: Annotated[
+            Path | None,
+            typer.Option("--config", help="Calibrated judge JSON (from `qaeval calibrate`)."),
+        ] = None,
+        fmt: Annotated[
+            str | None, typer.Option("--format", help="Input format (default: from suffix).")
+        ] = None,
+        batch_size: Annotated[
+            int | None,
+            typer.Option(help="Items per metric call (default: all at once)."),
+        ] = None,
+        rescore: Annotated[
+            bool, typer.Option(help="Recompute scores already stored with the same config.")
+        ] = False,
+        progress: Annotated[
+            bool | None,
+            typer.Option(help="Show progress bars (default: when stderr is a terminal)."),
+        ] = None,
+        db: DbOption = None,
+    ) -> None:
+        """Score a file (writes FILE + one column per metric and its details) or a stored
+        dataset (saves the scores in the store; items already scored are skipped)."""
+        if (file is None) == (dataset is None):
+            raise ConfigError("Give either FILE or --dataset NAME (one of them).")
+        if not metrics and config is None:
+            raise ConfigError(
+                "Give --metrics (e.g. em,f1,contains; `qaeval metrics` lists them) or "
+                "--config judge.json."
+            )
+        if dataset is not None and output is not None and config is None:
+            raise ConfigError(
+                "--output with --dataset is for judge results (--config); export stored "
+                "scores with `qaeval export --dataset NAME --what scores -o FILE`."
+            )
+        specs = expand_metric_list(metrics) if metrics else []
+        if progress is None:
+            progress = sys.stderr.isatty()
+        if dataset is not None:
+            _score_dataset(dataset, specs, config, output, batch_size, rescore, progress, db)
+        else:
+            assert file is not None
+            _score_file(file, specs, config, output, fmt, batch_size, progress)
+
+
+def _run_metrics(frame: Any, specs: list[str], batch_size: int | None, progress: bool):
+    from qaeval_core import scoring
+
+    resolved = scoring.resolve_metrics(specs)
+    seconds: dict[str, float] = {}
+    for label, metric in resolved:
+        start = time.perf_counter()
+        frame = scoring.score(frame, [metric], batch_size=batch_size, progress=progress)
+        seconds[label] = time.perf_counter() - start
+    return frame, [label for label, _ in resolved], seconds
+
+
+def _apply_judge(frame: Any, config: Path) -> Any:
+    from qaeval_core.judge import Judge
+
+    return Judge.from_config(config).score_frame(frame)
+
+
+def _score_file(
+    file: Path,
+    specs: list[str],
+    config: Path | None,
+    output: Path | None,
+    fmt: str | None,
+    batch_size: int | None,
+    progress: bool,
+) -> None:
+    from qaeval_core import io
+
+    frame = _read_frame(file, fmt)
+    labels: list[str] = []
+    seconds: dict[str, float] = {}
+    if specs:
+        frame, labels, seconds = _run_metrics(frame, specs, batch_size, progress)
+    if config is not None:
+        frame = _apply_judge(frame, config)
+    target = output or _default_output(file)
+    io.write_records(frame, target)
+    if labels:
+        _summary(frame, labels, seconds)
+    if config is not None:
+        console.print(
+            f"judge: share correct {frame['judge_correct'].mean():.3f} "
+            f"(mean score {frame['judge_score'].mean():.3f})",
+            markup=False,
+        )
+    console.print(f"Wrote {len(frame)} rows to {target}.", markup=False)
+
+
+def _score_dataset(
+    dataset: str,
+    specs: list[str],
+    config: Path | None,
+    output: Path | None,
+    batch_size: int | None,
+    rescore: bool,
+    progress: bool,
+    db: str | None,
+) -> None:
+    from rich.table import Table
+
+    from qaeval_core import io, scoring
+    from qaeval_core.store import session as store_session
+
+    url = store_session.upgrade(db)
+    if specs:
+        summary = scoring.score_dataset(
+            url, dataset, specs, rescore=rescore, batch_size=batch_size, progress=progress
+        )
+        table = Table(title=f"dataset {dataset}: scores saved in the store")
+        for col in ("metric", "config hash", "scored", "already stored"):
+            table.add_column(col)
+        for label, info in summary.items():
+            table.add_row(label, info["config_hash"], str(info["scored"]), str(info["skipped"]))
+        console.print(table)
+    if config is not None:
+        from qaeval_core.store import repo
+
+        frame = _apply_judge(repo.list_items(url, dataset), config)
+        console.print(
+            f"judge on {dataset}: share correct {frame['judge_correct'].mean():.3f} "
+            f"over {len(frame)} items",
+            markup=False,
+        )
+        if output is not None:
+            io.write_records(frame, output)
+            console.print(f"Wrote {len(frame)} rows to {output}.", markup=False)
