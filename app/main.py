@@ -19,6 +19,18 @@ PAGES: list[ui.PageSpec] = [
     ui.PageSpec("pages/assign.py", "Assign", ui.RESEARCHERS, ":material/group_add:", "Manage"),
     ui.PageSpec("pages/data.py", "Data", ui.RESEARCHERS, ":material/database:", "Manage"),
     ui.PageSpec("pages/users.py", "Users", ui.ADMINS, ":material/manage_accounts:", "Manage"),
+    ui.PageSpec(
+        "pages/agreement.py", "Agreement", ui.RESEARCHERS, ":material/handshake:", "Analyse"
+    ),
+    ui.PageSpec(
+        "pages/disagreements.py", "Disagreements", ui.RESEARCHERS, ":material/gavel:", "Analyse"
+    ),
+    ui.PageSpec(
+        "pages/explorer.py", "Metric explorer", ui.RESEARCHERS, ":material/troubleshoot:", "Analyse"
+    ),
+    ui.PageSpec(
+        "pages/leaderboard.py", "Leaderboard", ui.RESEARCHERS, ":material/leaderboard:", "Analyse"
+    ),
 ]
 
 

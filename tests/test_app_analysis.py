@@ -1,0 +1,269 @@
+"""The analysis pages end to end through AppTest on the demo dataset (real multi-annotator
+labels), scored with EM / F1 / contains: agreement, disagreements (adjudicating one item),
+metric explorer and leaderboard, as a researcher; annotators are kept out.
+
+AppTest cannot click rows of a dataframe (that needs a browser); the item picker next to each
+table does the same thing and is what these tests use.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+
+from qaeval_core import analysis
+from qaeval_core.agreement import krippendorff_alpha
+from qaeval_core.cli.main import main as cli_main
+from qaeval_core.metrics.base import get_metric
+from qaeval_core.store import repo
+from qaeval_core.store import session as store_session
+
+APP = Path(__file__).resolve().parents[1] / "app"
+DEMO = "demo-nq301"
+EVIL = "<script>alert('x')</script> ![img](http://evil.example/a.png) **bold**"
+PAGES = {
+    "pages/agreement.py": "Agreement",
+    "pages/disagreements.py": "Disagreements",
+    "pages/explorer.py": "Metric explorer",
+    "pages/leaderboard.py": "Leaderboard",
+}
+
+
+@pytest.fixture(autouse=True)
+def _navigation_pages_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make AppTest keep main.py's st.navigation router on reruns, as the server does.
+
+    AppTest resets ``PagesManager.uses_pages_directory`` before every run, so with a
+    ``pages/`` folder next to main.py it would run page files without the router.
+    """
+    original = PagesManager.__init__
+
+    def init(self: PagesManager, *args: object, **kwargs: object) -> None:
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
+
+
+@pytest.fixture(scope="module")
+def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo store with lexical scores, a researcher, an annotator and an evil item."""
+    path = tmp_path_factory.mktemp("app-demo") / "demo.sqlite"
+    url = f"sqlite:///{path}"
+    assert cli_main(["demo", "--db", url]) == 0
+    items = repo.load_items(url, DEMO)
+    for metric_id in ("em", "f1", "contains"):
+        metric = get_metric(metric_id)
+        result = metric.score_batch(items)
+        repo.add_scores(
+            url,
+            [
+                {"item_id": it.meta["item_id"], "metric_id": metric_id,
+                 "config_hash": metric.config_hash(), "value": v, "decision": bool(d),
+                 "details": det}
+                for it, v, d, det in zip(
+                    items, result.scores, result.decisions, result.details, strict=True
+                )
+            ],
+        )  # fmt: skip
+    repo.import_items(
+        url,
+        "evil",
+        [
+            {"id": "e0", "question": f"Q {EVIL}", "references": ["Paris"], "candidate": EVIL,
+             "human": {"scale": "three", "raters": [
+                 {"rater": "r1", "label": 2, "rule": 4, "note": f"note {EVIL}"},
+                 {"rater": "r2", "label": 0, "rule": 6}]}},
+        ],
+    )  # fmt: skip
+    repo.add_user(url, "res", "researcher", "pw-res")
+    repo.add_user(url, "ann", "annotator", "pw-ann")
+    store_session.get_engine(url).dispose()  # folds the WAL into the file before copying
+    return path
+
+
+@pytest.fixture
+def store(demo_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    path = tmp_path / "store.sqlite"
+    shutil.copy(demo_file, path)
+    url = f"sqlite:///{path}"
+    monkeypatch.setenv("QAEVAL_DATABASE_URL", url)
+    return url
+
+
+def logged_in(name: str) -> AppTest:
+    at = AppTest.from_file(str(APP / "main.py"), default_timeout=120).run()
+    at.text_input(key="login_name").input(name)
+    at.text_input(key="login_password").input(f"pw-{name}")
+    at.button(key="login_submit").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def open_page(at: AppTest, page: str) -> AppTest:
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == [PAGES[page]]
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def texts(at: AppTest) -> list[str]:
+    return [t.value for t in at.text]
+
+
+def table(at: AppTest, *columns: str) -> pd.DataFrame:
+    """The first dataframe on the page with these columns (AppTest gives tables no key)."""
+    for element in at.dataframe:
+        if set(columns) <= set(element.value.columns):
+            return element.value
+    raise AssertionError(f"no table with columns {columns}")
+
+
+def markdown(at: AppTest) -> str:
+    kinds = ("markdown", "caption", "success", "info", "warning", "error")
+    return "\n".join(str(e.value) for kind in kinds for e in getattr(at, kind))
+
+
+def test_researcher_opens_every_analysis_page(store: str) -> None:
+    at = logged_in("res")
+    for page in PAGES:
+        open_page(at, page)
+
+
+def test_agreement_page_shows_alpha_and_pairs(store: str) -> None:
+    at = open_page(logged_in("res"), "pages/agreement.py")
+    at.selectbox(key="agreement_dataset").set_value(DEMO).run()
+    assert not at.exception, at.exception
+    labels = analysis.load_frames(store, DEMO).labels
+    shown = metrics(at)
+    assert shown["alpha nominal"] == f"{krippendorff_alpha(labels):.3f}" == "0.753"
+    assert shown["Items / labels"] == "298 / 635"
+    assert shown["Raters"] == "3"
+    assert shown["Disagreements"] == "39"
+    kappa = table(at, "rater_a", "rater_b", "kappa", "kappa_3pt_linear")
+    assert len(kappa) == 3
+    counts = table(at, "labels per item", "items")
+    assert dict(zip(counts["labels per item"], counts["items"], strict=True))["3+"] == 39
+    alpha = table(at, "group", "level", "ci")
+    assert alpha["group"].tolist() == ["all", "all"]
+    assert alpha["ci"].str.startswith("0.753 [").all()
+    assert set(table(at, "rater", "alpha_without")["rater"]) == {
+        "annotator1", "annotator2", "annotator3",
+    }  # fmt: skip
+    # all datasets at once: a per-dataset breakdown appears
+    at.selectbox(key="agreement_dataset").set_value("(all datasets)").run()
+    assert not at.exception, at.exception
+    groups = {g for e in at.dataframe if "group" in e.value.columns for g in e.value["group"]}
+    assert DEMO in groups
+    assert "evil" not in groups  # one doubly-labelled item is too few for an alpha
+
+
+def test_researcher_adjudicates_a_disagreement(store: str) -> None:
+    at = open_page(logged_in("res"), "pages/disagreements.py")
+    at.selectbox(key="disagreements_dataset").set_value(DEMO).run()
+    assert metrics(at)["Other splits"] == "39"
+    item_id = at.selectbox(key="disagreements_item").value
+    queue = analysis.disagreement_queue(store, DEMO)
+    row = queue.set_index("item_id").loc[item_id]
+    # every rater's label is shown side by side, as text
+    for label in row["labels"]:
+        assert label["rater"] in markdown(at)
+    assert analysis.label_text(row["labels"][0]["value"]) in texts(at)
+
+    # a reason is required
+    at.radio(key=f"adjudicate_value_{item_id}").set_value(0)
+    at.button(key="adjudicate").click().run()
+    assert "Give a reason" in at.error[0].value
+    assert analysis.adjudication_history(store, item_id).empty
+
+    at.radio(key=f"adjudicate_value_{item_id}").set_value(0)
+    at.text_area(key=f"adjudicate_reason_{item_id}").input("373.15 K is not what was asked")
+    at.button(key="adjudicate").click().run()
+    assert not at.exception, at.exception
+    assert f"Item {item_id}: final label 0 clearly incorrect saved by res" in at.success[0].value
+    history = analysis.adjudication_history(store, item_id)
+    assert history[["user", "value", "reason"]].values.tolist() == [
+        ["res", 0, "373.15 K is not what was asked"]
+    ]
+    # the decided item leaves the undecided queue, and shows with its history when asked for
+    assert metrics(at)["Other splits"] == "38"
+    at.toggle(key="disagreements_pending").set_value(False).run()
+    assert metrics(at)["Adjudicated (shown)"] == "1"
+    at.selectbox(key="disagreements_item").set_value(item_id).run()
+    assert not at.exception, at.exception
+    history_table = table(at, "created_at", "user", "value", "reason")
+    assert history_table["reason"].tolist() == ["373.15 K is not what was asked"]
+
+
+def test_notes_and_item_text_are_plain_text(store: str) -> None:
+    at = open_page(logged_in("res"), "pages/disagreements.py")
+    at.selectbox(key="disagreements_dataset").set_value("evil").run()
+    assert not at.exception, at.exception
+    assert metrics(at)["Ties (no majority)"] == "1"
+    shown = texts(at)
+    assert EVIL in shown and f"Q {EVIL}" in shown and f"note {EVIL}" in shown
+    assert "4 More details" in shown and "6 Irrelevant information" in shown
+    assert "<script>" not in markdown(at)
+
+
+def test_explorer_shows_confusion_worst_items_and_the_item(store: str) -> None:
+    at = open_page(logged_in("res"), "pages/explorer.py")
+    at.selectbox(key="explorer_dataset").set_value(DEMO).run()
+    at.selectbox(key="explorer_metric").set_value("f1").run()
+    assert not at.exception, at.exception
+    view = analysis.metric_view(analysis.load_frames(store, DEMO), "f1")
+    assert metrics(at)["Accuracy"] == f"{view.statistics['accuracy']:.3f}"
+    assert len(at.get("plotly_chart")) == 2
+    worst = table(at, "confidence", "details_text")
+    assert len(worst) == len(view.worst.head(100))
+    assert worst["details_text"].str.contains("best_reference").all()
+    # open another item: its full text, labels and every metric's score appear
+    item_id = int(worst["item_id"].iloc[3])
+    at.selectbox(key="explorer_item").set_value(item_id).run()
+    assert not at.exception, at.exception
+    detail = analysis.item_detail(store, item_id)
+    assert detail.item["question"] in texts(at)
+    scores = table(at, "metric_id", "config_hash", "details")
+    assert set(scores["metric_id"]) == {"em", "f1", "contains"}
+    at.toggle(key="explorer_strict").set_value(True).run()
+    assert not at.exception, at.exception
+
+
+def test_leaderboard_lists_models_with_human_and_metric_accuracy(store: str) -> None:
+    at = open_page(logged_in("res"), "pages/leaderboard.py")
+    at.selectbox(key="leaderboard_dataset").set_value(DEMO).run()
+    at.number_input(key="leaderboard_boot").set_value(100).run()
+    assert not at.exception, at.exception
+    board = table(at, "qa_model", "human_accuracy")
+    assert {"qa_model", "human_accuracy", "em", "f1", "contains", "f1 rank"} <= set(board.columns)
+    assert board.loc[board["qa_model"] == "NQ_EMDR2", "human_accuracy"].iloc[0] == pytest.approx(
+        43 / 55
+    )
+    assert set(table(at, "kendall_tau_b", "n_flips")["metric_id"]) == {"em", "f1", "contains"}
+    stats = table(at, "metric_id", "accuracy", "recall")
+    assert set(stats["metric_id"]) == {"em", "f1", "contains"}
+    assert stats["accuracy"].str.match(r"0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]").all()
+
+
+def test_annotators_cannot_open_analysis_pages(store: str) -> None:
+    at = logged_in("ann")
+    for page in PAGES:
+        with pytest.raises(ValueError, match="Could not find a navigation page"):
+            at.switch_page(page)
+    info = repo.get_user(store, "ann")
+    for page in PAGES:
+        direct = AppTest.from_file(str(APP / page), default_timeout=60)
+        direct.session_state["qaeval_user"] = {"id": info.id, "name": "ann", "role": "annotator"}
+        direct.run()
+        assert not direct.exception, direct.exception
+        assert "cannot open" in direct.error[0].value
+        assert not direct.title and not direct.dataframe
