@@ -14,7 +14,7 @@ from qaeval_core import analysis
 from qaeval_core.agreement import krippendorff_alpha
 from qaeval_core.cli.main import main as cli_main
 from qaeval_core.errors import ConfigError, NotFoundError, PermissionDenied
-from qaeval_core.metrics.base import get_metric
+from qaeval_core.scoring import score_dataset
 from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
 
@@ -23,36 +23,13 @@ LEXICAL = ("em", "f1", "contains")
 EVIL = "<script>alert(1)</script> **bold** [x](javascript:alert(1))"
 
 
-def score_lexical(url: str, dataset: str, metric_ids: tuple[str, ...] = LEXICAL) -> None:
-    """Score a dataset with fast lexical metrics and store the scores (as a scoring run would)."""
-    items = repo.load_items(url, dataset)
-    rows = []
-    for metric_id in metric_ids:
-        metric = get_metric(metric_id)
-        result = metric.score_batch(items)
-        for item, value, decision, details in zip(
-            items, result.scores, result.decisions, result.details, strict=True
-        ):
-            rows.append(
-                {
-                    "item_id": item.meta["item_id"],
-                    "metric_id": metric_id,
-                    "config_hash": metric.config_hash(),
-                    "value": value,
-                    "decision": bool(decision),
-                    "details": details,
-                }
-            )
-    repo.add_scores(url, rows)
-
-
 @pytest.fixture(scope="module")
 def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo store, scored with EM/F1/contains, built once and copied per test."""
     path = tmp_path_factory.mktemp("demo") / "demo.sqlite"
     url = f"sqlite:///{path}"
     assert cli_main(["demo", "--db", url]) == 0
-    score_lexical(url, DEMO)
+    score_dataset(url, DEMO, list(LEXICAL))
     store_session.get_engine(url).dispose()  # closes the WAL into the main file
     return path
 

@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from qaeval_core import analysis
 from qaeval_core.agreement import krippendorff_alpha
 from qaeval_core.cli.main import main as cli_main
-from qaeval_core.metrics.base import get_metric
+from qaeval_core.scoring import score_dataset
 from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
 
@@ -56,21 +56,7 @@ def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("app-demo") / "demo.sqlite"
     url = f"sqlite:///{path}"
     assert cli_main(["demo", "--db", url]) == 0
-    items = repo.load_items(url, DEMO)
-    for metric_id in ("em", "f1", "contains"):
-        metric = get_metric(metric_id)
-        result = metric.score_batch(items)
-        repo.add_scores(
-            url,
-            [
-                {"item_id": it.meta["item_id"], "metric_id": metric_id,
-                 "config_hash": metric.config_hash(), "value": v, "decision": bool(d),
-                 "details": det}
-                for it, v, d, det in zip(
-                    items, result.scores, result.decisions, result.details, strict=True
-                )
-            ],
-        )  # fmt: skip
+    score_dataset(url, DEMO, ["em", "f1", "contains"])
     repo.import_items(
         url,
         "evil",

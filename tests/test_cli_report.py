@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from qaeval_core.cli.main import main as cli_main
-from qaeval_core.metrics.base import get_metric
-from qaeval_core.store import repo
+from qaeval_core.scoring import score_dataset
 
 DEMO = "demo-nq301"
 
@@ -18,21 +17,7 @@ DEMO = "demo-nq301"
 def demo_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     url = f"sqlite:///{tmp_path_factory.mktemp('report') / 'demo.sqlite'}"
     assert cli_main(["demo", "--db", url]) == 0
-    items = repo.load_items(url, DEMO)
-    for metric_id in ("em", "f1"):
-        metric = get_metric(metric_id)
-        result = metric.score_batch(items)
-        repo.add_scores(
-            url,
-            [
-                {"item_id": it.meta["item_id"], "metric_id": metric_id,
-                 "config_hash": metric.config_hash(), "value": v, "decision": bool(d),
-                 "details": det}
-                for it, v, d, det in zip(
-                    items, result.scores, result.decisions, result.details, strict=True
-                )
-            ],
-        )  # fmt: skip
+    score_dataset(url, DEMO, ["em", "f1"])
     return url
 
 
