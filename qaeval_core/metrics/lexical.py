@@ -249,7 +249,7 @@ def contains_batch(
 def token_prf(candidate: str, reference: str) -> tuple[float, float, float]:
     """SQuAD token precision, recall and F1 of one candidate against one reference.
 
-    >>> token_prf("It is Paris, France", "Paris")
+    >>> token_prf("It is Paris", "Paris")
     (0.3333333333333333, 1.0, 0.5)
     """
     cbag, clen = _bag(candidate)
