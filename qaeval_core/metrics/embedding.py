@@ -13,8 +13,8 @@ inside a PyPI package, so both work offline. ``device=None`` picks CUDA when pre
 * ``bertscore``: Zhang et al. (2020) greedy matching of contextual token embeddings (the
   model's last layer, [CLS]/[SEP] dropped, no idf weighting, no baseline rescaling): precision
   = mean over candidate tokens of the best cosine with a reference token, recall the other
-  way, F1 their harmonic mean. Contextual token vectors are anisotropic (unrelated texts
-  still score well above 0), hence a higher threshold than for sentence cosine.
+  way, F1 their harmonic mean. F1 penalises verbose candidates (every extra token lowers
+  precision); ``score="recall"`` asks only whether the reference is covered.
 
 Default thresholds (0.6 for ``embed_cosine``, 0.7 for ``bertscore`` F1) are round values in
 the flat optimum of balanced accuracy against the human labels of the NQ-301 and MMLU-Pro
