@@ -116,8 +116,8 @@ def main() -> None:
     )
     st.dataframe(
         table[
-            ["item_id", "confidence", "value", "decision", "human", "question", "references",
-             "candidate", "details_text", "qa_model"]
+            ["item_id", "confidence", "value", "human", "candidate", "references", "details_text",
+             "question", "qa_model"]
         ],
         hide_index=True,
         key=TABLE_KEY,
@@ -126,8 +126,10 @@ def main() -> None:
         height=320,
         column_config={
             "confidence": st.column_config.ProgressColumn(min_value=0, max_value=1, format="%.2f"),
-            "value": st.column_config.NumberColumn("score", format="%.3f"),
-            "details_text": st.column_config.TextColumn("details", width="large"),
+            "value": st.column_config.NumberColumn(f"{metric_id} score", format="%.3f"),
+            "question": st.column_config.TextColumn(width="medium"),
+            "candidate": st.column_config.TextColumn("answer", width="medium"),
+            "details_text": st.column_config.TextColumn("metric details", width="large"),
         },
     )  # fmt: skip
     st.caption("Select a row to open the item.")
