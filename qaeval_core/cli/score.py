@@ -68,7 +68,7 @@ def _summary(frame: Any, labels: list[str], seconds: dict[str, float] | None = N
     from rich.table import Table
 
     table = Table(title=f"{len(frame)} items", show_lines=False)
-    table.add_column("metric")
+    table.add_column("metric", no_wrap=True)
     table.add_column("mean score", justify="right")
     table.add_column("share correct", justify="right")
     if seconds is not None:
@@ -109,7 +109,8 @@ def register(app: typer.Typer) -> None:
             console.print_json(json.dumps(rows, default=str))
             return
         table = Table(title="qaeval metrics (use --metrics id or id:param=value,...)")
-        for col in ("id", "kind", "models", "defaults", "description"):
+        table.add_column("id", no_wrap=True)
+        for col in ("kind", "models", "defaults", "description"):
             table.add_column(col, overflow="fold")
         for r in rows:
             defaults = ", ".join(f"{k}={v!r}" for k, v in r["defaults"].items())
@@ -118,7 +119,7 @@ def register(app: typer.Typer) -> None:
             )
         console.print(table)
         groups = "; ".join(f"{k}: {v}" for k, v in GROUPS.items())
-        console.print(f"Groups for --metrics: {groups}.", markup=False)
+        console.print(f"Groups for --metrics: {groups}.", markup=False, soft_wrap=True)
 
     @app.command("score")
     def score_(
@@ -237,7 +238,7 @@ def _score_file(
             f"(mean score {frame['judge_score'].mean():.3f})",
             markup=False,
         )
-    console.print(f"Wrote {len(frame)} rows to {target}.", markup=False)
+    console.print(f"Wrote {len(frame)} rows to {target}.", markup=False, soft_wrap=True)
 
 
 def _score_dataset(
@@ -277,4 +278,4 @@ def _score_dataset(
         )
         if output is not None:
             io.write_records(frame, output)
-            console.print(f"Wrote {len(frame)} rows to {output}.", markup=False)
+            console.print(f"Wrote {len(frame)} rows to {output}.", markup=False, soft_wrap=True)
