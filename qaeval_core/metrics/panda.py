@@ -275,7 +275,8 @@ class PandaClassifier(ClassifierMixin, BaseEstimator):
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X: Any) -> np.ndarray:
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(int)]
 
     # -- persistence (data only) --------------------------------------------------------------
     def to_dict(self, metadata: dict[str, Any] | None = None) -> dict[str, Any]:

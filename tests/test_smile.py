@@ -1,0 +1,197 @@
+"""SMILE and its synthetic answers: pure math, templates, and decisions on the paper's example.
+
+The paper's example (section 4): question "What is the Conversion Rate for Event?", reference
+"8", synthetic answer "The conversion rate of an event is 8".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from qaeval_core.errors import ConfigError
+from qaeval_core.metrics.base import get_metric
+from qaeval_core.metrics.smile import (
+    Smile,
+    code_score,
+    paper_score,
+    preprocess,
+    to_bins,
+    token_fraction,
+)
+from qaeval_core.metrics.synth import (
+    SyntheticAnswerStore,
+    clean_generation,
+    contains_reference_words,
+    generator_id,
+    synthetic_answers,
+    template_answer,
+)
+from qaeval_core.schema import Item
+
+Q8 = "What is the Conversion Rate for Event?"
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory):
+    """Caches (embeddings, synthetic answers) in a temporary folder for this module."""
+    path = tmp_path_factory.mktemp("smile-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("QAEVAL_CACHE_DIR", str(path))
+        yield path
+
+
+@pytest.fixture
+def llm_cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """One cache folder per test session for the converted LLM (the GGUF -> safetensors
+    conversion takes ~20 s, so test_lave.py reuses it)."""
+    path = tmp_path_factory.getbasetemp() / "qaeval-llm-cache"
+    path.mkdir(exist_ok=True)
+    monkeypatch.setenv("QAEVAL_CACHE_DIR", str(path))
+    return path
+
+
+# -- templates and validation (pure) ----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("question", "reference", "expected"),
+    [
+        (Q8, "8", "The Conversion Rate for Event is 8."),
+        ("What is the capital of France?", "Paris", "The capital of France is Paris."),
+        ("Who wrote Hamlet?", "Shakespeare", "Shakespeare wrote Hamlet."),
+        ("When was Barack Obama born?", "1961", "Barack Obama was born in 1961."),
+        ("What year did World War II end?", "1945", "World War II end in 1945."),
+        ("How many people are in the picture?", "three", "Three people are in the picture."),
+        ("Asmara international airport is in which country?", "Eritrea",
+         "Asmara international airport is in Eritrea."),
+        ("Is the man wearing skis?", "yes", "Yes."),
+        ("capital of France", "Paris", "The answer is Paris."),
+        ("", "Paris", "Paris."),
+    ],
+)  # fmt: skip
+def test_template_answer(question: str, reference: str, expected: str) -> None:
+    assert template_answer(question, reference) == expected
+
+
+def test_template_keeps_every_reference_word() -> None:
+    refs = ["The Late Late Show with James Corden", "16-20 feet", "Sep 2, 1945", "a boulder"]
+    for q in ["What followed the show?", "How tall can a giraffe grow?", "When did it end?"]:
+        for r in refs:
+            assert contains_reference_words(template_answer(q, r), r)
+
+
+def test_contains_reference_words_and_cleaning() -> None:
+    assert contains_reference_words("The conversion rate of an event is 8", "8")
+    assert not contains_reference_words("The conversion rate is 12.", "8")
+    assert not contains_reference_words("anything", "")
+    assert clean_generation('Response: "The rate is 8."\nMore text') == "The rate is 8."
+
+
+def test_synthetic_answers_are_stored_once(cache_dir) -> None:
+    pairs = [(Q8, "8"), (Q8, "8"), ("Who wrote Hamlet?", "Shakespeare")]
+    first = synthetic_answers(pairs)
+    assert [a.text for a in first] == [
+        "The Conversion Rate for Event is 8.",
+        "The Conversion Rate for Event is 8.",
+        "Shakespeare wrote Hamlet.",
+    ]
+    assert {a.source for a in first} == {"template"}
+    stored = SyntheticAnswerStore(cache_dir / "synthetic_answers.sqlite")
+    found = stored.get_many(generator_id("template"), [(Q8, "8"), ("Who wrote Hamlet?", "x")])
+    assert list(found) == [(Q8, "8")]
+    stored.close()
+
+
+# -- the math (pure) --------------------------------------------------------------------------
+def test_paper_formula() -> None:
+    # s_s = (1 + 0.8) / 2 = 0.9; s_l = (1 + (1 + 1) / 2) / 2 = 1; 0.3 * 0.9 + 0.7 * 1 = 0.97
+    score, sem, lex = paper_score(np.array([0.8]), np.array([1.0]), np.array([1.0]), 0.3)
+    assert sem[0] == pytest.approx(0.9) and lex[0] == pytest.approx(1.0)
+    assert score[0] == pytest.approx(0.97)
+    # without easy match the paper's score cannot reach 0.67: 0.3 + 0.7 * 0.5 = 0.65
+    top, _, _ = paper_score(np.array([1.0]), np.array([1.0]), np.array([0.0]), 0.3)
+    assert top[0] == pytest.approx(0.65)
+
+
+def test_code_formula_and_bins() -> None:
+    # (0.6 + (0.8 + 0.5) / 2) / 2 = 0.625
+    score, sem, lex = code_score(np.array([0.6]), np.array([0.8]), np.array([0.5]))
+    assert score[0] == pytest.approx(0.625) and lex[0] == pytest.approx(0.65)
+    assert to_bins(np.array([0.0, 0.16, 0.17, 0.5, 0.66, 0.67, 0.99, 1.0])).tolist() == [
+        0, 0, 1, 3, 3, 4, 5, 5,
+    ]  # fmt: skip
+    clipped, _, _ = code_score(np.array([-0.3]), np.array([-0.2]), np.array([0.0]))
+    assert clipped[0] == 0.0
+
+
+def test_token_fraction() -> None:
+    assert token_fraction("alexander fleming", "it be alexander felimng") == 0.5
+    assert token_fraction("", "x") == 0.0
+
+
+def test_preprocess_lemmatises_in_context_and_falls_back() -> None:
+    assert preprocess(["The children were running!"]) == ["the child be run"]
+    assert preprocess(["The children were running!"], lemmatizer="none") == [
+        "the children were running"
+    ]
+    assert preprocess(["?!"], lemmatizer="none") == ["?!"]  # empty after processing: keep text
+
+
+def test_bad_parameters() -> None:
+    with pytest.raises(ConfigError, match="variant must be 'code' or 'paper'"):
+        Smile(variant="nope").score_batch([Item("q", ("a",), "a")])
+    with pytest.raises(ConfigError, match="has no parameter"):
+        get_metric("smile", weight=0.3)
+
+
+# -- decisions with the real embedding model ---------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["code", "paper"])
+def test_conversion_rate_example(cache_dir, variant: str) -> None:
+    items = [
+        Item(Q8, ("8",), "The conversion rate for the event is 8."),
+        Item(Q8, ("8",), "The conversion rate is 12."),
+    ]
+    res = get_metric("smile", variant=variant).score_batch(items)
+    assert res.decisions.tolist() == [True, False]
+    assert res.scores[0] > 0.9 > 0.67 > res.scores[1]
+    good, bad = res.details
+    assert good["best_ngram"] == "8" and good["bin"] == 5 and good["exact"] == 1.0
+    assert good["synthetic_answer"] == "The Conversion Rate for Event is 8."
+    assert bad["best_ngram"] == "12" and bad["bin"] < 4 and bad["exact"] == 0.0
+    assert 0.0 <= bad["semantic"] <= 1.0 and 0.0 <= bad["lexical"] <= 1.0
+
+
+@pytest.mark.slow
+def test_batch_equals_one_by_one_and_embeds_unique_strings_once(cache_dir) -> None:
+    items = [
+        Item(Q8, ("8",), "The conversion rate for the event is 8."),
+        Item(Q8, ("8",), "The conversion rate is 12."),
+        Item("What is the capital of France?", ("Paris", "City of Light"), "It is Paris."),
+        Item("What is the capital of France?", ("Paris",), ""),
+        Item("Who wrote Hamlet?", ("William Shakespeare",), "Hamlet was written by Marlowe."),
+    ]
+    metric = Smile()
+    batch = metric.score_batch(items)
+    single = np.concatenate([metric.score_batch([it]).scores for it in items])
+    np.testing.assert_allclose(batch.scores, single, atol=1e-6)
+    assert batch.scores[3] == 0.0 and not batch.decisions[3]  # empty candidate
+    assert batch.details[2]["best_reference"] == "Paris"  # max over references
+    from qaeval_core.embed_cache import get_cache
+
+    cache = get_cache()
+    before = cache.encoded_count
+    metric.score_batch(items)
+    assert cache.encoded_count == before  # nothing embedded twice
+
+
+@pytest.mark.slow
+def test_llm_generator_smollm2(llm_cache_dir) -> None:
+    """The packaged SmolLM2 writes (or, failing validation, the template replaces) a sentence
+    containing the reference; the GGUF is converted once to a safetensors copy."""
+    answers = synthetic_answers([(Q8, "8"), ("Who wrote Hamlet?", "Shakespeare")], "smollm2")
+    for (_, ref), ans in zip([(Q8, "8"), ("", "Shakespeare")], answers, strict=True):
+        assert ans.source in {"llm", "template-fallback"}
+        assert contains_reference_words(ans.text, ref)
+    assert (llm_cache_dir / "models" / "SmolLM2-135M-Instruct.Q4_1-bf16" / "config.json").exists()
+    again = synthetic_answers([(Q8, "8")], "smollm2")  # from the store: no generation
+    assert again[0] == answers[0]
