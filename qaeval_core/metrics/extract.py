@@ -21,8 +21,9 @@ Two extractors:
   words; date: a year or a month; name: a capitalised word) and by cosine to a prototype of
   the expected type ("who" -> "a person's name", "when" -> "a date or a year", "where" -> "a
   place", "how many" -> "a number", else the question itself); the (sentence, span) pair
-  maximising ``cos(sentence, question) + kind_match + 0.25 * cos(span, prototype) - 0.03 *
-  rank`` wins (rank = position of the span in its sentence: answers tend to come first);
+  maximising ``cos(sentence, question) + kind_match + 0.3 * follows_question_word +
+  0.25 * cos(span, prototype) - 0.03 * rank`` wins (answers tend to follow the restated
+  question, "... is Paris", and to come early: rank = position of the span in its sentence);
   (4) if no span is left, the sentence most similar to the question is returned.
   **Decision:** the reference is deliberately *not* used to pick the
   span: choosing the span closest to the reference would leak the gold answer and turn every
@@ -83,7 +84,9 @@ _FUNCTION_WORDS = _wordset(
     """a an the is are was were be been being am do does did has have had of in on at to for
     from by with as and or but so that this these those it its it's he she they them his her
     their there here which who whom whose what when where why how not no yes i you we me my
-    your our will would can could should may might must also about into than then"""
+    your our will would can could should may might must also about into than then around near
+    after before during since until over under between through across against among within
+    without via per like upon onto off out up down because while although if whether"""
 )
 _TYPE_PROTOTYPES = (
     (("how", "many"), "a number"),
@@ -153,12 +156,10 @@ def answer_type_prototype(question: str) -> str:
     return question
 
 
-def candidate_spans(sentence: str, question: str) -> list[str]:
-    """Answer-span candidates of ``sentence``, in order: for each maximal run of words that are
-    not question words, its pieces between function words, then the whole run trimmed of
-    function words at both ends. Original spelling; edge punctuation stripped."""
+def _spans(sentence: str, question: str) -> list[tuple[str, bool]]:
+    """(span, follows a question word) pairs; see :func:`candidate_spans`."""
     qwords = set(normalize_answer(question).split())
-    spans: list[str] = []
+    spans: list[tuple[str, bool]] = []
 
     def trimmed(words: list[str]) -> str:
         a, b = 0, len(words)
@@ -168,31 +169,51 @@ def candidate_spans(sentence: str, question: str) -> list[str]:
             b -= 1
         return " ".join(words[a:b]).strip(" ,;:.!?\"'()[]")
 
-    def close(run: list[str]) -> None:
+    def close(run: list[str], after_question: bool) -> None:
         whole = trimmed(run)
         if not whole:
             return
         piece: list[str] = []
+        first = True
+        pieces = 0
         for w in [*run, "the"]:  # "the" flushes the last piece
             if normalize_answer(w) in _FUNCTION_WORDS | {""}:
                 part = trimmed(piece)
                 if part and part != whole:
-                    spans.append(part)
+                    spans.append((part, after_question and first))
+                    pieces += 1
+                if piece:
+                    first = False
                 piece = []
             else:
                 piece.append(w)
-        spans.append(whole)
+        # the bonus goes to the precise span: the whole run only when it is a single piece
+        spans.append((whole, after_question and pieces == 0))
 
     run: list[str] = []
+    after_question = False
     for word in _WORD.findall(sentence):
         norm = normalize_answer(word)
         if norm and all(t in qwords for t in norm.split()):
-            close(run)
-            run = []
+            close(run, after_question)
+            run, after_question = [], True
         else:
+            if not run and not norm:
+                continue
             run.append(word)
-    close(run)
-    return list(dict.fromkeys(s for s in spans if s))
+    close(run, after_question)
+    seen: dict[str, bool] = {}
+    for span, after in spans:
+        if span and span not in seen:
+            seen[span] = after
+    return list(seen.items())
+
+
+def candidate_spans(sentence: str, question: str) -> list[str]:
+    """Answer-span candidates of ``sentence``, in order: for each maximal run of words that are
+    not question words, its pieces between function words, then the whole run trimmed of
+    function words at both ends. Original spelling; edge punctuation stripped."""
+    return [span for span, _ in _spans(sentence, question)]
 
 
 def best_span(
@@ -325,10 +346,10 @@ def _extract_fallback(
     texts: list[str] = []
     for q, c in zip(questions, contexts, strict=True):
         sents = split_sentences(c) or [c]
-        spans = [candidate_spans(s, q) for s in sents]
+        spans = [_spans(s, q) for s in sents]
         proto = answer_type_prototype(q)
         plans.append((sents, spans, proto))
-        texts.extend([q, proto, *sents, *(sp for group in spans for sp in group)])
+        texts.extend([q, proto, *sents, *(sp for group in spans for sp, _ in group)])
     unique = list(dict.fromkeys(t for t in texts if t))
     emb = get_cache(model, device).encode(unique) if unique else np.zeros((0, 1))
     pos = {t: k for k, t in enumerate(unique)}
@@ -342,10 +363,11 @@ def _extract_fallback(
         best: tuple[float, str] | None = None
         for sent, group in zip(sents, spans, strict=True):
             rel = float(emb[pos[sent]] @ qv)
-            for rank, sp in enumerate(group):
+            for rank, (sp, after_question) in enumerate(group):
                 score = (
                     rel
                     + float(type_match(sp, kind))
+                    + 0.3 * after_question
                     + 0.25 * float(emb[pos[sp]] @ pv)
                     - 0.03 * rank
                 )
