@@ -4,9 +4,11 @@ through a fake OpenAI-compatible server on loopback; SmolLM2 for the local plumb
 from __future__ import annotations
 
 import json
+import tempfile
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -213,12 +215,13 @@ def test_unreachable_endpoint() -> None:
 
 # -- local transformers backend ---------------------------------------------------------------
 @pytest.fixture
-def llm_cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
-    """Shared with test_smile.py: the GGUF -> safetensors conversion happens once a session."""
-    path = tmp_path_factory.getbasetemp() / "qaeval-llm-cache"
-    path.mkdir(exist_ok=True)
-    monkeypatch.setenv("QAEVAL_CACHE_DIR", str(path))
-    return path
+def llm_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """As in test_smile.py: fresh caches, the converted model shared through ``models/``."""
+    shared = Path(tempfile.gettempdir()) / "qaeval-test-models"
+    shared.mkdir(exist_ok=True)
+    (tmp_path / "models").symlink_to(shared, target_is_directory=True)
+    monkeypatch.setenv("QAEVAL_CACHE_DIR", str(tmp_path))
+    return tmp_path
 
 
 @pytest.mark.slow
