@@ -36,6 +36,7 @@ __all__ = [
     "page_setup",
     "escape_markdown",
     "highlight",
+    "section",
     "show_error",
 ]
 
@@ -147,6 +148,11 @@ def page_setup(title: str, roles: Iterable[str], *, caption: str | None = None) 
     return user
 
 
+def section(title: str) -> None:
+    """A small section heading without an anchor link (anchors would be extra Tab stops)."""
+    st.markdown(f"**{escape_markdown(title)}**")
+
+
 def show_error(exc: QAEvalError) -> None:
     """A user-caused error as one readable message (no traceback)."""
     st.error(str(exc), icon=":material/error:")
@@ -162,15 +168,36 @@ _STOPWORDS = frozenset(
 )
 
 
+#: Word joiner (U+2060): invisible, and breaks the patterns GFM turns into links by itself.
+_JOINER = "\u2060"
+_AUTOLINKS = (
+    (re.compile(r"(?i)(\b(?:https?|ftp|mailto|file)):(?=//)"), rf"\1:{_JOINER}"),
+    (re.compile(r"(?i)\b(www)\."), rf"\1{_JOINER}."),
+    (re.compile(r"(?<=\w)@(?=\w)"), f"{_JOINER}@"),
+)
+
+
+def _defang(line: str) -> str:
+    """Stop URL, ``www.`` and e-mail literals from becoming links.
+
+    GFM's autolink literals are found in the text *after* backslash escapes are resolved, so
+    escaping cannot stop them; an invisible word joiner inside the pattern does.
+    """
+    for pattern, repl in _AUTOLINKS:
+        line = pattern.sub(repl, line)
+    return line
+
+
 def escape_markdown(text: str) -> str:
     """``text`` as markdown that renders literally: every special character is escaped.
 
     Line breaks are kept (hard breaks), leading indentation cannot start a code block, and
-    ``<script>``, ``![img](url)``, links, ``$math$`` and ``:emoji:`` stay plain characters.
+    ``<script>``, ``![img](url)``, links, bare URLs and e-mail addresses, ``$math$`` and
+    ``:emoji:`` stay plain characters.
     """
     lines = []
     for line in str(text).replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        lines.append(_MD_SPECIAL.sub(r"\\\1", line.strip()))
+        lines.append(_MD_SPECIAL.sub(r"\\\1", _defang(line.strip())))
     return "  \n".join(lines)
 
 
@@ -195,7 +222,7 @@ def highlight(text: str, words: set[str]) -> str:
         return escape_markdown(text)
     out: list[str] = []
     for line in str(text).replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        line = line.strip()
+        line = _defang(line.strip())
         parts: list[str] = []
         pos = 0
         for m in _WORD.finditer(line):

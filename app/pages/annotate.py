@@ -37,16 +37,26 @@ S = st.session_state
 # shown always matches the store.
 
 
+def note_key(item_id: int) -> str:
+    """One note field per item: a new item gets a new field, so focus never stays in the old
+    one (a key pressed right after saving from the note cannot land in the next item's note).
+    """
+    return f"ann_note_{item_id}"
+
+
 def _open(item: ann.QueueItem | None, *, review: bool, user_id: int, url: str) -> None:
     """Show ``item``; in review mode preload the user's current label for editing."""
     S.ann_item = item.id if item else None
     S.ann_review = review and item is not None
     S.ann_started = time.time()
-    S.ann_value, S.ann_rule, S.ann_note = None, None, ""
+    S.ann_value, S.ann_rule = None, None
+    note = ""
     if S.ann_review and item is not None:
         cur = ann.current_label(user_id, item.id, url=url)
         if cur is not None:
-            S.ann_value, S.ann_rule, S.ann_note = int(cur.value), cur.rule, cur.note or ""
+            S.ann_value, S.ann_rule, note = int(cur.value), cur.rule, cur.note or ""
+    if item is not None:
+        S[note_key(item.id)] = note
 
 
 def _open_next(user_id: int, dataset: str, url: str) -> None:
@@ -80,7 +90,7 @@ def _save(user_id: int, dataset: str, url: str) -> None:
             item_id,
             S.ann_value,
             rule=S.ann_rule,
-            note=S.ann_note,
+            note=S.get(note_key(item_id), ""),
             seconds=seconds,
             url=url,
         )
@@ -155,14 +165,14 @@ def _change_dataset() -> None:
 
 
 def _show_item(item: ann.QueueItem) -> None:
-    st.markdown("##### Question")
-    st.markdown(f"#### {ui.escape_markdown(item.question)}")
-    st.markdown("##### References")
+    ui.section("Question")
+    st.subheader(ui.escape_markdown(item.question), anchor=False)
+    ui.section("References")
     st.markdown("\n".join(f"- {ui.escape_markdown(r)}" for r in item.references) or "(none)")
     if item.choices:
-        st.markdown("##### Choices")
+        ui.section("Choices")
         st.markdown("\n".join(f"- {ui.escape_markdown(c)}" for c in item.choices))
-    st.markdown("##### Candidate answer")
+    ui.section("Candidate answer")
     words = ui.reference_words(item.references)
     long_answer = len(item.candidate) > 700 or item.candidate.count("\n") > 12
     box = st.container(border=True, height=320 if long_answer else "content")
@@ -177,7 +187,7 @@ def _show_item(item: ann.QueueItem) -> None:
 
 
 def _decision_panel() -> None:
-    st.markdown("##### Label")
+    ui.section("Label")
     for value, key in LABEL_KEYS:
         st.button(
             value.title.capitalize(),
@@ -188,7 +198,7 @@ def _decision_panel() -> None:
             on_click=_pick_value,
             args=(int(value),),
         )
-    st.markdown("##### Rule that decided it")
+    ui.section("Rule that decided it")
     for rule in RULES:
         st.button(
             f"{rule.number} · {rule.name}",
@@ -253,7 +263,6 @@ def main() -> None:
         ("ann_skip", []),
         ("ann_value", None),
         ("ann_rule", None),
-        ("ann_note", ""),
         ("ann_started", None),
         ("ann_flash", None),
     ):
@@ -281,9 +290,13 @@ def main() -> None:
         text=f"{dataset}: {progress.labelled} of {progress.assigned} labelled · "
         f"{progress.remaining} left{mean}",
     )
+    # Fixed slots: a message that comes and goes must not shift the widgets below it. Streamlit
+    # identifies elements by position, and a shifted button is remounted, which drops a
+    # keyboard shortcut pressed in that moment.
+    flash_slot, banner_slot = st.empty(), st.empty()
     if S.ann_flash:
         kind, text = S.ann_flash
-        getattr(st, kind)(text)
+        getattr(flash_slot, kind)(text)
 
     if S.ann_item is None:
         if S.ann_skip:
@@ -305,17 +318,21 @@ def main() -> None:
 
     item = ann.get_item(user.id, S.ann_item, url=url)
     if S.ann_review:
-        st.info(
+        banner_slot.info(
             "You are editing an earlier label. Saving adds a new entry to your history "
             "(the old one is kept); `Q` returns to your queue.",
             icon=":material/history:",
         )
     left, right = st.columns([3, 2], gap="large")
     with left:
-        st.caption(f"Item {ui.escape_markdown(item.external_id)}")
-        _show_item(item)
+        # The item is drawn into a slot above the note form but *after* it: the browser then
+        # replaces the previous item's note field (which may still hold the cursor after Enter)
+        # before the new question appears, so the next key press cannot land in the old field.
+        item_slot = st.container()
         with st.form("ann_note_form", border=False, enter_to_submit=True):
-            st.text_input("Note (optional)", key="ann_note", placeholder="Why? Anything odd?")
+            st.text_input(
+                "Note (optional)", key=note_key(item.id), placeholder="Why? Anything odd?"
+            )
             st.form_submit_button(
                 "Save & next",
                 key="ann_save",
@@ -356,6 +373,9 @@ def main() -> None:
                 **cb,
             )
         st.caption(KEY_LEGEND)
+        with item_slot:
+            st.caption(f"Item {ui.escape_markdown(item.external_id)}")
+            _show_item(item)
         _history(user.id, item.id, url)
         _earlier_labels(user.id, dataset, url)
     with right:

@@ -17,7 +17,7 @@ from qaeval_core.store import repo
 
 def _deal_form(dataset: str, people: list[str], url: str) -> None:
     with st.form("deal"):
-        st.markdown("##### Deal items")
+        ui.section("Deal items")
         chosen = st.multiselect("Annotators", people, key="deal_annotators")
         c1, c2, c3 = st.columns(3)
         base = c1.number_input("Annotators per item", 1, 50, 1, key="deal_base")
@@ -60,7 +60,7 @@ def _deal_form(dataset: str, people: list[str], url: str) -> None:
 
 def _progress(dataset: str, url: str) -> list[str]:
     prog = ann.dataset_progress(dataset, url=url)
-    st.markdown("##### Progress")
+    ui.section("Progress")
     st.progress(
         prog.fraction,
         text=f"{prog.done_assignments} of {prog.assignments} assignments done "
@@ -99,7 +99,7 @@ def _progress(dataset: str, url: str) -> list[str]:
 
 def _reassign_form(dataset: str, holders: list[str], people: list[str], url: str) -> None:
     with st.form("reassign"):
-        st.markdown("##### Reassign an absent annotator's remaining items")
+        ui.section("Reassign an absent annotator's remaining items")
         absent = st.selectbox("Absent annotator", holders, key="re_absent", index=None)
         to = st.multiselect("Give their unlabelled items to", people, key="re_to")
         submitted = st.form_submit_button("Reassign", key="re_submit")

@@ -28,7 +28,7 @@ MIME = {"jsonl": "application/jsonl", "csv": "text/csv", "parquet": "application
 
 
 def _import_section(url: str, datasets: list[str]) -> None:
-    st.markdown("##### Import a file")
+    ui.section("Import a file")
     with st.form("import", clear_on_submit=False):
         upload = st.file_uploader(
             "JSON lines, JSON, CSV, TSV or Parquet",
@@ -102,7 +102,7 @@ def _export_bytes(url: str, dataset: str, what: str, fmt: str) -> Callable[[], b
 
 
 def _export_section(url: str, datasets: list[str]) -> None:
-    st.markdown("##### Export")
+    ui.section("Export")
     if not datasets:
         st.info("Nothing to export yet.")
         return

@@ -17,7 +17,7 @@ LOGIN_ROLES = ["annotator", "researcher", "admin"]
 
 
 def _add_form(url: str) -> None:
-    st.markdown("##### Add a user")
+    ui.section("Add a user")
     with st.form("add_user", clear_on_submit=True):
         c1, c2 = st.columns(2)
         name = c1.text_input("User name", key="user_name")
@@ -59,7 +59,7 @@ def main() -> None:
     url = ui.store_url()
     _add_form(url)
     users = repo.list_users(url)
-    st.markdown("##### Accounts")
+    ui.section("Accounts")
     st.dataframe(
         pd.DataFrame(
             {

@@ -741,26 +741,30 @@ def labelled_items(
     """The user's own labelled items in a dataset, most recently labelled first.
 
     Backs the "my earlier labels" list, from which any own label can be reopened and edited.
+    Walks the user's labels newest first over ``ix_labels_user_id`` and keeps the rows no newer
+    label supersedes, so it stops after ``limit`` items instead of grouping the whole history.
     """
     with session_scope(url) as session:
         uid = _user_id(session, user)
         did = _dataset_id(session, dataset)
-        latest = (
-            select(
-                Label.item_id,
-                func.max(Label.id).label("last_id"),
-                func.count(Label.id).label("n"),
-            )
-            .join(Item, Item.id == Label.item_id)
-            .where(Label.user_id == uid, Item.dataset_id == did)
-            .group_by(Label.item_id)
-            .subquery()
+        newer = aliased(Label)
+        older = aliased(Label)
+        edits = (
+            select(func.count())
+            .where(older.item_id == Label.item_id, older.user_id == uid, older.id < Label.id)
+            .scalar_subquery()
         )
         rows = session.execute(
-            select(Item.id, Item.external_id, Item.question, Label, latest.c.n)
-            .join(latest, latest.c.item_id == Item.id)
-            .join(Label, Label.id == latest.c.last_id)
-            .order_by(latest.c.last_id.desc())
+            select(Item.id, Item.external_id, Item.question, Label, edits)
+            .join(Item, Item.id == Label.item_id)
+            .where(
+                Label.user_id == uid,
+                Item.dataset_id == did,
+                ~exists().where(
+                    newer.item_id == Label.item_id, newer.user_id == uid, newer.id > Label.id
+                ),
+            )
+            .order_by(Label.id.desc())
             .limit(limit)
             .offset(offset)
         )
@@ -771,7 +775,7 @@ def labelled_items(
                 question=r[2],
                 value=LabelValue(r[3].value),
                 rule=r[3].rule,
-                edits=int(r[4]) - 1,
+                edits=int(r[4]),
                 labelled_at=r[3].created_at,
             )
             for r in rows

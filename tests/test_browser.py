@@ -1,0 +1,205 @@
+"""A real browser against a real ``streamlit run``: log in, label three items with the keyboard
+only, and find the labels in the store.
+
+AppTest cannot press keyboard shortcuts or run the frontend, so this drives Debian's Chromium
+through Playwright (Python). It skips, saying why, when Chromium or Playwright is missing
+(``apt-get install chromium``; the browser path can be set with ``QAEVAL_CHROMIUM``). Set
+``QAEVAL_SCREENSHOT=path.png`` to keep a screenshot of the annotate page.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from qaeval_core.store import annotation as ann
+from qaeval_core.store import repo
+from qaeval_core.store import session as store_session
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ROWS = [
+    {"id": "b0", "question": "Who wrote Hamlet?", "references": ["William Shakespeare"],
+     "candidate": "Hamlet was written by William Shakespeare."},
+    {"id": "b1", "question": "What is the capital of France?", "references": ["Paris"],
+     "candidate": "<script>alert('xss')</script> ![x](http://127.0.0.1:9/x.png) Lyon."},
+    {"id": "b2", "question": "How many legs does a spider have?", "references": ["8", "eight"],
+     "candidate": "Spiders usually have eight legs, though some lose one."},
+    {"id": "b3", "question": "Largest planet?", "references": ["Jupiter"],
+     "candidate": "Jupiter."},
+]  # fmt: skip
+
+
+def _chromium() -> str:
+    path = os.environ.get("QAEVAL_CHROMIUM") or shutil.which("chromium")
+    if not path:
+        pytest.skip("Chromium is not installed (apt-get install chromium, or set QAEVAL_CHROMIUM)")
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """A store with 4 items dealt to ``ann1`` and ``streamlit run`` serving it."""
+    pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
+    _chromium()
+    url = f"sqlite:///{tmp_path / 'browser.sqlite'}"
+    store_session.upgrade(url)
+    repo.import_items(url, "ds", ROWS, source="browser test")
+    repo.add_user(url, "ann1", "annotator", "pw-ann1")
+    ann.deal("ds", ["ann1"], url=url)
+    port = _free_port()
+    env = dict(os.environ, QAEVAL_DATABASE_URL=url, PYTHONPATH=str(REPO))
+    log = open(tmp_path / "streamlit.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(REPO / "app" / "main.py"),
+         "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                log.flush()
+                pytest.fail(f"streamlit did not start:\n{(tmp_path / 'streamlit.log').read_text()}")
+            time.sleep(0.3)
+        yield base, url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def test_label_three_items_with_the_keyboard_only(served: tuple[str, str], tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    base, url = served
+    dialogs: list[str] = []
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path / "chromium-profile"),  # a fresh user-data-dir
+            executable_path=_chromium(),
+            args=CHROMIUM_ARGS,
+            headless=True,
+            viewport={"width": 1400, "height": 1000},
+        )
+        context.set_default_timeout(30_000)
+        page = context.new_page()
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(base)
+
+        def log_in() -> None:
+            """Type into the focused fields, Tab between them, Enter submits."""
+            expect(page.get_by_text("No account yet?")).to_be_visible()  # page settled
+            page.get_by_label("User name").focus()
+            page.keyboard.type("ann1")
+            page.keyboard.press("Tab")
+            page.keyboard.type("pw-ann1")
+            expect(page.get_by_label("User name")).to_have_value("ann1")
+            page.keyboard.press("Enter")
+
+        log_in()
+        expect(page.get_by_text("Item b0")).to_be_visible()
+        expect(page.get_by_text("0 of 4 labelled")).to_be_visible()
+        assert page.evaluate("document.activeElement.tagName") == "BODY"  # no field focused
+
+        def chosen(label: str) -> None:
+            button = page.get_by_role("button", name=label)
+            expect(button).to_have_attribute("data-testid", "stBaseButton-primary")
+
+        # Item 1: clearly correct (Y), rule 1, Enter.
+        page.keyboard.press("y")
+        chosen("Clearly correct")
+        page.keyboard.press("1")
+        chosen("1 · Entity aliasing")
+        page.keyboard.press("Enter")
+        expect(page.get_by_text("Item b1")).to_be_visible()
+
+        # Item 2 (hostile text stays inert): clearly incorrect (N), rule 6, a note, Enter.
+        expect(page.get_by_text("<script>alert('xss')</script>", exact=False)).to_be_visible()
+        assert page.locator("img[src*='x.png']").count() == 0
+        assert page.locator("a[href*='x.png']").count() == 0  # not even a link
+        page.keyboard.press("n")
+        chosen("Clearly incorrect")
+        page.keyboard.press("6")
+        chosen("6 · Irrelevant information")
+        page.keyboard.press("Tab")  # first Tab stop of the page: the note field
+        expect(page.get_by_label("Note (optional)")).to_be_focused()
+        page.keyboard.type("wrong city")
+        page.keyboard.press("Enter")  # Enter in the note saves
+        expect(page.get_by_text("Item b2")).to_be_visible()
+        # As a person would: go on once the cursor has left the note field.
+        page.wait_for_function("document.activeElement.tagName !== 'INPUT'")
+
+        # Item 3: unclear (U), no rule, Enter.
+        page.keyboard.press("u")
+        chosen("Unclear")
+        page.keyboard.press("Enter")
+        expect(page.get_by_text("Item b3")).to_be_visible()
+        expect(page.get_by_text("3 of 4 labelled")).to_be_visible()
+
+        # Back (B) opens the last label for editing, with its label chosen.
+        page.keyboard.press("b")
+        expect(page.get_by_text("Item b2")).to_be_visible()
+        chosen("Unclear")
+        if shot := os.environ.get("QAEVAL_SCREENSHOT"):
+            page.keyboard.press("q")
+            expect(page.get_by_text("Item b3")).to_be_visible()
+            page.screenshot(path=shot, full_page=True)
+
+        # Typing a researcher page's address starts a new session: the router knows no such
+        # page for a logged-out visitor ("Page not found"), and after logging in the annotator
+        # lands on the annotate page, never on the researcher page.
+        page.goto(f"{base}/assign")
+        expect(page.get_by_text("Page not found")).to_be_visible()
+        page.keyboard.press("Escape")
+        expect(page.get_by_text("Page not found")).to_be_hidden()
+        log_in()
+        expect(page.get_by_role("heading", name="Annotate")).to_be_visible()
+        assert page.get_by_text("Deal items").count() == 0
+        context.close()
+
+    assert not dialogs, f"a script ran in the page: {dialogs}"
+    labels = repo.label_history(url, "ds")
+    labels = labels.astype(object).where(labels.notna(), None)
+    got = [(r.external_id, int(r.value), r.rule, r.note) for r in labels.itertuples()]
+    assert got == [("b0", 2, 1, None), ("b1", 0, 6, "wrong city"), ("b2", 1, None, None)]
+    assert all(s > 0 for s in labels["seconds"])
+    assert set(labels["user"]) == {"ann1"}
