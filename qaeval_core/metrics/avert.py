@@ -257,6 +257,8 @@ class AVert(Metric):
     refusal : include the refusal group.
     k_distractors : distractors taken from other questions when an item has no choices or
         known wrong answers.
+    distractor_model : embedding model that picks those distractors; None means ``model``
+        with the embedding ranker and the default MiniLM with a cross-encoder.
     threshold : used only when re-deciding from scores (``decide``); ``score_batch`` decides by
         argmax, which for two groups equals share >= 0.5.
     """
@@ -276,6 +278,7 @@ class AVert(Metric):
         enhance: bool = True,
         refusal: bool = True,
         k_distractors: int = 4,
+        distractor_model: str | None = None,
         threshold: float = 0.5,
         device: str | None = None,
     ) -> None:
@@ -285,6 +288,7 @@ class AVert(Metric):
         self.enhance = enhance
         self.refusal = refusal
         self.k_distractors = k_distractors
+        self.distractor_model = distractor_model
         self.threshold = threshold
         self.device = device
 
@@ -323,7 +327,10 @@ class AVert(Metric):
         all_refs = list(
             dict.fromkeys(str(r).strip() for it in items for r in it.references if str(r).strip())
         )
-        cache = get_cache(self.model, self.device)
+        chooser = self.distractor_model or (
+            self.model if self.ranker == "embedding" else DEFAULT_EMBEDDING_MODEL
+        )
+        cache = get_cache(chooser, self.device)
         vecs = dict(zip(all_refs, cache.encode(all_refs), strict=True)) if all_refs else {}
         out: dict[int, list[str]] = {}
         pools: dict[str | None, list[tuple[str, str]]] = {}
