@@ -95,8 +95,13 @@ def build(url: str, n_items: int, n_annotators: int, prelabel: float) -> None:
     )
 
 
-def annotator(url: str, name: str, seconds: float, start_at: float) -> dict[str, list[float]]:
-    """Loop next_item -> save_label until time is up; latencies in milliseconds."""
+def annotator(
+    url: str, name: str, seconds: float, start_at: float, think: float = 0.0
+) -> dict[str, list[float]]:
+    """Loop next_item -> save_label (-> ``think`` seconds reading) until time is up.
+
+    Latencies in milliseconds. ``think=0`` is saturation: every annotator hammers the store.
+    """
     with store_session.session_scope(url) as s:
         uid = s.scalar(select(User.id).where(User.name == name))
         did = s.scalar(select(Dataset.id).where(Dataset.name == DATASET))
@@ -119,14 +124,18 @@ def annotator(url: str, name: str, seconds: float, start_at: float) -> dict[str,
             ann.user_progress(uid, did, url=url)
             out["user_progress"].append((time.perf_counter() - t2) * 1000)
         n += 1
+        if think:
+            time.sleep(think)
     return out
 
 
-def _proc(args: tuple[str, str, float, float], queue: Any) -> None:
+def _proc(args: tuple[str, str, float, float, float], queue: Any) -> None:
     queue.put(annotator(*args))
 
 
-def run(url: str, mode: str, n_annotators: int, seconds: float) -> dict[str, list[float]]:
+def run(
+    url: str, mode: str, n_annotators: int, seconds: float, think: float = 0.0
+) -> dict[str, list[float]]:
     names = [f"ann{k:02d}" for k in range(n_annotators)]
     results: list[dict[str, list[float]]] = []
     start_at = time.time() + (8.0 if mode == "processes" else 1.0)
@@ -134,7 +143,7 @@ def run(url: str, mode: str, n_annotators: int, seconds: float) -> dict[str, lis
         lock = threading.Lock()
 
         def work(name: str) -> None:
-            r = annotator(url, name, seconds, start_at)
+            r = annotator(url, name, seconds, start_at, think)
             with lock:
                 results.append(r)
 
@@ -147,7 +156,8 @@ def run(url: str, mode: str, n_annotators: int, seconds: float) -> dict[str, lis
         ctx = mp.get_context("spawn")
         queue = ctx.Queue()
         procs = [
-            ctx.Process(target=_proc, args=((url, n, seconds, start_at), queue)) for n in names
+            ctx.Process(target=_proc, args=((url, n, seconds, start_at, think), queue))
+            for n in names
         ]
         for p in procs:
             p.start()
@@ -190,6 +200,12 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--prelabel", type=float, default=0.5)
     parser.add_argument("--mode", choices=["threads", "processes", "both"], default="both")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="seconds each annotator waits after a save (0 = saturation, the worst case)",
+    )
     parser.add_argument("--db", help="SQLite file to (re)use; default: a new temporary file")
     args = parser.parse_args()
 
@@ -197,10 +213,13 @@ def main() -> int:
     url = f"sqlite:///{path}"
     if not path.exists():
         build(url, args.items, args.annotators, args.prelabel)
-    print(f"store: {path} ({path.stat().st_size / 1e6:.0f} MB); cpus: {os.cpu_count()}")
+    print(
+        f"store: {path} ({path.stat().st_size / 1e6:.0f} MB); cpus: {os.cpu_count()}; "
+        f"load average before: {os.getloadavg()[0]:.1f}; think: {args.think} s"
+    )
     modes = ["threads", "processes"] if args.mode == "both" else [args.mode]
     for mode in modes:
-        merged = run(url, mode, args.annotators, args.seconds)
+        merged = run(url, mode, args.annotators, args.seconds, args.think)
         print(report(mode, merged, args.seconds), flush=True)
     return 0
 

@@ -186,7 +186,11 @@ def _show_item(item: ann.QueueItem) -> None:
             st.text(item.context)
 
 
+@st.fragment
 def _decision_panel() -> None:
+    """Label and rule buttons. A fragment: picking a label or rule reruns only this panel (no
+    database work), so those key presses feel instant; saving reruns the page.
+    """
     ui.section("Label")
     for value, key in LABEL_KEYS:
         st.button(

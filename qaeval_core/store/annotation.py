@@ -44,6 +44,7 @@ from sqlalchemy import (
     String,
     Text,
     and_,
+    bindparam,
     case,
     delete,
     exists,
@@ -51,6 +52,7 @@ from sqlalchemy import (
     insert,
     literal,
     select,
+    text,
 )
 from sqlalchemy.orm import Session, aliased
 
@@ -789,7 +791,26 @@ def labelled_items(
 def _annotator_rows(
     session: Session, dataset_id: int, user_ids: Sequence[int] | None = None
 ) -> list[tuple[int, int, int]]:
-    """(user_id, assigned, labelled) per user holding a queue in the dataset."""
+    """(user_id, assigned, labelled) per user holding a queue in the dataset.
+
+    On SQLite the item lookup is pinned to the covering index ``ix_items_dataset_id``
+    (dataset_id, rowid): left alone, the planner reads each item's full row by primary key,
+    which made this count ~10x slower on a 100,000-item store (25 ms instead of 2-5 ms per
+    annotator). SQLAlchemy cannot render ``INDEXED BY``, hence the SQL text.
+    """
+    if session.get_bind().dialect.name == "sqlite":
+        users = "AND a.user_id IN :users" if user_ids is not None else ""
+        sql = text(
+            "SELECT a.user_id, COUNT(*), COALESCE(SUM(EXISTS (SELECT 1 FROM labels AS l "
+            "WHERE l.item_id = a.item_id AND l.user_id = a.user_id)), 0) "
+            "FROM assignments AS a JOIN items AS i INDEXED BY ix_items_dataset_id "
+            f"ON i.id = a.item_id WHERE i.dataset_id = :dataset {users} GROUP BY a.user_id"
+        )
+        params: dict[str, Any] = {"dataset": dataset_id}
+        if user_ids is not None:
+            sql = sql.bindparams(bindparam("users", expanding=True))
+            params["users"] = list(user_ids)
+        return [(int(a), int(b), int(c)) for a, b, c in session.execute(sql, params)]
     done = case((_labelled_by(Assignment.user_id, Assignment.item_id), 1), else_=0)
     stmt = (
         select(Assignment.user_id, func.count(), func.coalesce(func.sum(done), 0))
