@@ -246,16 +246,33 @@ def _dataset_id(session: Session, dataset: DatasetRef) -> int:
     return dataset if isinstance(dataset, int) else _dataset(session, dataset).id
 
 
-def _queue_item(item: Item) -> QueueItem:
+#: The only item columns an annotator is shown (selected as columns, not ORM entities: the
+#: queue is the hot path and skipping the ORM identity map saves about a third of its time).
+_SHOWN = (
+    Item.id,
+    Item.external_id,
+    Item.question,
+    Item.references,
+    Item.candidate,
+    Item.context,
+    Item.choices,
+)
+
+
+def _queue_item(row: Any) -> QueueItem:
     return QueueItem(
-        id=item.id,
-        external_id=item.external_id,
-        question=item.question,
-        references=tuple(str(r) for r in (item.references or [])),
-        candidate=item.candidate,
-        context=item.context,
-        choices=tuple(str(c) for c in item.choices) if item.choices else None,
+        id=row.id,
+        external_id=row.external_id,
+        question=row.question,
+        references=tuple(str(r) for r in (row.references or [])),
+        candidate=row.candidate,
+        context=row.context,
+        choices=tuple(str(c) for c in row.choices) if row.choices else None,
     )
+
+
+def _shown_item(session: Session, item_id: int) -> QueueItem:
+    return _queue_item(session.execute(select(*_SHOWN).where(Item.id == item_id)).one())
 
 
 def _record(label: Label) -> LabelRecord:
@@ -502,12 +519,19 @@ def reassign(
 # Serving items
 
 
-def _queue_select(user_id: int, dataset_id: int) -> Select[Any]:
-    return (
-        select(Item)
-        .join(Assignment, Assignment.item_id == Item.id)
-        .where(Assignment.user_id == user_id, Item.dataset_id == dataset_id)
+#: The next-item query, built once (building it per call cost a third of the call's time).
+_NEXT_ITEM = (
+    select(*_SHOWN)
+    .join(Assignment, Assignment.item_id == Item.id)
+    .where(
+        Assignment.user_id == bindparam("uid"),
+        Item.dataset_id == bindparam("did"),
+        ~exists().where(Label.item_id == Assignment.item_id, Label.user_id == bindparam("uid")),
+        Assignment.item_id.not_in(bindparam("skip", expanding=True)),
     )
+    .order_by(Assignment.position, Assignment.item_id)
+    .limit(1)
+)
 
 
 def next_item(
@@ -527,12 +551,9 @@ def next_item(
     with session_scope(url) as session:
         uid = _user_id(session, user)
         did = _dataset_id(session, dataset)
-        stmt = _queue_select(uid, did).where(~_labelled_by(uid, Assignment.item_id))
-        if skip_ids:
-            stmt = stmt.where(Assignment.item_id.not_in(skip_ids))
-        stmt = stmt.order_by(Assignment.position, Assignment.item_id).limit(1)
-        item = session.scalars(stmt).first()
-        return _queue_item(item) if item is not None else None
+        params = {"uid": uid, "did": did, "skip": skip_ids}
+        row = session.execute(_NEXT_ITEM, params).first()
+        return _queue_item(row) if row is not None else None
 
 
 def _first_labels(user_id: int, dataset_id: int) -> Select[Any]:
@@ -584,7 +605,7 @@ def previous_item(
             if first is not None:
                 stmt = stmt.where(Label.id < first)
         row = session.execute(stmt.order_by(Label.id.desc()).limit(1)).first()
-        return _queue_item(session.get_one(Item, row.item_id)) if row else None
+        return _shown_item(session, row.item_id) if row else None
 
 
 def following_item(
@@ -607,21 +628,21 @@ def following_item(
             return None
         stmt = _first_labels(uid, did).where(Label.id > first).order_by(Label.id).limit(1)
         row = session.execute(stmt).first()
-        return _queue_item(session.get_one(Item, row.item_id)) if row else None
+        return _shown_item(session, row.item_id) if row else None
 
 
 def get_item(user: UserRef, item_id: int, *, url: str | None = None) -> QueueItem:
     """An item from the user's own queue (raises PermissionDenied for anything else)."""
     with session_scope(url) as session:
         uid = _user_id(session, user)
-        item = session.scalars(
-            select(Item)
+        row = session.execute(
+            select(*_SHOWN)
             .join(Assignment, Assignment.item_id == Item.id)
             .where(Assignment.user_id == uid, Item.id == item_id)
         ).first()
-        if item is None:
+        if row is None:
             raise PermissionDenied(f"Item {item_id} is not in your queue.")
-        return _queue_item(item)
+        return _queue_item(row)
 
 
 # --------------------------------------------------------------------------------------------
