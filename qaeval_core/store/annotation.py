@@ -30,6 +30,7 @@ Example
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -50,7 +51,6 @@ from sqlalchemy import (
     exists,
     func,
     insert,
-    literal,
     select,
     text,
 )
@@ -89,6 +89,11 @@ UserRef = int | str
 DatasetRef = int | str
 #: Roles that can hold a queue (``external`` raters come from imported files only).
 QUEUE_ROLES = ("annotator", "researcher", "admin")
+#: Serialises this process's label writes. Threads of one server (Streamlit sessions) then
+#: queue on a fair in-process lock instead of SQLite's busy handler, which sleeps in growing
+#: steps (up to 100 ms) while another connection holds the write lock; other processes are
+#: still kept apart by BEGIN IMMEDIATE.
+_WRITE_LOCK = threading.Lock()
 #: Notes longer than this are cut (a note is a remark, not a document).
 MAX_NOTE_CHARS = 5000
 
@@ -667,6 +672,29 @@ def _clean_label(
     return val, (int(rule) if rule is not None else None), text, secs
 
 
+def _label_insert(*, require_assignment: bool) -> Any:
+    """``INSERT INTO labels ... SELECT <values> [WHERE EXISTS (assignment)] RETURNING id``."""
+    cols = {
+        "item_id": Integer, "user_id": Integer, "value": Integer, "rule": Integer,
+        "note": Text, "seconds": Float, "source": String, "created_at": DateTime(timezone=True),
+    }  # fmt: skip
+    params = {name: bindparam(name, type_=type_) for name, type_ in cols.items()}
+    values = select(*(p.label(name) for name, p in params.items()))
+    if require_assignment:
+        values = values.where(
+            exists().where(
+                Assignment.item_id == params["item_id"], Assignment.user_id == params["user_id"]
+            )
+        )
+    table = Label.__table__
+    return insert(table).from_select(list(cols), values).returning(table.c.id, table.c.created_at)
+
+
+#: Built once: the write path is hot and holds the write lock, so it should do no extra work.
+_INSERT_LABEL = _label_insert(require_assignment=True)
+_INSERT_LABEL_ANYWHERE = _label_insert(require_assignment=False)
+
+
 def save_label(
     user: UserRef,
     item_id: int,
@@ -687,31 +715,14 @@ def save_label(
     deletes it.
     """
     val, rule_n, text, secs = _clean_label(value, rule, note, seconds)
-    with write_scope(url) as session:
+    with _WRITE_LOCK, write_scope(url) as session:
         uid = _user_id(session, user)
-        values = select(
-            literal(item_id, Integer).label("item_id"),
-            literal(uid, Integer).label("user_id"),
-            literal(val, Integer).label("value"),
-            literal(rule_n, Integer).label("rule"),
-            literal(text, Text).label("note"),
-            literal(secs, Float).label("seconds"),
-            literal(source, String).label("source"),
-            literal(utcnow(), DateTime(timezone=True)).label("created_at"),
-        )
-        if require_assignment:
-            values = values.where(
-                exists().where(Assignment.item_id == item_id, Assignment.user_id == uid)
-            )
-        stmt = (
-            insert(Label)
-            .from_select(
-                ["item_id", "user_id", "value", "rule", "note", "seconds", "source", "created_at"],
-                values,
-            )
-            .returning(Label.id, Label.created_at)
-        )
-        row = session.execute(stmt).first()
+        params = {
+            "item_id": item_id, "user_id": uid, "value": val, "rule": rule_n, "note": text,
+            "seconds": secs, "source": source, "created_at": utcnow(),
+        }  # fmt: skip
+        stmt = _INSERT_LABEL if require_assignment else _INSERT_LABEL_ANYWHERE
+        row = session.connection().execute(stmt, params).first()
         if row is None:
             raise PermissionDenied(
                 f"Item {item_id} is not (or no longer) in your queue, so the label was not "
