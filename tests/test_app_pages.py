@@ -325,6 +325,20 @@ def test_annotators_are_blind_to_each_other(store: str) -> None:
     assert "0 of 4 labelled" in at.get("progress")[0].proto.text
 
 
+def test_item_reassigned_while_open(store: str) -> None:
+    ann.deal("ds", ["ann1"], url=store)
+    at = logged_in("ann1")
+    at.button(key="ann_label_2").click().run()
+    at.button(key="ann_save").click().run()  # one label kept, so ann1 keeps a queue
+    at.button(key="ann_label_0").click().run()
+    ann.reassign("ds", "ann1", ["ann2"], url=store)  # a researcher moves the rest away
+    at.button(key="ann_save").click().run()
+    assert not at.exception, at.exception
+    assert "reassigned" in at.warning[0].value
+    assert "Your queue is done" in texts(at)
+    assert len(repo.label_history(store, "ds")) == 1  # the refused label was not stored
+
+
 def test_finished_queue_and_skipped_items(store: str) -> None:
     ann.deal("ds", ["ann1"], url=store)
     at = logged_in("ann1")

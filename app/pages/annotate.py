@@ -13,7 +13,7 @@ import time
 import streamlit as st
 
 from app import ui
-from qaeval_core.errors import QAEvalError
+from qaeval_core.errors import PermissionDenied, QAEvalError
 from qaeval_core.schema import RULES, LabelValue
 from qaeval_core.store import annotation as ann
 
@@ -156,6 +156,18 @@ def _open_earlier(user_id: int, url: str) -> None:
     _open(item, review=True, user_id=user_id, url=url)
 
 
+def _current_item(user_id: int, dataset: str, url: str) -> ann.QueueItem | None:
+    """The item on screen; if a researcher reassigned it meanwhile, the next one instead."""
+    if S.ann_item is None:
+        return None
+    try:
+        return ann.get_item(user_id, S.ann_item, url=url)
+    except PermissionDenied:
+        _flash("warning", "The item you had open was reassigned; here is your next one.")
+        _open_next(user_id, dataset, url)
+        return ann.get_item(user_id, S.ann_item, url=url) if S.ann_item is not None else None
+
+
 def _change_dataset() -> None:
     S.ann_item, S.ann_skip, S.ann_flash = None, [], None
     S.ann_started = None
@@ -286,6 +298,7 @@ def main() -> None:
 
     if S.ann_started is None:  # first visit (or dataset changed): open the queue
         _open_next(user.id, dataset, url)
+    item = _current_item(user.id, dataset, url)
 
     progress = ann.user_progress(user.id, dataset, url=url)
     mean = f" · {progress.seconds_mean:.0f} s per item" if progress.seconds_mean else ""
@@ -302,7 +315,7 @@ def main() -> None:
         kind, text = S.ann_flash
         getattr(flash_slot, kind)(text)
 
-    if S.ann_item is None:
+    if item is None:
         if S.ann_skip:
             st.info(f"Only skipped items are left ({len(S.ann_skip)}).")
             st.button(
@@ -320,7 +333,6 @@ def main() -> None:
         st.caption(KEY_LEGEND)
         return
 
-    item = ann.get_item(user.id, S.ann_item, url=url)
     if S.ann_review:
         banner_slot.info(
             "You are editing an earlier label. Saving adds a new entry to your history "
