@@ -384,6 +384,23 @@ def test_data_page_imports_a_good_file(store: str) -> None:
     assert at.get("download_button")
 
 
+def test_data_page_applies_a_column_mapping(store: str) -> None:
+    at = logged_in("res")
+    at.switch_page("pages/data.py").run()
+    csv = b"qid,q,gold_answer,output\nx1,Who?,Ada,It was Ada.\n"
+    at.get("file_uploader")[0].upload("mapped.csv", csv)
+    at.text_input(key="import_dataset").input("mapped")
+    at.text_input(key="import_map").input("qid=id, q=question, gold_answer=references")
+    at.button(key="import_submit").click().run()
+    assert not at.exception, at.exception
+    assert "1 item(s) added" in at.success[0].value, texts(at)
+    items = repo.list_items(store, "mapped")
+    assert list(items["references"].iloc[0]) == ["Ada"]
+    at.text_input(key="import_map").input("nonsense")
+    at.button(key="import_submit").click().run()
+    assert "COLUMN=FIELD" in at.error[0].value
+
+
 @pytest.mark.parametrize("what", ["items", "labels", "labels-history", "scores"])
 @pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
 def test_exports_build_files(store: str, what: str, fmt: str) -> None:

@@ -15,7 +15,7 @@ import streamlit as st
 
 from app import ui
 from qaeval_core import io
-from qaeval_core.errors import QAEvalError, ValidationError
+from qaeval_core.errors import ConfigError, QAEvalError, ValidationError
 from qaeval_core.store import repo
 
 EXPORTS = {
@@ -25,6 +25,21 @@ EXPORTS = {
     "Scores": "scores",
 }
 MIME = {"jsonl": "application/jsonl", "csv": "text/csv", "parquet": "application/octet-stream"}
+
+
+def parse_mapping(text: str) -> dict[str, str]:
+    """``"a=references, b=candidate"`` -> ``{"a": "references", "b": "candidate"}``."""
+    mapping: dict[str, str] = {}
+    for pair in (p.strip() for p in text.split(",")):
+        if not pair:
+            continue
+        column, sep, field = pair.partition("=")
+        if not sep or not column.strip() or not field.strip():
+            raise ConfigError(
+                f"Column mapping expects COLUMN=FIELD pairs separated by commas, got {pair!r}."
+            )
+        mapping[column.strip()] = field.strip()
+    return mapping
 
 
 def _import_section(url: str, datasets: list[str]) -> None:
@@ -49,6 +64,13 @@ def _import_section(url: str, datasets: list[str]) -> None:
             help="binary: 0/1; three: 0/1/2 (incorrect/unclear/correct)",
         )
         sep = c3.text_input("Alias separator in references", "/", key="import_sep")
+        mapping_text = st.text_input(
+            "Column mapping (optional)",
+            key="import_map",
+            placeholder="gold_answer=references, model_output=candidate",
+            help="COLUMN=FIELD pairs for columns the importer does not recognise by name; "
+            "fields: " + ", ".join(io.FIELD_ALIASES),
+        )
         submitted = st.form_submit_button("Import", type="primary", key="import_submit")
     if not submitted:
         return
@@ -57,7 +79,11 @@ def _import_section(url: str, datasets: list[str]) -> None:
         return
     try:
         rows = io.read_items(
-            upload.getvalue(), name=upload.name, label_scale=scale, alias_separator=sep or None
+            upload.getvalue(),
+            name=upload.name,
+            mapping=parse_mapping(mapping_text),
+            label_scale=scale,
+            alias_separator=sep or None,
         )
         report = repo.import_items(url, name.strip(), rows, source=upload.name)
     except ValidationError as exc:
