@@ -56,7 +56,14 @@ from qaeval_core.schema import Item, join_models
 if TYPE_CHECKING:  # the calibrate package imports this module; import it lazily at run time
     from qaeval_core.calibrate._base import CalibratedClassifier
 
-__all__ = ["Judge", "FeatureSpec", "JUDGE_KIND", "JUDGE_SCHEMA_VERSION", "frame_to_items"]
+__all__ = [
+    "Judge",
+    "FeatureSpec",
+    "JUDGE_KIND",
+    "JUDGE_SCHEMA_VERSION",
+    "frame_to_items",
+    "items_frame",
+]
 
 JUDGE_KIND = "qaeval-judge"
 JUDGE_SCHEMA_VERSION = 1
@@ -282,7 +289,8 @@ class Judge:
                 "re-export it with `qaeval calibrate` instead of editing it."
             )
         raw_features = data.get("features")
-        if not isinstance(raw_features, list) or not raw_features:
+        text_model = isinstance(data.get("model"), Mapping) and data["model"].get("type") == "panda"
+        if not isinstance(raw_features, list) or (not raw_features and not text_model):
             raise ConfigError(f"{label}: features must be a non-empty list.")
         features = [
             FeatureSpec.from_dict(f, f"{label}: features[{i}]") for i, f in enumerate(raw_features)
@@ -331,23 +339,40 @@ class Judge:
             if len(res) != len(items):
                 raise RuntimeError(f"metric {column!r} returned {len(res)} scores for {len(items)}")
             cols[column] = np.asarray(res.scores, dtype=float)
-        return pd.DataFrame(cols, columns=self.columns)
+        return pd.DataFrame(cols, columns=self.columns, index=pd.RangeIndex(len(items)))
 
-    def apply_scores(self, scores: pd.DataFrame) -> pd.DataFrame:
-        """``judge_score`` and ``judge_correct`` from precomputed metric scores."""
-        if len(scores) == 0:
+    @property
+    def needs_text(self) -> bool:
+        """Whether the model also reads the items' text (a refitted PANDA does)."""
+        return bool(getattr(self.model, "needs_text", False))
+
+    def apply_scores(
+        self, scores: pd.DataFrame, items: Sequence[Item] | None = None
+    ) -> pd.DataFrame:
+        """``judge_score`` and ``judge_correct`` from precomputed metric scores.
+
+        ``items`` (aligned with the rows) are needed when :attr:`needs_text` is true.
+        """
+        if len(scores) == 0 and not items:
             empty = {"judge_score": pd.Series([], dtype=float)}
             return pd.DataFrame({**empty, "judge_correct": pd.Series([], dtype=bool)})
         missing = [c for c in self.columns if c not in scores.columns]
         if missing:
             raise ConfigError(f"Scores lack the column(s) {missing} the judge needs.")
-        p = self.model.predict_proba(scores[self.columns])[:, 1]
+        X = scores[self.columns]
+        if self.needs_text:
+            if items is None or len(items) != len(scores):
+                raise ConfigError("This judge reads the items' text: pass the scored items too.")
+            X = pd.concat([X.reset_index(drop=True), items_frame(items)], axis=1)
+            X.index = scores.index
+        p = self.model.predict_proba(X)[:, 1]
         return pd.DataFrame({"judge_score": p, "judge_correct": p >= 0.5}, index=scores.index)
 
     def score_items(self, items: Sequence[Item]) -> pd.DataFrame:
         """Per item: ``judge_score``, ``judge_correct`` and ``judge_<column>`` metric scores."""
+        items = list(items)
         scores = self.score_matrix(items)
-        decided = self.apply_scores(scores)
+        decided = self.apply_scores(scores, items)
         return pd.concat([decided, scores.add_prefix(COLUMN_PREFIX)], axis=1)
 
     def score_frame(self, frame: pd.DataFrame) -> pd.DataFrame:
@@ -460,6 +485,17 @@ def _text_list(v: Any, *, split: bool) -> tuple[str, ...]:
     if isinstance(v, (list, tuple)):
         return tuple(str(x) for x in v if not _missing(x))
     return (str(v),)
+
+
+def items_frame(items: Sequence[Item]) -> pd.DataFrame:
+    """The text columns a text-reading model needs (question, references, candidate)."""
+    return pd.DataFrame(
+        {
+            "question": [it.question for it in items],
+            "references": [list(it.references) for it in items],
+            "candidate": [it.candidate for it in items],
+        }
+    )
 
 
 def frame_to_items(frame: pd.DataFrame) -> list[Item]:

@@ -274,3 +274,27 @@ def test_frame_needs_the_item_columns(fitted) -> None:
     assert out["judge_score"].notna().all()
     if "_test_recall" in judge.columns:
         assert out.loc[0, "judge__test_recall"] == 1.0
+
+
+def test_text_reading_panda_judge_round_trips(tmp_path: Path) -> None:
+    from qaeval_core.calibrate.panda_fit import PandaFitClassifier
+    from qaeval_core.judge import frame_to_items, items_frame
+
+    frame, y = _items(seed=2)
+    items = frame_to_items(frame)
+    scores, _, specs = score_items(items, [_RecallMetric()])
+    judge, report = fit_judge(
+        scores,
+        y,
+        specs,
+        candidates={"panda": lambda: PandaFitClassifier(shipped=False, cv=3)},
+        groups=frame["question"],
+        texts=items_frame(items),
+        n_boot=100,
+    )
+    assert report.winner == "panda" and judge.needs_text
+    assert judge.columns == []  # PANDA reads text only: no metric to compute
+    before = judge.score_frame(frame)
+    loaded = Judge.from_config(judge.save(tmp_path / "panda.json"))
+    pd.testing.assert_frame_equal(before, loaded.score_frame(frame))
+    assert (before["judge_correct"].to_numpy() == y).mean() > 0.8

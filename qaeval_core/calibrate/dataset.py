@@ -20,26 +20,51 @@ import pandas as pd
 from qaeval_core.calibrate.fit import CalibrationReport, fit_judge
 from qaeval_core.calibrate.protocol import held_out_split
 from qaeval_core.errors import ConfigError
-from qaeval_core.judge import FeatureSpec, Judge
+from qaeval_core.judge import FeatureSpec, Judge, items_frame
 from qaeval_core.metrics.base import Metric, get_metric
 from qaeval_core.schema import Item
 
-__all__ = ["DEFAULT_METRICS", "DatasetCalibration", "calibrate_dataset", "question_groups"]
+__all__ = [
+    "DEFAULT_METRICS",
+    "FEATURE_ONLY",
+    "DatasetCalibration",
+    "calibrate_dataset",
+    "metric_specs",
+    "question_groups",
+]
 
-#: Metrics calibrated when none are named: every CPU metric that needs no LLM and no model
-#: download beyond the shipped defaults (experiments/README.md compares them).
-DEFAULT_METRICS: tuple[str, ...] = (
-    "em",
-    "contains",
-    "f1",
-    "precision",
-    "recall",
-    "word_match",
-    "rougeL",
-    "meteor",
-    "embed_cosine",
-    "bertscore",
+#: ``(column, metric id, params)`` calibrated when no metrics are named: every CPU metric that
+#: needs no LLM, plus the answer-shape features of :mod:`qaeval_core.calibrate.features`
+#: (experiments/README.md measures them). The neural ones (embeddings, BERTScore, SMILE, A-VERT,
+#: extraction) use the packaged MiniLM and take a few minutes per thousand items on a CPU.
+DEFAULT_METRICS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("em", "em", {}),
+    ("contains", "contains", {}),
+    ("f1", "f1", {}),
+    ("precision", "precision", {}),
+    ("recall", "recall", {}),
+    ("word_match", "word_match", {}),
+    ("rouge1", "rouge1", {}),
+    ("rouge2", "rouge2", {}),
+    ("rougeL", "rougeL", {}),
+    ("bleu", "bleu", {}),
+    ("meteor", "meteor", {}),
+    ("vqa_accuracy", "vqa_accuracy", {}),
+    ("soft_vqa_accuracy", "soft_vqa_accuracy", {}),
+    ("panda", "panda", {}),
+    ("embed_cosine", "embed_cosine", {}),
+    ("bertscore", "bertscore", {}),
+    ("smile", "smile", {}),
+    ("smile_paper", "smile", {"variant": "paper"}),
+    ("avert", "avert", {}),
+    ("extract_f1", "extract", {"metric": "f1"}),
+    ("number_match", "number_match", {}),
+    ("number_agree", "number_agree", {}),
+    ("brevity", "brevity", {}),
+    ("no_hedge", "no_hedge", {}),
 )
+#: Columns that are calibration inputs, not judges (left out of "best single metric" reports).
+FEATURE_ONLY: tuple[str, ...] = ("number_match", "number_agree", "brevity", "no_hedge")
 
 
 @dataclass
@@ -62,12 +87,14 @@ def question_groups(items: Sequence[Item]) -> np.ndarray:
     return np.asarray(keys, dtype=object)
 
 
-def _metric_list(metrics: Sequence[str | Metric] | None) -> list[Metric]:
-    chosen = list(metrics) if metrics else list(DEFAULT_METRICS)
-    out = [m if isinstance(m, Metric) else get_metric(m) for m in chosen]
-    ids = [m.id for m in out]
-    if len(set(ids)) != len(ids):
-        raise ConfigError(f"A metric is named twice in {ids}.")
+def metric_specs(metrics: Sequence[str | Metric] | None = None) -> list[tuple[str, Metric]]:
+    """``(column, metric)`` pairs: the named metric ids (default parameters) or the defaults."""
+    if not metrics:
+        return [(col, get_metric(mid, **params)) for col, mid, params in DEFAULT_METRICS]
+    out = [(m.id, m) if isinstance(m, Metric) else (m, get_metric(m)) for m in metrics]
+    cols = [c for c, _ in out]
+    if len(set(cols)) != len(cols):
+        raise ConfigError(f"A metric is named twice in {cols}.")
     return out
 
 
@@ -119,27 +146,27 @@ def calibrate_dataset(
         )
     say(f"{len(used)} of {n_labelled} labelled items used for fitting ({int(y.sum())} correct).")
 
-    metric_objs = _metric_list(metrics)
+    specs_in = metric_specs(metrics)
     stored = frames.scores
     score_cols, decision_cols, new_rows = {}, {}, []
-    for metric in metric_objs:
+    for column, metric in specs_in:
         chash = metric.config_hash()
         have = stored[(stored["metric_id"] == metric.id) & (stored["config_hash"] == chash)]
         have = have.drop_duplicates("item_id", keep="last").set_index("item_id")
         if set(used_ids) <= set(have.index):
-            say(f"{metric.id}: reusing stored scores.")
-            score_cols[metric.id] = have.loc[used_ids, "value"].to_numpy(dtype=float)
+            say(f"{column}: reusing stored scores.")
+            score_cols[column] = have.loc[used_ids, "value"].to_numpy(dtype=float)
             thr = getattr(metric, "threshold", None)
-            decision_cols[metric.id] = (
-                metric.decide(score_cols[metric.id])
+            decision_cols[column] = (
+                metric.decide(score_cols[column])
                 if thr is not None
                 else have.loc[used_ids, "decision"].fillna(False).to_numpy(dtype=bool)
             )
             continue
-        say(f"{metric.id}: scoring {len(used)} items ...")
+        say(f"{column}: scoring {len(used)} items ...")
         res = metric.score_batch(used)
-        score_cols[metric.id] = np.asarray(res.scores, dtype=float)
-        decision_cols[metric.id] = np.asarray(res.decisions, dtype=bool)
+        score_cols[column] = np.asarray(res.scores, dtype=float)
+        decision_cols[column] = np.asarray(res.decisions, dtype=bool)
         new_rows += [
             {
                 "item_id": iid,
@@ -155,7 +182,7 @@ def calibrate_dataset(
         repo.add_scores(db, new_rows)
     scores = pd.DataFrame(score_cols)
     decisions = pd.DataFrame(decision_cols)
-    specs = [FeatureSpec.from_metric(m) for m in metric_objs]
+    specs = [FeatureSpec.from_metric(m, column) for column, m in specs_in]
     say(f"Comparing {', '.join(candidates)} by {n_splits}-fold CV grouped by question ...")
     judge, report = fit_judge(
         scores,
@@ -163,6 +190,7 @@ def calibrate_dataset(
         specs,
         candidates=candidates,
         groups=groups[train],
+        texts=items_frame(used),
         default_decisions=decisions,
         n_splits=n_splits,
         seed=seed,

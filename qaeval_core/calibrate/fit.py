@@ -13,6 +13,7 @@ the best wins. Simpler judges transfer better to the next dataset.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ import pandas as pd
 
 from qaeval_core.calibrate._base import CalibratedClassifier, as_binary
 from qaeval_core.calibrate.fusion import FusionClassifier
+from qaeval_core.calibrate.panda_fit import TEXT_COLUMNS
 from qaeval_core.calibrate.protocol import (
     assign_folds,
     bootstrap_ci,
@@ -43,11 +45,20 @@ __all__ = [
     "used_columns",
 ]
 
-#: Candidate combiners, simplest first (the order breaks near-ties).
+
+def _panda() -> CalibratedClassifier:
+    from qaeval_core.calibrate.panda_fit import PandaFitClassifier
+
+    return PandaFitClassifier()
+
+
+#: Candidate combiners, simplest first (the order breaks near-ties). ``panda`` reads the items'
+#: text (PANDA refitted on the labels) and is the slowest to fit.
 CANDIDATES: dict[str, Callable[[], CalibratedClassifier]] = {
     "threshold": lambda: ThresholdClassifier(column="best"),
     "fusion": lambda: FusionClassifier(),
     "stacker": lambda: StackerClassifier(),
+    "panda": _panda,
 }
 
 
@@ -87,6 +98,8 @@ def _prune(
     y: np.ndarray,
 ) -> CalibratedClassifier:
     """Refit on only the columns the model reads, if that changes none of its outputs."""
+    if getattr(model, "needs_text", False):
+        return model
     cols = used_columns(model)
     if len(cols) == X.shape[1]:
         return model
@@ -149,6 +162,7 @@ def fit_judge(
         "stacker",
     ),
     groups: Sequence[Any] | np.ndarray | None = None,
+    texts: pd.DataFrame | None = None,
     default_decisions: pd.DataFrame | None = None,
     n_splits: int = 5,
     seed: int = 0,
@@ -159,9 +173,10 @@ def fit_judge(
 ) -> tuple[Judge, CalibrationReport]:
     """Compare candidate combiners by grouped CV, refit the winner on all labels, wrap it.
 
-    ``scores`` has one column per feature (same order as ``features``); ``default_decisions``
-    (optional, same columns) are the metrics' own decisions at their shipped thresholds, reported
-    as the uncalibrated baselines on the same labels.
+    ``scores`` has one column per feature (same order as ``features``); ``texts`` (question,
+    references, candidate; same rows) is needed by text-reading candidates such as ``panda``;
+    ``default_decisions`` (optional, same columns) are the metrics' own decisions at their
+    shipped thresholds, reported as the uncalibrated baselines on the same labels.
     """
     yb = as_binary(y)
     cols = [f.column for f in features]
@@ -179,12 +194,25 @@ def fit_judge(
     if not factories:
         raise ValueError("No candidate combiners to compare.")
     X = scores.reset_index(drop=True)
+    XT = None
+    if texts is not None:
+        if len(texts) != len(X):
+            raise ValueError(f"texts has {len(texts)} rows for {len(X)} score rows.")
+        XT = pd.concat([X, texts.reset_index(drop=True)[list(TEXT_COLUMNS)]], axis=1)
+
+    def inputs(factory: Callable[[], CalibratedClassifier]) -> pd.DataFrame:
+        if not getattr(factory(), "needs_text", False):
+            return X
+        if XT is None:
+            raise ValueError("A text-reading candidate (panda) needs texts=<question, ...>.")
+        return XT
+
     g = None if groups is None else np.asarray(groups, dtype=object)
     folds = assign_folds(len(yb), n_splits, groups=g, y=yb, seed=seed)
 
     rows, oof = [], {}
     for cname, factory in factories.items():
-        proba = cross_val_predict_proba(factory(), X, yb, folds, groups=g)
+        proba = cross_val_predict_proba(factory(), inputs(factory), yb, folds, groups=g)
         pred = proba >= 0.5
         q = quality(yb, pred)
         _, lo, hi = bootstrap_ci(yb, pred, "accuracy", n_boot=n_boot, seed=seed, groups=g)
@@ -203,7 +231,11 @@ def fit_judge(
             base_rows.append({"metric": col, **q, "accuracy_lo": lo, "accuracy_hi": hi})
     baselines = pd.DataFrame(base_rows)
 
-    model = factories[winner]().fit(X, yb)
+    model = factories[winner]()
+    if "groups" in inspect.signature(model.fit).parameters:
+        model.fit(inputs(factories[winner]), yb, groups=g)
+    else:
+        model.fit(inputs(factories[winner]), yb)
     model = _prune(model, factories[winner], X, yb)
     keep = {str(c) for c in model.feature_names_in_}  # what the (maybe pruned) model reads
     kept_features = [f for f in features if f.column in keep]
