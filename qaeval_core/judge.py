@@ -51,7 +51,7 @@ import pandas as pd
 
 from qaeval_core.errors import ConfigError
 from qaeval_core.metrics.base import Metric, get_metric
-from qaeval_core.schema import Item, join_models
+from qaeval_core.schema import Item
 
 if TYPE_CHECKING:  # the calibrate package imports this module; import it lazily at run time
     from qaeval_core.calibrate._base import CalibratedClassifier
@@ -427,65 +427,6 @@ def _jsonable(value: Any) -> Any:
 
 # -- frames -> items ------------------------------------------------------------------------
 
-_ALIASES: dict[str, tuple[str, ...]] = {
-    "question": ("question", "query", "prompt"),
-    "references": (
-        "references",
-        "reference",
-        "answers",
-        "answer",
-        "gold",
-        "gold_answers",
-        "target",
-    ),
-    "candidate": ("candidate", "prediction", "response", "output", "pred", "model_answer"),
-    "context": ("context", "passage"),
-    "choices": ("choices", "options"),
-    "wrong_answers": ("wrong_answers", "incorrect_answers"),
-    "id": ("id", "item_id", "external_id"),
-    "model": ("model", "qa_model", "system"),
-}
-
-
-def _pick(frame: pd.DataFrame, name: str) -> str | None:
-    try:  # keep in step with the importer's column aliases when it is available
-        from qaeval_core.io import FIELD_ALIASES
-
-        aliases = FIELD_ALIASES.get(name, _ALIASES[name])
-    except ImportError:  # pragma: no cover
-        aliases = _ALIASES[name]
-    return next((c for c in aliases if c in frame.columns), None)
-
-
-def _missing(v: Any) -> bool:
-    if v is None:
-        return True
-    try:
-        return bool(pd.isna(v)) if not isinstance(v, (list, tuple, np.ndarray)) else False
-    except (TypeError, ValueError):
-        return False
-
-
-def _text_list(v: Any, *, split: bool) -> tuple[str, ...]:
-    if _missing(v):
-        return ()
-    if isinstance(v, np.ndarray):
-        v = v.tolist()
-    if isinstance(v, str):
-        s = v.strip()
-        if s.startswith("["):
-            try:
-                parsed = json.loads(s)
-                if isinstance(parsed, list):
-                    return tuple(str(x) for x in parsed if not _missing(x))
-            except json.JSONDecodeError:
-                pass
-        parts = s.split("/") if split else [s]
-        return tuple(p.strip() for p in parts if p.strip())
-    if isinstance(v, (list, tuple)):
-        return tuple(str(x) for x in v if not _missing(x))
-    return (str(v),)
-
 
 def items_frame(items: Sequence[Item]) -> pd.DataFrame:
     """The text columns a text-reading model needs (question, references, candidate)."""
@@ -499,36 +440,11 @@ def items_frame(items: Sequence[Item]) -> pd.DataFrame:
 
 
 def frame_to_items(frame: pd.DataFrame) -> list[Item]:
-    """One :class:`Item` per row of a frame (row order kept; nothing merged or dropped)."""
-    qcol, rcol, ccol = (_pick(frame, n) for n in ("question", "references", "candidate"))
-    missing = [
-        n for n, c in (("question", qcol), ("references", rcol), ("candidate", ccol)) if c is None
-    ]
-    if missing:
-        raise ConfigError(
-            f"The input lacks column(s) for {', '.join(missing)}; expected format: question, "
-            f"references (list or '/'-separated), candidate. Columns found: {list(frame.columns)}."
-        )
-    ctx, cho, wrong, idc, mcol = (
-        _pick(frame, n) for n in ("context", "choices", "wrong_answers", "id", "model")
-    )
-    items = []
-    for i, row in enumerate(frame.itertuples(index=False, name=None)):
-        rec = dict(zip(frame.columns, row, strict=True))
-        refs = _text_list(rec[rcol], split=True)
-        if not refs:
-            raise ConfigError(f"row {i + 1}: no reference answer.")
-        cand = rec[ccol]
-        items.append(
-            Item(
-                question="" if _missing(rec[qcol]) else str(rec[qcol]),
-                references=refs,
-                candidate="" if _missing(cand) else str(cand),
-                context=None if ctx is None or _missing(rec[ctx]) else str(rec[ctx]),
-                choices=(_text_list(rec[cho], split=False) or None) if cho else None,
-                wrong_answers=(_text_list(rec[wrong], split=False) or None) if wrong else None,
-                id=None if idc is None or _missing(rec[idc]) else str(rec[idc]),
-                qa_model=None if mcol is None else join_models(_text_list(rec[mcol], split=False)),
-            )
-        )
-    return items
+    """One :class:`Item` per row of a frame, row order kept, nothing merged or dropped.
+
+    The same conversion as ``qaeval score`` (:func:`qaeval_core.scoring.items_from_frame`), so
+    a judge sees exactly the items the metrics would be scored on.
+    """
+    from qaeval_core.scoring import items_from_frame
+
+    return items_from_frame(frame)

@@ -1,0 +1,128 @@
+"""``qaeval calibrate`` end to end: import labels, fit, write and reuse the judge config."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from qaeval_core.cli.main import main
+from qaeval_core.judge import Judge
+from qaeval_core.store import repo
+
+FACTS = [
+    ("capital of France", "Paris", "Lyon"),
+    ("largest planet", "Jupiter", "Saturn"),
+    ("author of Hamlet", "William Shakespeare", "Christopher Marlowe"),
+    ("year World War 2 ended", "1945", "1939"),
+    ("first man on the moon", "Neil Armstrong", "Buzz Aldrin"),
+]
+
+
+def _write_dataset(path: Path, n: int = 160, seed: int = 0, labels: bool = True) -> Path:
+    rng = np.random.default_rng(seed)
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            q, right, wrong = FACTS[i % len(FACTS)]
+            ok = bool(rng.random() < 0.5)
+            cand = right if ok else wrong
+            if rng.random() < 0.4:
+                cand = f"I think the answer is {cand}, if I remember correctly."
+            row = {
+                "id": f"r{i}",
+                "question": f"What is the {q}? (variant {i // 2})",
+                "references": [right],
+                "candidate": cand,
+            }
+            if labels:
+                row["label"] = int(ok)
+            fh.write(json.dumps(row) + "\n")
+    return path
+
+
+def test_calibrate_writes_a_judge_that_scores_new_data(tmp_path: Path, capsys) -> None:
+    db = str(tmp_path / "store.sqlite")
+    data = _write_dataset(tmp_path / "train.jsonl")
+    assert main(["import", str(data), "--dataset", "toy", "--db", db]) == 0
+    out = tmp_path / "judge.json"
+    code = main(
+        [
+            "calibrate",
+            "--dataset",
+            "toy",
+            "--metrics",
+            "em,f1,recall,number_agree",
+            "--max-labels",
+            "100",
+            "--seed",
+            "3",
+            "-o",
+            str(out),
+            "--name",
+            "toy-judge",
+            "--db",
+            db,
+        ]
+    )
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert "Cross-validated quality on" in printed.out
+    assert "winner" in printed.out
+    judge = Judge.from_config(out)
+    assert judge.fitted_on["dataset"] == "toy"
+    assert judge.fitted_on["n_labels"] <= 100
+    assert set(judge.columns) <= {"em", "f1", "recall", "number_agree"}
+    saved = repo.get_calibration(db, "toy-judge")
+    assert saved.config == json.loads(out.read_text())
+    assert Judge.from_config(saved.config).to_config() == judge.to_config()
+
+    # The config scores a new file with no store, through `qaeval score --config`.
+    new = _write_dataset(tmp_path / "new.jsonl", n=40, seed=9, labels=False)
+    scored = tmp_path / "scored.jsonl"
+    assert main(["score", str(new), "--config", str(out), "-o", str(scored)]) == 0
+    frame = pd.read_json(scored, lines=True)
+    assert {"judge_score", "judge_correct", "id", "question"} <= set(frame.columns)
+    direct = judge.score_frame(pd.read_json(new, lines=True))
+    np.testing.assert_allclose(frame["judge_score"], direct["judge_score"])
+
+
+def test_max_labels_leaves_the_rest_unseen(tmp_path: Path) -> None:
+    from qaeval_core.calibrate.dataset import calibrate_dataset
+
+    db = str(tmp_path / "store.sqlite")
+    assert main(["import", str(_write_dataset(tmp_path / "d.jsonl")), "-d", "toy", "--db", db]) == 0
+    result = calibrate_dataset(db, "toy", metrics=["f1", "recall"], max_labels=60, n_boot=100)
+    assert len(result.used_item_ids) <= 60
+    assert not set(result.used_item_ids) & set(result.unseen_item_ids)
+    assert len(result.used_item_ids) + len(result.unseen_item_ids) == result.n_labelled
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--max-labels", "5"], "too few to calibrate"),
+        (["--metrics", "nope"], "Unknown metric 'nope'"),
+        (["--folds", "1"], "--folds must be >= 2"),
+    ],
+)
+def test_user_errors_are_one_line_messages(tmp_path: Path, capsys, args, message) -> None:
+    db = str(tmp_path / "store.sqlite")
+    main(["import", str(_write_dataset(tmp_path / "d.jsonl")), "-d", "toy", "--db", db])
+    capsys.readouterr()
+    code = main(["calibrate", "-d", "toy", "-o", str(tmp_path / "j.json"), "--db", db, *args])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert message in err and "Traceback" not in err
+
+
+def test_unlabelled_dataset_is_refused(tmp_path: Path, capsys) -> None:
+    db = str(tmp_path / "store.sqlite")
+    data = _write_dataset(tmp_path / "d.jsonl", labels=False)
+    main(["import", str(data), "-d", "bare", "--db", db])
+    capsys.readouterr()
+    code = main(["calibrate", "-d", "bare", "-o", str(tmp_path / "j.json"), "--db", db])
+    assert code == 1
+    assert "has no human labels yet" in capsys.readouterr().err
