@@ -12,7 +12,9 @@ target_metadata = Base.metadata
 
 
 def run_migrations_online() -> None:
-    engine = config.attributes.get("engine") or create_engine(config.get_main_option("sqlalchemy.url"))
+    engine = config.attributes.get("engine") or create_engine(
+        config.get_main_option("sqlalchemy.url")
+    )
     with engine.connect() as connection:
         context.configure(
             connection=connection,
@@ -26,8 +28,12 @@ def run_migrations_online() -> None:
 
 
 if context.is_offline_mode():
-    context.configure(url=config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata,
-                      literal_binds=True, render_as_batch=True)
+    context.configure(
+        url=config.get_main_option("sqlalchemy.url"),
+        target_metadata=target_metadata,
+        literal_binds=True,
+        render_as_batch=True,
+    )
     with context.begin_transaction():
         context.run_migrations()
 else:
