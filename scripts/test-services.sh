@@ -33,6 +33,10 @@ else
   note "no chromium: browser tests will skip"
 fi
 
+# -- WordNet 3.0 for METEOR's synonym stage ------------------------------------------------
+[ -f /usr/share/wordnet/data.noun ] || apt_install wordnet-base
+[ -f /usr/share/wordnet/data.noun ] || note "no WordNet: METEOR synonym tests will skip"
+
 # -- PostgreSQL on 127.0.0.1:$PORT, trust auth, user qaeval --------------------------------
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then apt_install postgresql; fi
 INITDB=$(ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -1)
