@@ -14,7 +14,13 @@ Every fitted model serialises to plain JSON (``to_dict`` / :func:`model_from_dic
 
 from qaeval_core.calibrate import features  # noqa: F401  (registers the answer-shape metrics)
 from qaeval_core.calibrate._base import model_from_dict, model_types, rho
-from qaeval_core.calibrate.fit import CANDIDATES, CalibrationReport, fit_judge, score_items
+from qaeval_core.calibrate.fit import (
+    CANDIDATES,
+    DEFAULT_CANDIDATES,
+    CalibrationReport,
+    fit_judge,
+    score_items,
+)
 from qaeval_core.calibrate.fusion import FusionClassifier
 from qaeval_core.calibrate.protocol import (
     assign_folds,
@@ -37,6 +43,7 @@ from qaeval_core.calibrate.thresholds import ThresholdClassifier
 
 __all__ = [
     "CANDIDATES",
+    "DEFAULT_CANDIDATES",
     "CalibrationReport",
     "FusionClassifier",
     "Selection",

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from qaeval_core.calibrate.fit import CalibrationReport, fit_judge
+from qaeval_core.calibrate.fit import DEFAULT_CANDIDATES, CalibrationReport, fit_judge
 from qaeval_core.calibrate.protocol import held_out_split
 from qaeval_core.errors import ConfigError
 from qaeval_core.judge import FeatureSpec, Judge, items_frame
@@ -105,7 +105,7 @@ def calibrate_dataset(
     metrics: Sequence[str | Metric] | None = None,
     max_labels: int | None = None,
     seed: int = 0,
-    candidates: Sequence[str] = ("threshold", "fusion", "stacker"),
+    candidates: Sequence[str] = DEFAULT_CANDIDATES,
     n_splits: int = 5,
     n_boot: int = 2000,
     name: str | None = None,

@@ -6,9 +6,14 @@ scores of the labelled items (a frame, one column per metric), compares the cand
 PANDA refitted on the labels) by grouped k-fold cross-validation, refits the winner on every
 label and wraps it in a :class:`~qaeval_core.judge.Judge` with its cross-validated quality.
 
-Why the winner is not simply the top CV accuracy: with a few hundred labels, differences under
-half a point are noise, so the simplest candidate (in the order given) within ``tolerance`` of
-the best wins. Simpler judges transfer better to the next dataset.
+Why the winner is not simply the top CV accuracy: with a few hundred labels the CV accuracy of
+each candidate has a standard error of 2-3 points, so picking the maximum mostly picks noise.
+The first candidate listed is the default and wins unless another beats its CV accuracy by more
+than ``tolerance`` (one point). The default order puts the stacker first: it contains the other
+two as special cases (one metric, or a few metrics voting, are linear rules on the same scores),
+its penalty is itself chosen by inner CV, and in ``experiments/`` it was never worse on average
+than the threshold or the fusion on held-out rows, while CV selection among the three lost 0.5-2
+points at 100-200 labels by picking a lucky threshold or fusion (first run, experiments/README).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from qaeval_core.schema import Item
 
 __all__ = [
     "CANDIDATES",
+    "DEFAULT_CANDIDATES",
     "CalibrationReport",
     "fit_judge",
     "score_items",
@@ -52,14 +58,16 @@ def _panda() -> CalibratedClassifier:
     return PandaFitClassifier()
 
 
-#: Candidate combiners, simplest first (the order breaks near-ties). ``panda`` reads the items'
-#: text (PANDA refitted on the labels) and is the slowest to fit.
+#: Candidate combiners by name. ``panda`` reads the items' text (PANDA refitted on the labels) and
+#: is the slowest to fit. :data:`DEFAULT_CANDIDATES` is the order ``fit_judge`` uses.
 CANDIDATES: dict[str, Callable[[], CalibratedClassifier]] = {
     "threshold": lambda: ThresholdClassifier(column="best"),
     "fusion": lambda: FusionClassifier(),
     "stacker": lambda: StackerClassifier(),
     "panda": _panda,
 }
+#: Compared by default; the first is preferred unless another is clearly better (see above).
+DEFAULT_CANDIDATES: tuple[str, ...] = ("stacker", "threshold", "fusion")
 
 
 def score_items(
@@ -157,9 +165,9 @@ def fit_judge(
     features: Sequence[FeatureSpec],
     *,
     candidates: Sequence[str] | Mapping[str, Callable[[], CalibratedClassifier]] = (
+        "stacker",
         "threshold",
         "fusion",
-        "stacker",
     ),
     groups: Sequence[Any] | np.ndarray | None = None,
     texts: pd.DataFrame | None = None,
@@ -167,7 +175,7 @@ def fit_judge(
     n_splits: int = 5,
     seed: int = 0,
     n_boot: int = 2000,
-    tolerance: float = 0.005,
+    tolerance: float = 0.01,
     name: str | None = None,
     fitted_on: Mapping[str, Any] | None = None,
 ) -> tuple[Judge, CalibrationReport]:

@@ -44,8 +44,11 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[int, typer.Option(help="Seed of the label draw and the CV folds.")] = 0,
         candidates: Annotated[
             str,
-            typer.Option(help="Combiners compared by cross-validation, simplest first."),
-        ] = "threshold,fusion,stacker",
+            typer.Option(
+                help="Combiners compared by cross-validation (threshold, fusion, stacker, "
+                "panda); the first wins unless another is better by > 1 point."
+            ),
+        ] = "stacker,threshold,fusion",
         folds: Annotated[int, typer.Option(help="Cross-validation folds.")] = 5,
         name: Annotated[
             str | None,
@@ -58,10 +61,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Fit a judge to a dataset's human labels; print its cross-validated quality.
 
-        The candidates (a calibrated threshold on the best metric, the fusion paper's filters
-        and vote, a logistic stacker) are compared by k-fold cross-validation grouped by
-        question; the winner is refitted on every label used and written to OUTPUT, which
-        `qaeval score --config OUTPUT` applies to new data.
+        The candidates (a logistic stacker on all metric scores, a calibrated threshold on the
+        best metric, the fusion paper's filters and vote; optionally PANDA refitted on the
+        labels) are compared by k-fold cross-validation grouped by question; the winner is
+        refitted on every label used and written to OUTPUT, which `qaeval score --config
+        OUTPUT` applies to new data.
         """
         from qaeval_core.calibrate.dataset import calibrate_dataset
         from qaeval_core.store import repo
