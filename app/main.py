@@ -31,6 +31,7 @@ PAGES: list[ui.PageSpec] = [
     ui.PageSpec(
         "pages/leaderboard.py", "Leaderboard", ui.RESEARCHERS, ":material/leaderboard:", "Analyse"
     ),
+    ui.PageSpec("pages/calibrate.py", "Calibrate", ui.RESEARCHERS, ":material/tune:", "Analyse"),
 ]
 
 

@@ -1,0 +1,147 @@
+"""The calibration page through AppTest on the demo store (real multi-annotator labels): fit with
+a small fast metric set, see the quality table, save a calibration and find it in the store,
+order a queue by metric disagreement; annotators are kept out.
+
+AppTest cannot read plotly figures' pixels or click downloads; the charts are checked to exist.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+
+from qaeval_core.cli.main import main as cli_main
+from qaeval_core.judge import Judge
+from qaeval_core.store import annotation as ann
+from qaeval_core.store import repo
+from qaeval_core.store import session as store_session
+
+APP = Path(__file__).resolve().parents[1] / "app"
+DEMO = "demo-nq301"
+PAGE = "pages/calibrate.py"
+
+
+@pytest.fixture(autouse=True)
+def _navigation_pages_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep main.py's st.navigation router on AppTest reruns (see tests/test_app_analysis.py)."""
+    original = PagesManager.__init__
+
+    def init(self: PagesManager, *args: object, **kwargs: object) -> None:
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
+
+
+@pytest.fixture(scope="module")
+def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo store with a researcher and an annotator (no scores: the fit computes them)."""
+    path = tmp_path_factory.mktemp("calibrate-demo") / "demo.sqlite"
+    url = f"sqlite:///{path}"
+    assert cli_main(["demo", "--db", url]) == 0
+    repo.add_user(url, "res", "researcher", "pw-res")
+    repo.add_user(url, "ann", "annotator", "pw-ann")
+    store_session.get_engine(url).dispose()
+    return path
+
+
+@pytest.fixture
+def store(demo_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    path = tmp_path / "store.sqlite"
+    shutil.copy(demo_file, path)
+    url = f"sqlite:///{path}"
+    monkeypatch.setenv("QAEVAL_DATABASE_URL", url)
+    return url
+
+
+def logged_in(name: str) -> AppTest:
+    at = AppTest.from_file(str(APP / "main.py"), default_timeout=180).run()
+    at.text_input(key="login_name").input(name)
+    at.text_input(key="login_password").input(f"pw-{name}")
+    at.button(key="login_submit").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def open_page(at: AppTest) -> AppTest:
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def fit(at: AppTest) -> AppTest:
+    at.multiselect(key="calibrate_metrics").set_value(["em", "f1", "contains"])
+    at.multiselect(key="calibrate_candidates").set_value(["threshold", "fusion"])
+    at.number_input(key="calibrate_folds").set_value(3)
+    at.number_input(key="calibrate_boot").set_value(200)
+    at.button(key="calibrate_fit").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def test_annotator_cannot_open_the_page(store: str) -> None:
+    at = logged_in("ann")
+    with pytest.raises(Exception):  # noqa: B017  (not in the annotator's navigation at all)
+        at.switch_page(PAGE).run()
+        assert "cannot open" in at.error[0].value
+    # even run directly, the page's own server-side check stops it
+    page = AppTest.from_file(str(APP / PAGE), default_timeout=60)
+    page.session_state["qaeval_user"] = {
+        "id": repo.get_user(store, "ann").id, "name": "ann", "role": "annotator",
+    }  # fmt: skip
+    page.run()
+    assert "cannot open 'Calibrate'" in page.error[0].value
+    assert not page.title
+
+
+def test_fit_shows_quality_and_saves_a_calibration(store: str) -> None:
+    at = fit(open_page(logged_in("res")))
+    assert [t.value for t in at.title] == ["Calibrate"]
+    quality = next(d.value for d in at.dataframe if "balanced acc." in d.value.columns)
+    assert {"threshold", "fusion", "em", "f1", "contains"} <= set(quality["judge"])
+    assert set(quality["kind"]) == {"calibrated (winner)", "calibrated", "uncalibrated"}
+    assert quality["accuracy"].str.match(r"^0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]$").all()
+    assert len(at.get("plotly_chart")) == 2  # quality bars + learning curves
+    assert {m.label for m in at.metric} >= {"Winner", "Labels used", "More labels needed"}
+
+    at.text_input(key="calibrate_name").input("nq-lexical")
+    at.button(key="calibrate_save_submit").click().run()
+    assert not at.exception, at.exception
+    assert "Saved calibration 'nq-lexical'" in at.success[0].value
+    info = repo.get_calibration(store, "nq-lexical")
+    assert info.dataset == DEMO and info.created_by == "res"
+    assert info.config["name"] == "nq-lexical"
+    judge = Judge.from_config(info.config)
+    assert set(judge.columns) <= {"em", "f1", "contains"}
+    saved = next(d.value for d in at.dataframe if "cv accuracy" in d.value.columns)
+    assert saved["name"].tolist() == ["nq-lexical"]
+    # the same name again is refused with a message, not a traceback
+    at.button(key="calibrate_save_submit").click().run()
+    assert "already exists" in at.error[0].value
+    download = at.get("download_button")
+    assert len(download) == 1
+    json.dumps(info.config)
+
+
+def test_order_queue_by_disagreement(store: str) -> None:
+    ann.deal(DEMO, ["ann"], url=store)
+    at = open_page(logged_in("res"))
+    assert any("qaeval score --dataset" in str(i.value) for i in at.info)
+    at.button(key="calibrate_score_fast").click().run()
+    assert not at.exception, at.exception
+    at.selectbox(key="calibrate_queue_user").set_value("ann")
+    at.button(key="calibrate_reorder").click().run()
+    assert not at.exception, at.exception
+    assert "Re-ordered 298 unlabelled assignment(s)" in at.success[0].value
+    first = ann.next_item("ann", DEMO, url=store)
+    assert first is not None
+    from qaeval_core import active
+
+    ranked = active.disagreement_order(repo.scores(store, DEMO))
+    assert first.id == int(ranked["item_id"].iloc[0])
