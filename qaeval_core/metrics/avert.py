@@ -233,6 +233,41 @@ def select_distractors(
     return [pool[keep[j]] for j in order[:k]]
 
 
+#: Rows of the (questions x pool) similarity matrix computed at once.
+_BLOCK = 256
+
+
+def _top_distractors(
+    references: Sequence[str],
+    sims: np.ndarray,
+    pool: Sequence[str],
+    owners: dict[str, set[str]],
+    question: str,
+    k: int,
+) -> list[str]:
+    """:func:`select_distractors` given each pool string's best similarity to the references,
+    over the pool strings that answer another question, walking only the most similar
+    candidates (``argpartition``) instead of sorting the whole pool."""
+    refs_norm = [normalize_answer(r) for r in references]
+    m = min(len(pool), 8 * k + 32)
+    while True:
+        top = np.argpartition(-sims, m - 1)[:m] if m < len(pool) else np.arange(len(pool))
+        order = sorted(top.tolist(), key=lambda j: (-float(sims[j]), pool[j]))
+        chosen: list[str] = []
+        for j in order:
+            text = pool[j]
+            if not owners[text] - {question}:
+                continue  # only this question's own references
+            if any(_matches(normalize_answer(text), rn) for rn in refs_norm):
+                continue
+            chosen.append(text)
+            if len(chosen) == k:
+                return chosen
+        if m >= len(pool):
+            return chosen
+        m = min(len(pool), m * 4)
+
+
 def normalise_groups(maxima: dict[str, float]) -> dict[str, float]:
     """Group maxima clipped at 0 and divided by their sum (equal shares if all are 0)."""
     clipped = {g: max(0.0, float(v)) for g, v in maxima.items()}
@@ -319,46 +354,56 @@ class AVert(Metric):
         return template.replace("{query}", candidate)
 
     def _distractors(self, items: Sequence[Item], need: list[int]) -> dict[int, list[str]]:
-        if not need or int(self.k_distractors) == 0:
+        """Distractors for the items in ``need``, chosen per dataset in matrix form.
+
+        Items that share a question and references share their distractors, so the work is
+        one similarity block per dataset (unique questions x pool) plus a short walk down
+        each row's top candidates; the result equals :func:`select_distractors` on the pool
+        of other questions' references.
+        """
+        k = int(self.k_distractors)
+        if not need or k == 0:
             return {}
-        by_dataset: dict[str | None, list[int]] = {}
-        for i, it in enumerate(items):
-            by_dataset.setdefault(it.dataset, []).append(i)
-        all_refs = list(
-            dict.fromkeys(str(r).strip() for it in items for r in it.references if str(r).strip())
-        )
         chooser = self.distractor_model or (
             self.model if self.ranker == "embedding" else DEFAULT_EMBEDDING_MODEL
         )
         cache = get_cache(chooser, self.device)
-        vecs = dict(zip(all_refs, cache.encode(all_refs), strict=True)) if all_refs else {}
-        out: dict[int, list[str]] = {}
-        pools: dict[str | None, list[tuple[str, str]]] = {}
-        for ds, members in by_dataset.items():
-            pools[ds] = list(
-                dict.fromkeys(
-                    (normalize_answer(items[j].question or ""), str(r).strip())
-                    for j in members
-                    for r in items[j].references
-                    if str(r).strip()
-                )
-            )
+        need_by_dataset: dict[str | None, list[int]] = {}
         for i in need:
-            it = items[i]
-            refs = [str(r).strip() for r in it.references if str(r).strip()]
-            if not refs:
-                continue
-            q = normalize_answer(it.question or "")
-            pool = list(dict.fromkeys(r for qq, r in pools[it.dataset] if qq != q))
+            need_by_dataset.setdefault(items[i].dataset, []).append(i)
+        out: dict[int, list[str]] = {}
+        for ds, wanted in need_by_dataset.items():
+            # The pool: every reference of the dataset, with the questions it answers.
+            owners: dict[str, set[str]] = {}
+            for it in items:
+                if it.dataset != ds:
+                    continue
+                q = normalize_answer(it.question or "")
+                for r in it.references:
+                    text = str(r).strip()
+                    if text:
+                        owners.setdefault(text, set()).add(q)
+            pool = list(owners)
             if not pool:
                 continue
-            out[i] = select_distractors(
-                refs,
-                np.stack([vecs[r] for r in refs]),
-                pool,
-                np.stack([vecs[p] for p in pool]),
-                int(self.k_distractors),
-            )
+            pool_vecs = cache.encode(pool)
+            keys: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+            for i in wanted:
+                refs = tuple(str(r).strip() for r in items[i].references if str(r).strip())
+                if refs:
+                    q = normalize_answer(items[i].question or "")
+                    keys.setdefault((q, refs), []).append(i)
+            key_list = list(keys)
+            # Similarity of every (question, references) key to the pool, in row blocks.
+            for start in range(0, len(key_list), _BLOCK):
+                block = key_list[start : start + _BLOCK]
+                flat = [r for _, refs in block for r in refs]
+                bounds = np.cumsum([0] + [len(refs) for _, refs in block[:-1]])
+                sims = np.maximum.reduceat(cache.encode(flat) @ pool_vecs.T, bounds, axis=0)
+                for row, (q, refs) in zip(sims, block, strict=True):
+                    chosen = _top_distractors(refs, row, pool, owners, q, k)
+                    for i in keys[(q, refs)]:
+                        out[i] = chosen
         return out
 
     def _rank(self, pairs: list[tuple[str, str]]) -> np.ndarray:
