@@ -78,6 +78,7 @@ def fit(at: AppTest) -> AppTest:
     at.multiselect(key="calibrate_metrics").set_value(["em", "f1", "contains"])
     at.multiselect(key="calibrate_candidates").set_value(["threshold", "fusion"])
     at.number_input(key="calibrate_folds").set_value(3)
+    at.number_input(key="calibrate_max_labels").set_value(200)
     at.number_input(key="calibrate_boot").set_value(200)
     at.button(key="calibrate_fit").click().run()
     assert not at.exception, at.exception
@@ -108,7 +109,13 @@ def test_fit_shows_quality_and_saves_a_calibration(store: str) -> None:
     assert set(quality["kind"]) == {"calibrated (winner)", "calibrated", "uncalibrated"}
     assert quality["accuracy"].str.match(r"^0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]$").all()
     assert len(at.get("plotly_chart")) == 2  # quality bars + learning curves
-    assert {m.label for m in at.metric} >= {"Winner", "Labels used", "More labels needed"}
+    shown = {m.label: m.value for m in at.metric}
+    used = int(shown["Labels used"])
+    assert 180 <= used <= 200 and used + int(shown["Held back unseen"]) == 298
+    # the label budget starts from the fit's numbers
+    inputs = {n.label: n.value for n in at.number_input}
+    assert inputs["Labels so far"] == used and 0.5 < inputs["Accuracy estimate"] < 1
+    assert int(shown["More labels needed"]) >= 0
 
     at.text_input(key="calibrate_name").input("nq-lexical")
     at.button(key="calibrate_save_submit").click().run()
@@ -132,7 +139,7 @@ def test_fit_shows_quality_and_saves_a_calibration(store: str) -> None:
 def test_order_queue_by_disagreement(store: str) -> None:
     ann.deal(DEMO, ["ann"], url=store)
     at = open_page(logged_in("res"))
-    assert any("qaeval score --dataset" in str(i.value) for i in at.info)
+    assert f"qaeval score --dataset {DEMO} --metrics em,f1,contains" in [c.value for c in at.code]
     at.button(key="calibrate_score_fast").click().run()
     assert not at.exception, at.exception
     at.selectbox(key="calibrate_queue_user").set_value("ann")

@@ -250,9 +250,10 @@ def _active(url: str, dataset: str, run: FitRun | None) -> None:
     if len(scored) < 2:
         st.info(
             f"Ordering the queue needs stored scores of two or more metrics (found: "
-            f"{', '.join(scored) or 'none'}). Run `qaeval score --dataset NAME --metrics "
-            f"em,f1,contains`, or score with fast CPU metrics here ({', '.join(FAST_METRICS)})."
+            f"{', '.join(scored) or 'none'}). Score the dataset from a shell, or here with fast "
+            f"CPU metrics ({', '.join(FAST_METRICS)})."
         )
+        st.code(f"qaeval score --dataset {dataset} --metrics em,f1,contains", language="bash")
         if st.button("Score with fast CPU metrics", key="calibrate_score_fast"):
             with st.spinner("Scoring..."):
                 score_dataset(url, dataset, list(FAST_METRICS))
@@ -289,8 +290,12 @@ def _labels_needed(frames: analysis.Frames, run: FitRun | None) -> None:
     else:
         p, n, measured = 0.8, int(frames.labels["item_id"].nunique()), 0.0  # type: ignore[attr-defined]
     c1, c2, c3, c4 = st.columns(4)
-    p = c1.number_input("Accuracy estimate", 0.0, 1.0, round(p, 3), 0.01, key="calibrate_p")
-    n = c2.number_input("Labels so far", 0, 10_000_000, n, key="calibrate_n")
+    # Keys carry the defaults, so a new fit (new estimate) resets the two inputs to its values.
+    p = c1.number_input(
+        "Accuracy estimate", 0.0, 1.0, round(p, 3), 0.01, "%.3f", key=f"calibrate_p_{p:.4f}",
+        help="The fitted judge's CV accuracy after a fit; a guess before one.",
+    )  # fmt: skip
+    n = c2.number_input("Labels so far", 0, 10_000_000, n, key=f"calibrate_n_{n}")
     width = c3.number_input("Target CI width", 0.005, 1.0, 0.1, 0.01, key="calibrate_width")
     conf = c4.selectbox("Confidence", [0.9, 0.95, 0.99], index=1, key="calibrate_conf")
     base = active.ci_width(p, n) if n else 0.0
