@@ -246,6 +246,32 @@ def write_summary(frame: pd.DataFrame, path: Path) -> str:
     return text
 
 
+def metric_table(data: Data, scores: pd.DataFrame, n_boot: int) -> str:
+    """Every default metric (and PEDANTS) at its shipped threshold on all labelled rows."""
+    cols = [c for c in score_columns(scores) if c not in FEATURE_ONLY]
+    if "pedants" in scores.columns:
+        cols.append("pedants")
+    rows = []
+    for c in cols:
+        pred = scores[f"{c}__dec"].to_numpy(dtype=bool)
+        r = _acc_row(c, data.y, pred, data.groups, 0, n_boot)
+        rows.append(r)
+    rows.sort(key=lambda r: -r["accuracy"])
+    out = [
+        f"\n### {data.name}: every default metric at its shipped threshold, all {len(data.y)} "
+        "labelled rows\n",
+        "| metric | accuracy (%) [95% CI] | balanced accuracy (%) |",
+        "|---|---|---|",
+    ]
+    for r in rows:
+        name = "PEDANTS (qa-metrics 0.2.42)" if r["method"] == "pedants" else r["method"]
+        out.append(
+            f"| {name} | {100 * r['accuracy']:.1f} [{100 * r['lo']:.1f}, {100 * r['hi']:.1f}] "
+            f"| {100 * r['balanced_accuracy']:.1f} |"
+        )
+    return "\n".join(out) + "\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
@@ -253,8 +279,18 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--n-boot", type=int, default=2000)
     ap.add_argument("--no-panda-fit", action="store_true", help="skip the slow PANDA refit")
+    ap.add_argument("--metrics-only", action="store_true", help="only the per-metric table")
     args = ap.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
+    tables = []
+    for name in args.datasets:
+        data = load_data(name)
+        scores = cached_scores(data, log=lambda m: print(m, flush=True))
+        tables.append(metric_table(data, scores, args.n_boot))
+    (RESULTS / "metrics.md").write_text("".join(tables), "utf-8")
+    print("".join(tables))
+    if args.metrics_only:
+        return
     frames = []
     with tempfile.TemporaryDirectory() as tmpdir:
         for name in args.datasets:

@@ -58,7 +58,8 @@ def cv_select(
 ) -> Selection:
     """Pick the candidate score vector with the best out-of-fold ``objective``.
 
-    ``default`` (else the first candidate) wins unless the best beats it by > ``tolerance``.
+    A boolean candidate is taken as decisions and used as they are. ``default`` (else the
+    first candidate) wins unless the best beats it by > ``tolerance``.
     """
     if not candidates:
         raise ValueError("No candidates to choose from.")
@@ -74,8 +75,11 @@ def cv_select(
         if s.shape != yb.shape:
             raise ValueError(f"candidate {key!r} has {s.shape} scores for {len(yb)} labels.")
         pred = np.zeros(len(yb), dtype=bool)
+        decided = np.asarray(candidates[key]).dtype == bool
         for fold in iter_folds(folds, groups=groups):
-            if calibrate:
+            if decided:  # the candidate's own decisions: nothing to fit
+                pred[fold.test] = s[fold.test] > 0.5
+            elif calibrate:
                 clf = ThresholdClassifier(objective=objective).fit(s[fold.train], yb[fold.train])
                 pred[fold.test] = clf.predict(s[fold.test])
             else:
@@ -123,11 +127,11 @@ def select_avert_model(
     default: str | None = None,
     **kwargs: Any,
 ) -> Selection:
-    """A-VERT's ranking model by cross-validated quality of its decisions.
+    """A-VERT's ranking model (or configuration) by cross-validated quality of its decisions.
 
-    A-VERT decides by argmax over groups, so by default each model is judged at its own
-    decision (score = normalised "correct" group share, correct when >= 0.5) with no threshold
-    fitted; ``calibrate=True`` fits a threshold on the share instead.
+    A-VERT decides by argmax over its groups. Pass each model's boolean decisions to judge it at
+    that decision; with two groups (correct / wrong) the normalised "correct" share >= 0.5 is
+    the same thing. ``calibrate=True`` fits a threshold on the share instead.
     """
     return cv_select(
         scores_by_model, y, calibrate=calibrate, fixed_threshold=0.5, default=default, **kwargs
