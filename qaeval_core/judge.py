@@ -18,12 +18,17 @@ Format (``schema_version`` 1)::
         {"column": "f1", "metric": {"id": "f1", "version": "1", "params": {...}},
          "config_hash": "0123456789abcdef"}
       ],
-      "model": {"type": "threshold" | "fusion" | "stacker", ...},
+      "model": {"type": "threshold" | "fusion" | "stacker" | "panda", ...},
       "fitted_on": {"dataset": "nq301", "n_labels": 300, "n_positive": 160,
                     "date": "...", "seed": 0, "label_rule": "..."},
       "quality": {...cross-validated numbers...},
       "checksum": "sha256:<hex>"
     }
+
+``model`` is the fitted combiner's ``to_dict()``: a cut and a Platt slope (threshold), the
+layer-1 filters and the voters' thresholds (fusion), standardisation and coefficients
+(stacker), or the refitted PANDA's vocabulary, idf and weights (panda, which reads the items'
+text and may need no metric at all, so ``features`` can be empty only for it).
 
 ``checksum`` is the SHA-256 of the canonical JSON of everything else. It is not a signature
 (anyone can recompute it); it exists so that a file edited by hand or damaged in transit fails

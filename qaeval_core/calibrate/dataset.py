@@ -181,7 +181,8 @@ def calibrate_dataset(
     if store_scores and new_rows:
         repo.add_scores(db, new_rows)
     scores = pd.DataFrame(score_cols)
-    decisions = pd.DataFrame(decision_cols)
+    # Answer-shape inputs are not judges: leave them out of the uncalibrated baselines.
+    decisions = pd.DataFrame({c: v for c, v in decision_cols.items() if c not in FEATURE_ONLY})
     specs = [FeatureSpec.from_metric(m, column) for column, m in specs_in]
     say(f"Comparing {', '.join(candidates)} by {n_splits}-fold CV grouped by question ...")
     judge, report = fit_judge(
