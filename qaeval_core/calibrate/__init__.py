@@ -12,7 +12,6 @@
 Every fitted model serialises to plain JSON (``to_dict`` / :func:`model_from_dict`), never pickle.
 """
 
-from qaeval_core.calibrate import features  # noqa: F401  (registers the answer-shape metrics)
 from qaeval_core.calibrate._base import model_from_dict, model_types, rho
 from qaeval_core.calibrate.fit import (
     CANDIDATES,

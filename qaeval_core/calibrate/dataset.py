@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 #: ``(column, metric id, params)`` calibrated when no metrics are named: every CPU metric that
-#: needs no LLM, plus the answer-shape features of :mod:`qaeval_core.calibrate.features`
+#: needs no LLM, plus the answer-shape features of :mod:`qaeval_core.metrics.shape`
 #: (experiments/README.md measures them). The neural ones (embeddings, BERTScore, SMILE, A-VERT,
 #: extraction) use the packaged MiniLM and take a few minutes per thousand items on a CPU.
 DEFAULT_METRICS: tuple[tuple[str, str, dict[str, Any]], ...] = (

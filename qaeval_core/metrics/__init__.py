@@ -1,3 +1,5 @@
+"""Built-in metrics; importing this package registers every one (see ``base.register``)."""
+
 from qaeval_core.metrics import (
     avert,  # noqa: F401
     embedding,  # noqa: F401
@@ -5,5 +7,6 @@ from qaeval_core.metrics import (
     lave,  # noqa: F401
     lexical,  # noqa: F401
     panda,  # noqa: F401
+    shape,  # noqa: F401
     smile,  # noqa: F401
 )

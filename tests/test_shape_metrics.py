@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from qaeval_core.calibrate.features import (
+from qaeval_core.metrics.base import get_metric
+from qaeval_core.metrics.shape import (
     Brevity,
     NoHedge,
     NumberAgree,
@@ -14,7 +15,6 @@ from qaeval_core.calibrate.features import (
     number_features,
     numbers_equal,
 )
-from qaeval_core.metrics.base import get_metric
 from qaeval_core.schema import Item
 
 
