@@ -722,7 +722,7 @@ def _build_wordnet_copy(src: Path) -> Path:
     if str(data_root) not in nltk.data.path:
         nltk.data.path.append(str(data_root))
     dest = data_root / "corpora" / "wordnet"
-    if (dest / "lexnames").exists() and (dest / "data.noun").exists():
+    if all((dest / f).exists() for f in ("lexnames", "index.sense", "data.noun")):
         return dest
     tmp = dest.with_name(f"wordnet.tmp{os.getpid()}")
     tmp.mkdir(parents=True, exist_ok=True)
@@ -731,6 +731,10 @@ def _build_wordnet_copy(src: Path) -> Path:
             shutil.copyfile(path, tmp / path.name)
     if not (tmp / "lexnames").exists():
         (tmp / "lexnames").write_text(_lexnames_text(), encoding="utf-8")
+    if not (tmp / "index.sense").exists():
+        # Debian's wordnet-base has no sense index; NLTK opens it but synonyms do not need it
+        # (only sense-key lookups do), so an empty one suffices.
+        (tmp / "index.sense").write_text("", encoding="utf-8")
     if dest.exists():
         shutil.rmtree(tmp, ignore_errors=True)
     else:
