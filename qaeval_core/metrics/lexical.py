@@ -735,10 +735,12 @@ def _build_wordnet_copy(src: Path) -> Path:
         # Debian's wordnet-base has no sense index; NLTK opens it but synonyms do not need it
         # (only sense-key lookups do), so an empty one suffices.
         (tmp / "index.sense").write_text("", encoding="utf-8")
-    if dest.exists():
-        shutil.rmtree(tmp, ignore_errors=True)
-    else:
+    if dest.exists():  # an incomplete copy from an older qaeval: replace it
+        shutil.rmtree(dest, ignore_errors=True)
+    try:
         tmp.rename(dest)
+    except OSError:  # another process finished its copy first
+        shutil.rmtree(tmp, ignore_errors=True)
     return dest
 
 
