@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +54,7 @@ import numpy as np
 import pandas as pd
 
 from qaeval_core.errors import ConfigError
+from qaeval_core.jsonable import to_jsonable
 from qaeval_core.metrics.base import Metric, get_metric
 from qaeval_core.schema import Item
 
@@ -216,9 +216,9 @@ class Judge:
             "created_at": self.created_at,
             "qaeval_version": self.qaeval_version,
             "features": [f.to_dict() for f in self.features],
-            "model": _jsonable(self.model.to_dict()),
-            "fitted_on": _jsonable(self.fitted_on),
-            "quality": _jsonable(self.quality),
+            "model": to_jsonable(self.model.to_dict()),
+            "fitted_on": to_jsonable(self.fitted_on),
+            "quality": to_jsonable(self.quality),
         }
         config["checksum"] = config_checksum(config)
         return config
@@ -411,23 +411,6 @@ def _check_columns(features: Sequence[FeatureSpec], model: CalibratedClassifier)
         raise ConfigError(
             f"the model reads columns {[str(c) for c in model_cols]} but the features are {cols}."
         )
-
-
-def _jsonable(value: Any) -> Any:
-    """Plain JSON values (numpy scalars/arrays to Python; non-finite floats refused)."""
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return [_jsonable(v) for v in value.tolist()]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
 
 
 # -- frames -> items ------------------------------------------------------------------------

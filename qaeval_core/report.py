@@ -45,6 +45,7 @@ from qaeval_core.compare import (
     worst_disagreements,
 )
 from qaeval_core.errors import QAEvalError
+from qaeval_core.jsonable import to_jsonable
 
 __all__ = ["Report", "build_report", "render_html", "write_report", "to_jsonable"]
 
@@ -60,27 +61,6 @@ class Report:
     def to_json(self) -> str:
         """Strict JSON (NaN becomes null), stable key order."""
         return json.dumps(to_jsonable(self.numbers), indent=2, allow_nan=False)
-
-
-def to_jsonable(value: Any) -> Any:
-    """Plain Python for ``json.dumps``: NaN/NA -> None, numpy scalars -> numbers, frames -> rows."""
-    if isinstance(value, pd.DataFrame):
-        return [to_jsonable(r) for r in value.to_dict(orient="records")]
-    if isinstance(value, Mapping):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | np.ndarray | pd.Series):
-        return [to_jsonable(v) for v in list(value)]
-    if isinstance(value, np.bool_ | bool):
-        return bool(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        return None if not math.isfinite(float(value)) else float(value)
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    if isinstance(value, int | str):
-        return value
-    return str(value)
 
 
 def _restrict(frame: pd.DataFrame | None, ids: set[Any]) -> pd.DataFrame | None:

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from qaeval_core.errors import ConfigError
+from qaeval_core.jsonable import to_jsonable
 from qaeval_core.metrics.base import Metric, MetricResult, get_metric
 from qaeval_core.schema import Item, join_models
 
@@ -356,25 +357,9 @@ def score_items(
             bar.close()
 
 
-def _json_ready(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_ready(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _json_ready(value.tolist())
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
-
-
 def details_json(details: Mapping[str, Any]) -> str:
     """A details dict as compact JSON (numpy values converted, NaN as null)."""
-    return json.dumps(_json_ready(details), ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(to_jsonable(details), ensure_ascii=False, separators=(",", ":"))
 
 
 def score(
@@ -425,7 +410,7 @@ def _score_rows(
                 "config_hash": cfg_hash,
                 "value": value,
                 "decision": bool(decision),
-                "details": _json_ready(details),
+                "details": to_jsonable(details),
             }
         )
     return rows
