@@ -19,7 +19,7 @@ inside a PyPI package, so both work offline. ``device=None`` picks CUDA when pre
 Default thresholds (0.6 for ``embed_cosine``, 0.7 for ``bertscore`` F1) are round values in
 the flat optimum of balanced accuracy against the human labels of the NQ-301 and MMLU-Pro
 rows in ``../shared/data`` (embed_cosine 0.73 / 0.70, bertscore 0.73 / 0.72 there; any value
-0.5-0.8 is within 0.02 of the best). Calibrate them for your data rather than trusting them.
+0.5-0.8 is within 0.035 of the best). Calibrate them for your data rather than trusting them.
 """
 
 from __future__ import annotations
