@@ -33,8 +33,10 @@ def postgres_url() -> Iterator[str]:
     """A migrated, empty PostgreSQL database (a new one per test, dropped afterwards)."""
     base = os.environ.get("QAEVAL_TEST_POSTGRES_URL")
     if not base:
-        pytest.skip("no PostgreSQL server: QAEVAL_TEST_POSTGRES_URL is unset "
-                    "(scripts/test-services.sh starts one where apt and root are available)")
+        pytest.skip(
+            "no PostgreSQL server: QAEVAL_TEST_POSTGRES_URL is unset "
+            "(scripts/test-services.sh starts one where apt and root are available)"
+        )
     name = f"qaeval_test_{uuid.uuid4().hex[:10]}"
     admin = create_engine(base, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:

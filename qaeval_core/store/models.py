@@ -103,9 +103,7 @@ class Item(Base):
 class User(Base):
     __tablename__ = "users"
     __table_args__ = (
-        CheckConstraint(
-            "role IN ('annotator', 'researcher', 'admin', 'external')", name="role"
-        ),
+        CheckConstraint("role IN ('annotator', 'researcher', 'admin', 'external')", name="role"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
