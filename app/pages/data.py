@@ -108,16 +108,7 @@ def _export_bytes(url: str, dataset: str, what: str, fmt: str) -> Callable[[], b
     """A deferred export: runs only when the download button is clicked."""
 
     def build() -> bytes:
-        if what == "items":
-            records = io.items_to_records(
-                repo.list_items(url, dataset), repo.current_labels(url, dataset)
-            )
-        elif what == "labels":
-            records = repo.current_labels(url, dataset)
-        elif what == "labels-history":
-            records = repo.label_history(url, dataset)
-        else:
-            records = repo.scores(url, dataset)
+        records = repo.export_records(url, dataset, what)
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, f"export.{fmt}")
             io.write_records(records, path)

@@ -13,7 +13,7 @@ from qaeval_core.errors import ConfigError
 from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
 
-WHAT = ("items", "labels", "labels-history", "scores")
+WHAT = repo.EXPORTS
 
 
 def parse_mapping(pairs: list[str]) -> dict[str, str]:
@@ -90,16 +90,7 @@ def register(app: typer.Typer) -> None:
             raise ConfigError(f"--what must be one of {', '.join(WHAT)}, got {what!r}.")
         io.detect_format(output)  # fail on a bad suffix before touching the store
         url = store_session.resolve_url(db)
-        if what == "items":
-            records = io.items_to_records(
-                repo.list_items(url, dataset), repo.current_labels(url, dataset)
-            )
-        elif what == "labels":
-            records = repo.current_labels(url, dataset)
-        elif what == "labels-history":
-            records = repo.label_history(url, dataset)
-        else:
-            records = repo.scores(url, dataset, metric_id=metric)
+        records = repo.export_records(url, dataset, what, metric_id=metric)
         io.write_records(records, output)
         console.print(
             f"Wrote {len(records)} {what} row(s) of {dataset!r} to {output}.",

@@ -42,6 +42,8 @@ from qaeval_core.store.models import ROLES, Calibration, Dataset, Item, Label, S
 from qaeval_core.store.session import session_scope, write_scope
 
 __all__ = [
+    "EXPORTS",
+    "export_records",
     "Store",
     "DatasetInfo",
     "UserInfo",
@@ -783,3 +785,22 @@ def list_calibrations(db: Store) -> list[CalibrationInfo]:
     """Saved calibrations, newest first."""
     with _scope(db) as s:
         return _calibrations(s, None)
+
+
+#: What ``export_records`` (``qaeval export --what``, the app's Data page) can export.
+EXPORTS = ("items", "labels", "labels-history", "scores")
+
+
+def export_records(
+    db: Store, dataset: str, what: str = "items", *, metric_id: str | None = None
+) -> list[dict[str, Any]] | pd.DataFrame:
+    """The rows of one export: items with their labels, current labels, label history, scores."""
+    if what == "items":
+        return io.items_to_records(list_items(db, dataset), current_labels(db, dataset))
+    if what == "labels":
+        return current_labels(db, dataset)
+    if what == "labels-history":
+        return label_history(db, dataset)
+    if what == "scores":
+        return scores(db, dataset, metric_id=metric_id)
+    raise ConfigError(f"Unknown export {what!r}; expected one of {', '.join(EXPORTS)}.")
