@@ -159,9 +159,12 @@ def test_scores_every_demonstration_through_the_endpoint(fake_llm, monkeypatch) 
     assert res.details[8]["binary_question"] and not res.details[0]["binary_question"]
     # one request per unique prompt, greedy, the exact prompt as a single user message
     assert len(fake.requests) == 16
-    body = next(b for b in fake.requests if "'pink'" in b["messages"][0]["content"])
+    # every prompt shows the 'pink' demonstration; pick the request that asks about it
+    # (requests run concurrently, so their order is not fixed)
+    body = next(b for b in fake.requests if b["messages"][0]["content"] == metric.prompt(items[0]))
     assert body["model"] == "judge-7b" and body["temperature"] == 0
     assert body["messages"] == [{"role": "user", "content": metric.prompt(items[0])}]
+    assert metric.prompt(items[0]).endswith("Candidate answer: 'pink'\nOutput:")
     assert all(h.get("Authorization") == "Bearer sk-test" for h in fake.headers)
 
 
