@@ -15,6 +15,7 @@ import pytest
 
 from qaeval_core.metrics import lexical
 from qaeval_core.metrics.base import get_metric, metric_ids
+from qaeval_core.metrics.normalize import _normalize_ascii_batch, normalize_column
 from qaeval_core.schema import Item
 from qaeval_core.text import normalize_answer
 
@@ -113,6 +114,32 @@ def test_fast_normalize_equals_reference_on_random_and_real_text() -> None:
     expected = [normalize_answer(t) for t in texts]
     assert batched == expected
     assert single == expected
+
+
+def _random_texts(alphabet: list[str], n: int = 2000, seed: int = 0) -> list[str]:
+    rng = np.random.default_rng(seed)
+    return ["".join(rng.choice(alphabet, size=rng.integers(0, 30))) for _ in range(n)]
+
+
+ASCII_PIECES = [*string.ascii_letters, *string.digits, *string.punctuation, *" \t\n\x0b\x0c\r"]
+ASCII_PIECES += ["a ", "an ", "the ", "The ", " A", "-an-", "a", "t", "th"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "array_path"),
+    [
+        ([], True),  # pure ASCII: the numpy path, nothing one by one
+        (["é", "—", "’", "ß", "Σ", "ﬁ", "\u00a0", "\u2028", "İ"], True),  # mixed: both batches
+        (["\x01", "\x1e", "\x7f", "\x00"], False),  # controls: one at a time
+    ],
+)
+def test_normalize_column_equals_reference(extra: list[str], array_path: bool) -> None:
+    texts = _random_texts(ASCII_PIECES + extra) + ["", " ", "a", "the the a", "x a", "a x"]
+    expected = [normalize_answer(t) for t in texts]
+    assert normalize_column(texts) == expected
+    plain = [t for t in texts if t.isascii()]
+    assert (_normalize_ascii_batch(plain) is not None) == array_path
+    assert normalize_column([]) == [] and normalize_column(["The"]) == [""]
 
 
 # -- hand-written decisions ------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 Every metric compares the candidate with each reference and keeps the best reference (max over
 references, as SQuAD and LAVE do), reporting it in ``details["best_reference"]`` together with
-the subscores. Text goes through the SQuAD normalisation of :mod:`qaeval_core.text`
+the subscores. Text goes through the SQuAD normalisation of :mod:`qaeval_core.metrics.normalize`
 (lowercase, punctuation to spaces, articles dropped, spaces collapsed) before any comparison.
 
 Speed matters because lexical metrics run on every item of every dataset and inside
@@ -30,20 +30,27 @@ from __future__ import annotations
 import gc
 import os
 import shutil
-import string
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
+from itertools import chain
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from qaeval_core.metrics.base import Metric, MetricResult, register
+from qaeval_core.metrics.normalize import (
+    clear_caches,
+    norm_tokens,
+    normalize,
+    normalize_column,
+    normalize_many,
+    token_bag,
+)
 from qaeval_core.schema import Item
-from qaeval_core.text import normalize_answer
 
 __all__ = [
     "normalize",
@@ -74,126 +81,15 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------------------------
-# Normalisation (memoised, ASCII fast path identical to text.normalize_answer)
+# Normalisation: see qaeval_core.metrics.normalize
 # --------------------------------------------------------------------------------------------
 
-
-def _ascii_table(separator: bool) -> bytes:
-    table = bytearray(range(256))
-    for ch in string.punctuation:
-        table[ord(ch)] = 0x20
-    for ch in string.ascii_uppercase:
-        table[ord(ch)] = ord(ch.lower())
-    # Control characters other than ASCII white space behave differently under bytes.split
-    # and the regex path (str.split treats \x1c-\x1f as spaces), so they force the slow path.
-    # The batch table keeps \x01, which it uses to separate strings.
-    keep = " \t\n\r\x0b\x0c" + ("\x01" if separator else "")
-    for code in [*range(0, 32), 127]:
-        if chr(code) not in keep:
-            table[code] = 0
-    return bytes(table)
-
-
-_ASCII_TABLE = _ascii_table(separator=False)
-_BATCH_TABLE = _ascii_table(separator=True)
-_ARTICLE_BYTES = frozenset({b"a", b"an", b"the"})
-#: Memo size (entries per memo); a memo that grows past it is emptied, which bounds memory
-#: without per-call LRU bookkeeping.
-_MEMO_MAX = 500_000
-_NORM: dict[str, str] = {}
-_BAGS: dict[str, tuple[dict[str, int], int]] = {}
-
-
-def _normalize_one(text: str) -> str:
-    if text.isascii():
-        raw = text.encode("ascii").translate(_ASCII_TABLE)
-        if b"\x00" not in raw:
-            toks = raw.split()
-            if b"a" in toks or b"an" in toks or b"the" in toks:
-                toks = [t for t in toks if t not in _ARTICLE_BYTES]
-            return b" ".join(toks).decode("ascii")
-    return normalize_answer.__wrapped__(text)
-
-
-def _normalize_ascii_batch(texts: list[str]) -> list[str] | None:
-    """Normalise many ASCII strings with one translate/split/join over their concatenation.
-
-    Returns None when a string holds a control character (the caller then goes one by one).
-    """
-    if not texts:
-        return []
-    raw = (" \x01 ".join(texts)).encode("ascii").translate(_BATCH_TABLE)
-    if b"\x00" in raw or raw.count(b"\x01") != len(texts) - 1:
-        return None
-    toks = [t for t in raw.split() if t not in _ARTICLE_BYTES]
-    parts = b" ".join(toks).decode("ascii").split("\x01")
-    return [p.strip() for p in parts]
-
-
-def _remember(memo: dict[str, Any], keys: Sequence[str], values: Sequence[Any]) -> None:
-    if len(memo) + len(keys) > _MEMO_MAX:
-        memo.clear()
-    memo.update(zip(keys, values, strict=True))
-
-
-def normalize(text: str) -> str:
-    """SQuAD-normalised ``text``, memoised; same result as
-    :func:`qaeval_core.text.normalize_answer`.
-
-    ASCII input (NFKC cannot change it, lowercasing is a byte map) goes through one
-    ``bytes.translate`` and a split instead of three regex passes.
-
-    >>> normalize("The Eiffel-Tower, Paris!")
-    'eiffel tower paris'
-    """
-    value = _NORM.get(text)
-    if value is None:
-        value = _normalize_one(text)
-        _remember(_NORM, (text,), (value,))
-    return value
-
-
-def normalize_many(texts: Sequence[str]) -> list[str]:
-    """:func:`normalize` of many strings; unseen ASCII strings are normalised in one pass over
-    their concatenation (about twice as fast as one at a time)."""
-    missing = [t for t in dict.fromkeys(texts) if t not in _NORM]
-    if missing:
-        ascii_ = [t for t in missing if t.isascii() and "\x01" not in t]
-        done = _normalize_ascii_batch(ascii_)
-        if done is None:
-            ascii_, done = [], []
-        _remember(_NORM, ascii_, done)
-        rest = [t for t in missing if t not in _NORM]
-        _remember(_NORM, rest, [_normalize_one(t) for t in rest])
-    get = _NORM.get
-    return [v if (v := get(t)) is not None else normalize(t) for t in texts]
-
-
-def norm_tokens(text: str) -> tuple[str, ...]:
-    """Normalised tokens of ``text``."""
-    return tuple(normalize(text).split())
-
-
-def _bag(text: str) -> tuple[dict[str, int], int]:
-    """Token counts and token total of ``text`` (the SQuAD bag of words), memoised."""
-    value = _BAGS.get(text)
-    if value is None:
-        toks = normalize(text).split()
-        value = (Counter(toks) if len(toks) > 1 else dict.fromkeys(toks, 1), len(toks))
-        _remember(_BAGS, (text,), (value,))
-    return value
+_bag = token_bag
 
 
 def _prime(cands: Sequence[str], refs: Sequence[Sequence[str]]) -> None:
     """Normalise every string of a batch at once (the metric loops then hit the memo)."""
     normalize_many([*cands, *(r for rs in refs for r in rs)])
-
-
-def clear_caches() -> None:
-    """Forget memoised normalisations (benchmarks use it to time cold runs)."""
-    _NORM.clear()
-    _BAGS.clear()
-    normalize_answer.cache_clear()
 
 
 def _as_text(value: Any) -> str:
@@ -209,18 +105,29 @@ def exact_match_batch(
     candidates: Sequence[str], references: Sequence[Sequence[str]]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per item: 1.0 if the normalised candidate equals a normalised reference, and the index
-    of the first matching reference (-1 when none)."""
+    of the first matching reference (-1 when none).
+
+    Every string is normalised once, in bulk (:func:`normalize_column`), and the comparisons
+    are one elementwise equality of two object arrays (candidate repeated per reference):
+    no per-item Python loop, which matters because EM is cheap enough that the loop was most
+    of its cost.
+    """
     n = len(candidates)
     scores = np.zeros(n)
     best = np.full(n, -1, dtype=np.int64)
-    norm = normalize
-    for i in range(n):
-        cand = norm(candidates[i])
-        for j, ref in enumerate(references[i]):
-            if norm(ref) == cand:
-                scores[i] = 1.0
-                best[i] = j
-                break
+    counts = np.fromiter(map(len, references), dtype=np.int64, count=n)
+    flat = list(chain.from_iterable(references))
+    if not flat:
+        return scores, best
+    norm = normalize_column([*candidates, *flat])
+    owner = np.repeat(np.arange(n), counts)
+    cand = np.array(norm[:n], dtype=object)
+    hit = np.flatnonzero(cand[owner] == np.array(norm[n:], dtype=object))
+    if hit.size:
+        matched, first = np.unique(owner[hit], return_index=True)
+        starts = np.cumsum(counts) - counts
+        best[matched] = hit[first] - starts[matched]
+        scores[matched] = 1.0
     return scores, best
 
 
@@ -383,11 +290,11 @@ def soft_vqa_accuracy(
 
 def _columns(items: Sequence[Item]) -> tuple[list[str], list[tuple[str, ...]]]:
     """Candidates and references as strings (numbers from CSV cells become text)."""
-    cands = [it.candidate for it in items]
-    refs = [it.references for it in items]
-    if not all(type(c) is str for c in cands):
+    cands = list(map(attrgetter("candidate"), items))
+    refs = list(map(attrgetter("references"), items))
+    if set(map(type, cands)) - {str}:
         cands = [_as_text(c) for c in cands]
-    if not all(type(r) is str for rs in refs for r in rs):
+    if set(map(type, chain.from_iterable(refs))) - {str}:
         refs = [tuple(_as_text(r) for r in rs) for rs in refs]
     return cands, refs
 
@@ -424,6 +331,9 @@ class _LexicalMetric(Metric):
     """Shared ``score_batch`` plumbing: subclasses implement ``_compute``."""
 
     kind: ClassVar[str] = "lexical"
+    #: Whether ``_compute`` reads the memoised normalisations (then the batch is primed in
+    #: bulk first); a metric that normalises each string once itself sets it to False.
+    uses_memo: ClassVar[bool] = True
 
     def _compute(
         self, cands: list[str], refs: list[tuple[str, ...]]
@@ -433,7 +343,8 @@ class _LexicalMetric(Metric):
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
         with _gc_paused():
             cands, refs = _columns(items)
-            _prime(cands, refs)
+            if self.uses_memo:
+                _prime(cands, refs)
             scores, details = self._compute(cands, refs)
         return MetricResult(scores, self.decide(scores), details)
 
@@ -449,6 +360,7 @@ class ExactMatch(_LexicalMetric):
 
     id = "em"
     description = "Exact match: normalised candidate equals a normalised reference (SQuAD)."
+    uses_memo = False
 
     def __init__(self, *, threshold: float = 0.5) -> None:
         self.threshold = threshold
