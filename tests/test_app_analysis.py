@@ -8,23 +8,26 @@ table does the same thing and is what these tests use.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from streamlit.runtime.pages_manager import PagesManager
+from _apptest import (
+    APP,
+    DEMO,
+    build_demo_store,
+    copy_store,
+    finish_store,
+    logged_in,
+    navigation_pages_only,  # noqa: F401 - autouse fixture
+)
 from streamlit.testing.v1 import AppTest
 
 from qaeval_core import analysis
 from qaeval_core.agreement import krippendorff_alpha
-from qaeval_core.cli.main import main as cli_main
 from qaeval_core.scoring import score_dataset
 from qaeval_core.store import repo
-from qaeval_core.store import session as store_session
 
-APP = Path(__file__).resolve().parents[1] / "app"
-DEMO = "demo-nq301"
 EVIL = "<script>alert('x')</script> ![img](http://evil.example/a.png) **bold**"
 PAGES = {
     "pages/agreement.py": "Agreement",
@@ -34,28 +37,10 @@ PAGES = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _navigation_pages_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make AppTest keep main.py's st.navigation router on reruns, as the server does.
-
-    AppTest resets ``PagesManager.uses_pages_directory`` before every run, so with a
-    ``pages/`` folder next to main.py it would run page files without the router.
-    """
-    original = PagesManager.__init__
-
-    def init(self: PagesManager, *args: object, **kwargs: object) -> None:
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
-
-
 @pytest.fixture(scope="module")
 def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo store with lexical scores, a researcher, an annotator and an evil item."""
-    path = tmp_path_factory.mktemp("app-demo") / "demo.sqlite"
-    url = f"sqlite:///{path}"
-    assert cli_main(["demo", "--db", url]) == 0
+    path, url = build_demo_store(tmp_path_factory.mktemp("app-demo"))
     score_dataset(url, DEMO, ["em", "f1", "contains"])
     repo.import_items(
         url,
@@ -67,28 +52,13 @@ def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
                  {"rater": "r2", "label": 0, "rule": 6}]}},
         ],
     )  # fmt: skip
-    repo.add_user(url, "res", "researcher", "pw-res")
-    repo.add_user(url, "ann", "annotator", "pw-ann")
-    store_session.get_engine(url).dispose()  # folds the WAL into the file before copying
+    finish_store(url)
     return path
 
 
 @pytest.fixture
 def store(demo_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    path = tmp_path / "store.sqlite"
-    shutil.copy(demo_file, path)
-    url = f"sqlite:///{path}"
-    monkeypatch.setenv("QAEVAL_DATABASE_URL", url)
-    return url
-
-
-def logged_in(name: str) -> AppTest:
-    at = AppTest.from_file(str(APP / "main.py"), default_timeout=120).run()
-    at.text_input(key="login_name").input(name)
-    at.text_input(key="login_password").input(f"pw-{name}")
-    at.button(key="login_submit").click().run()
-    assert not at.exception, at.exception
-    return at
+    return copy_store(demo_file, tmp_path, monkeypatch)
 
 
 def open_page(at: AppTest, page: str) -> AppTest:

@@ -8,64 +8,42 @@ AppTest cannot read plotly figures' pixels or click downloads; the charts are ch
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from streamlit.runtime.pages_manager import PagesManager
+from _apptest import (
+    APP,
+    DEMO,
+    build_demo_store,
+    copy_store,
+    finish_store,
+    navigation_pages_only,  # noqa: F401 - autouse fixture
+)
+from _apptest import logged_in as log_in
 from streamlit.testing.v1 import AppTest
 
-from qaeval_core.cli.main import main as cli_main
 from qaeval_core.judge import Judge
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
-from qaeval_core.store import session as store_session
 
-APP = Path(__file__).resolve().parents[1] / "app"
-DEMO = "demo-nq301"
 PAGE = "pages/calibrate.py"
-
-
-@pytest.fixture(autouse=True)
-def _navigation_pages_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keep main.py's st.navigation router on AppTest reruns (see tests/test_app_analysis.py)."""
-    original = PagesManager.__init__
-
-    def init(self: PagesManager, *args: object, **kwargs: object) -> None:
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
 
 
 @pytest.fixture(scope="module")
 def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo store with a researcher and an annotator (no scores: the fit computes them)."""
-    path = tmp_path_factory.mktemp("calibrate-demo") / "demo.sqlite"
-    url = f"sqlite:///{path}"
-    assert cli_main(["demo", "--db", url]) == 0
-    repo.add_user(url, "res", "researcher", "pw-res")
-    repo.add_user(url, "ann", "annotator", "pw-ann")
-    store_session.get_engine(url).dispose()
+    path, url = build_demo_store(tmp_path_factory.mktemp("calibrate-demo"))
+    finish_store(url)
     return path
 
 
 @pytest.fixture
 def store(demo_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    path = tmp_path / "store.sqlite"
-    shutil.copy(demo_file, path)
-    url = f"sqlite:///{path}"
-    monkeypatch.setenv("QAEVAL_DATABASE_URL", url)
-    return url
+    return copy_store(demo_file, tmp_path, monkeypatch)
 
 
 def logged_in(name: str) -> AppTest:
-    at = AppTest.from_file(str(APP / "main.py"), default_timeout=180).run()
-    at.text_input(key="login_name").input(name)
-    at.text_input(key="login_password").input(f"pw-{name}")
-    at.button(key="login_submit").click().run()
-    assert not at.exception, at.exception
-    return at
+    return log_in(name, timeout=180)
 
 
 def open_page(at: AppTest) -> AppTest:

@@ -11,7 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from streamlit.runtime.pages_manager import PagesManager
+from _apptest import (
+    APP,
+    navigation_pages_only,  # noqa: F401 - autouse fixture
+)
+from _apptest import logged_in as log_in
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
@@ -20,7 +24,6 @@ from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
 
-APP = Path(__file__).resolve().parents[1] / "app"
 EVIL = "<script>alert('x')</script> ![img](http://evil.example/a.png) [click](http://x.example)"
 ROWS = [
     {
@@ -46,24 +49,6 @@ ROWS = [
 USERS = {"admin": "admin", "res": "researcher", "ann1": "annotator", "ann2": "annotator"}
 
 
-@pytest.fixture(autouse=True)
-def _navigation_pages_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make AppTest treat app/pages/ like the real server does under st.navigation.
-
-    AppTest resets ``PagesManager.uses_pages_directory`` before every run, so with a ``pages/``
-    folder next to main.py its reruns take the legacy multipage path and run the page file
-    without main.py. The server sets the flag to False on the first st.navigation call and
-    keeps it; this does the same.
-    """
-    original = PagesManager.__init__
-
-    def init(self: PagesManager, *args: object, **kwargs: object) -> None:
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
-
-
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     url = f"sqlite:///{tmp_path / 'app.sqlite'}"
@@ -80,12 +65,7 @@ def app() -> AppTest:
 
 
 def logged_in(name: str) -> AppTest:
-    at = app().run()
-    at.text_input(key="login_name").input(name)
-    at.text_input(key="login_password").input(f"pw-{name}")
-    at.button(key="login_submit").click().run()
-    assert not at.exception, at.exception
-    return at
+    return log_in(name, timeout=60)
 
 
 def texts(at: AppTest) -> str:

@@ -1,0 +1,71 @@
+"""What the AppTest page tests share: the router fix, a demo store built once per module and
+copied per test, and logging in through the login form."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+
+from qaeval_core.cli.main import main as cli_main
+from qaeval_core.store import repo
+from qaeval_core.store import session as store_session
+
+APP = Path(__file__).resolve().parents[1] / "app"
+DEMO = "demo-nq301"
+
+
+@pytest.fixture(autouse=True)
+def navigation_pages_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make AppTest treat app/pages/ like the real server does under st.navigation.
+
+    AppTest resets ``PagesManager.uses_pages_directory`` before every run, so with a ``pages/``
+    folder next to main.py its reruns take the legacy multipage path and run the page file
+    without main.py. The server sets the flag to False on the first st.navigation call and
+    keeps it; this does the same. Import it into a test module to apply it there.
+    """
+    original = PagesManager.__init__
+
+    def init(self: PagesManager, *args: object, **kwargs: object) -> None:
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
+
+
+def build_demo_store(folder: Path) -> tuple[Path, str]:
+    """``qaeval demo`` in ``folder`` plus a researcher ``res`` and an annotator ``ann``
+    (passwords ``pw-<name>``); returns the file and its URL for a module to add to."""
+    path = folder / "demo.sqlite"
+    url = f"sqlite:///{path}"
+    assert cli_main(["demo", "--db", url]) == 0
+    repo.add_user(url, "res", "researcher", "pw-res")
+    repo.add_user(url, "ann", "annotator", "pw-ann")
+    return path, url
+
+
+def finish_store(url: str) -> None:
+    """Fold the WAL into the file so that copying the file copies everything."""
+    store_session.get_engine(url).dispose()
+
+
+def copy_store(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A private copy of a module's store for one test, made the app's store."""
+    path = tmp_path / "store.sqlite"
+    shutil.copy(source, path)
+    url = f"sqlite:///{path}"
+    monkeypatch.setenv("QAEVAL_DATABASE_URL", url)
+    return url
+
+
+def logged_in(name: str, *, timeout: float = 120) -> AppTest:
+    """The app after ``name`` logged in with password ``pw-<name>``."""
+    at = AppTest.from_file(str(APP / "main.py"), default_timeout=timeout).run()
+    at.text_input(key="login_name").input(name)
+    at.text_input(key="login_password").input(f"pw-{name}")
+    at.button(key="login_submit").click().run()
+    assert not at.exception, at.exception
+    return at
