@@ -21,7 +21,9 @@ __all__ = [
     "contains_on_token_boundary",
 ]
 
-_PUNCT_TABLE = str.maketrans({c: " " for c in string.punctuation + "‘’“”–—…«»¿¡"})
+#: Punctuation becomes a space. A regex character class, not ``str.translate``: translate with
+#: a dict walks a Python mapping per character (~60 ns), the class is matched in C.
+_PUNCT = re.compile("[" + re.escape(string.punctuation + "‘’“”–—…«»¿¡") + "]")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _SPACES = re.compile(r"\s+")
 
@@ -33,7 +35,7 @@ def normalize_answer(text: str) -> str:
     Punctuation becomes a space (not deleted, as in the original SQuAD script) so
     "1945-1946" keeps two tokens; NFKC folds look-alike Unicode forms first.
     """
-    text = unicodedata.normalize("NFKC", text).lower().translate(_PUNCT_TABLE)
+    text = _PUNCT.sub(" ", unicodedata.normalize("NFKC", text).lower())
     text = _ARTICLES.sub(" ", text)
     return _SPACES.sub(" ", text).strip()
 

@@ -17,6 +17,7 @@ so one ``bytes.translate`` replaces three regex passes; other text goes the rege
 
 from __future__ import annotations
 
+import operator
 import string
 from collections import Counter
 from collections.abc import Sequence
@@ -147,13 +148,16 @@ def normalize_column(texts: Sequence[str]) -> list[str]:
     if "".join(texts).isascii():
         done = _normalize_ascii_batch(texts)
         return done if done is not None else [_normalize_one(t) for t in texts]
-    is_ascii = list(map(str.isascii, texts))
-    plain = _normalize_ascii_batch(list(compress(texts, is_ascii)))
-    other = _normalize_text_batch([t for t, a in zip(texts, is_ascii, strict=True) if not a])
+    flags = list(map(str.isascii, texts))
+    plain = _normalize_ascii_batch(list(compress(texts, flags)))
+    other = _normalize_text_batch(list(compress(texts, map(operator.not_, flags))))
     if plain is None or other is None:
         return [_normalize_one(t) for t in texts]
-    plain_it, other_it = iter(plain), iter(other)
-    return [next(plain_it) if a else next(other_it) for a in is_ascii]
+    is_ascii = np.array(flags, dtype=bool)
+    merged = np.empty(len(texts), dtype=object)
+    merged[is_ascii] = plain
+    merged[~is_ascii] = other
+    return merged.tolist()
 
 
 def _remember(memo: dict[str, Any], keys: Sequence[str], values: Sequence[Any]) -> None:
