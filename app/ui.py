@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from qaeval_core.errors import NotFoundError, QAEvalError
-from qaeval_core.store import repo
+from qaeval_core.store import login_sessions, repo
 from qaeval_core.store import session as store_session
 
 __all__ = [
@@ -46,6 +46,9 @@ RESEARCHERS = ("researcher", "admin")
 ADMINS = ("admin",)
 
 _USER_KEY = "qaeval_user"
+_TOKEN_KEY = "qaeval_session_token"
+#: The URL query parameter that carries the login session token.
+SESSION_PARAM = "session"
 
 
 @dataclass(frozen=True)
@@ -86,30 +89,60 @@ def store_url() -> str:
 
 
 def log_in(name: str, password: str) -> SessionUser | None:
-    """Check credentials against the store; remember the account in this browser session."""
+    """Check credentials against the store; remember the account in this browser session and
+    open a login session whose token goes into the page URL, so a reload keeps the user in."""
     info = repo.authenticate(store_url(), name.strip(), password)
     if info is None:
         return None
     user = SessionUser(info.id, info.name, info.role)
     st.session_state[_USER_KEY] = _as_dict(user)
+    token = login_sessions.open_session(store_url(), info.id)
+    st.session_state[_TOKEN_KEY] = token
+    st.query_params[SESSION_PARAM] = token
     return user
 
 
 def log_out() -> None:
-    """Forget everything about this browser session (account, queues, selections)."""
+    """End the login session and forget everything about this browser session (account,
+    queues, selections)."""
+    token = st.session_state.get(_TOKEN_KEY) or st.query_params.get(SESSION_PARAM)
+    if token:
+        login_sessions.close_session(store_url(), str(token))
+    st.query_params.pop(SESSION_PARAM, None)
     for key in list(st.session_state.keys()):
         del st.session_state[key]
+
+
+def _resume() -> dict[str, object] | None:
+    """After a reload: the account of the login session named in the URL, if still live."""
+    token = st.query_params.get(SESSION_PARAM)
+    if not token:
+        return None
+    info = login_sessions.resume_session(store_url(), str(token))
+    if info is None:
+        st.query_params.pop(SESSION_PARAM, None)  # expired or ended: the login form shows
+        return None
+    raw = _as_dict(SessionUser(info.id, info.name, info.role))
+    st.session_state[_USER_KEY] = raw
+    st.session_state[_TOKEN_KEY] = str(token)
+    return raw
 
 
 def current_user() -> SessionUser | None:
     """The logged-in account, re-validated against the store on every run.
 
     A deactivated, deleted or re-roled account takes effect on the next click, not at the next
-    login.
+    login. Page navigation clears the URL's query parameters, so the session token is put back
+    on every run; a reload then finds it.
     """
     raw = st.session_state.get(_USER_KEY)
     if not isinstance(raw, dict):
+        raw = _resume()
+    if not isinstance(raw, dict):
         return None
+    token = st.session_state.get(_TOKEN_KEY)
+    if token and st.query_params.get(SESSION_PARAM) != token:
+        st.query_params[SESSION_PARAM] = token
     remembered = SessionUser(int(raw["id"]), str(raw["name"]), str(raw["role"]))
     try:
         info = repo.get_user(store_url(), remembered.name)

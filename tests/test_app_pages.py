@@ -119,6 +119,60 @@ def test_annotator_cannot_reach_researcher_pages_even_by_url(store: str) -> None
     assert "deal_submit" not in [b.key for b in at.button]
 
 
+def reloaded(token: str) -> AppTest:
+    """A new browser connection (a reload) on a URL that carries ``?session=token``."""
+    at = app()
+    at.query_params["session"] = token
+    return at.run()
+
+
+def test_a_reload_keeps_the_user_logged_in_until_logout(store: str) -> None:
+    at = logged_in("ann1")
+    token = at.query_params["session"]
+    assert len(token) >= 40 and [t.value for t in at.title] == ["Annotate"]
+    # navigation clears the URL's parameters; the next run puts the token back
+    at.switch_page("pages/annotate.py").run()
+    assert at.query_params["session"] == token
+    again = reloaded(token)
+    assert not again.exception and [t.value for t in again.title] == ["Annotate"]
+    assert "ann1" in again.sidebar.caption[0].value
+    # the store keeps only a hash of the token
+    with store_session.session_scope(store) as s:
+        from qaeval_core.store.models import LoginSession
+
+        stored = s.query(LoginSession.token_hash).scalar()
+    assert stored != token and len(stored) == 64
+    # logging out ends the session for every tab holding the URL
+    again.sidebar.button(key="logout").click().run()
+    assert "session" not in again.query_params
+    assert "No account yet?" in texts(reloaded(token))
+
+
+def test_a_stale_or_forged_session_shows_the_login_form(store: str) -> None:
+    from datetime import timedelta
+
+    from qaeval_core.store import login_sessions
+    from qaeval_core.store.models import LoginSession, User, utcnow
+
+    ann1 = repo.get_user(store, "ann1")
+    for bad in ["forged-token", "x" * 5000, ""]:
+        at = reloaded(bad)
+        assert not at.exception and "No account yet?" in texts(at)
+        assert "session" not in at.query_params or at.query_params["session"] == ""
+    expired = login_sessions.open_session(store, ann1.id)
+    with store_session.write_scope(store) as s:
+        s.query(LoginSession).update({"expires_at": utcnow() - timedelta(minutes=1)})
+    assert "No account yet?" in texts(reloaded(expired))
+    live = login_sessions.open_session(store, ann1.id)
+    assert login_sessions.resume_session(store, live) is not None
+    with store_session.write_scope(store) as s:
+        s.query(User).filter(User.name == "ann1").update({"active": False})
+    assert login_sessions.resume_session(store, live) is None  # a deactivated account
+    assert "No account yet?" in texts(reloaded(live))
+    with pytest.raises(ValueError):
+        login_sessions.open_session(store, ann1.id, hours=0)
+
+
 @pytest.mark.parametrize("page", ["assign.py", "data.py", "users.py"])
 def test_pages_check_the_role_on_the_server(store: str, page: str) -> None:
     """Run the page file itself with an annotator session: it must stop before rendering."""

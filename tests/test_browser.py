@@ -198,6 +198,12 @@ def test_label_three_items_with_the_keyboard_only(served: tuple[str, str], tmp_p
             expect(page.get_by_text("Item b3")).to_be_visible()
             page.screenshot(path=shot, full_page=True)
 
+        # A reload keeps the annotator logged in: the login session's token is in the URL.
+        assert "session=" in page.url
+        page.reload()
+        expect(page.get_by_text("3 of 4 labelled")).to_be_visible()
+        assert page.get_by_text("No account yet?").count() == 0
+
         # Typing a researcher page's address starts a new session: the router knows no such
         # page for a logged-out visitor ("Page not found"), and after logging in the annotator
         # lands on the annotate page, never on the researcher page.

@@ -36,6 +36,7 @@ __all__ = [
     "Adjudication",
     "Score",
     "Calibration",
+    "LoginSession",
     "ROLES",
 ]
 
@@ -201,3 +202,18 @@ class Calibration(Base):
     config: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class LoginSession(Base):
+    """A browser login that survives a page reload: the app keeps a random token in the page
+    URL and only its SHA-256 here, so the table alone cannot be used to log in. A session
+    ends when it expires or its user logs out (``revoked_at``)."""
+
+    __tablename__ = "login_sessions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
