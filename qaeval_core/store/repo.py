@@ -36,6 +36,7 @@ from qaeval_core.errors import (
     StoreError,
     ValidationError,
 )
+from qaeval_core.io.files import plain_value
 from qaeval_core.schema import Item as SchemaItem
 from qaeval_core.store import auth
 from qaeval_core.store.models import ROLES, Calibration, Dataset, Item, Label, Score, User, utcnow
@@ -629,7 +630,7 @@ def _jsonable(value: Any, *, strict: bool = False) -> Any:
     """
     if strict:
         return json.loads(json.dumps(value, default=_numpy_default, allow_nan=False))
-    return json.loads(json.dumps(io._plain(value), allow_nan=False))
+    return json.loads(json.dumps(plain_value(value), allow_nan=False))
 
 
 def add_scores(db: Store, rows: Iterable[Mapping[str, Any]]) -> int:
