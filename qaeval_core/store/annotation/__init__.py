@@ -1,0 +1,94 @@
+"""The annotation workflow: dealing queues, serving the next item, saving labels, progress.
+
+Everything the labelling app does with the store goes through these functions, so the rules
+that keep labels safe live in one place and are tested without a browser:
+
+* **Queues are dealt up front.** :func:`deal` writes one ``assignments`` row per (item,
+  annotator); the unique constraint makes it impossible to hand an item twice to one person, and
+  dealing again only tops queues up (idempotent). Nobody "claims" items at run time, so serving
+  the next item is a read, never a write race.
+* **The next item is one indexed query.** :func:`next_item` walks the user's queue in order over
+  the covering index ``(user_id, position, item_id)`` and stops at the first item without a label
+  by that user (migration 0002).
+* **Labels are appended, never updated.** :func:`save_label` is a single ``INSERT ... SELECT``
+  in a short ``BEGIN IMMEDIATE`` transaction that also checks the item is in the user's queue;
+  an edit is a new row and the latest row per (item, user) is the current label. A label whose
+  id was returned is committed and can never be lost or overwritten.
+* **Blind by construction.** What an annotator is shown (:class:`QueueItem`) has no metric
+  scores, no QA-model name, no metadata and no other annotator's labels; the label functions only
+  ever read the asking user's own rows.
+
+Example
+-------
+>>> from qaeval_core.store import annotation  # doctest: +SKIP
+>>> annotation.deal("demo-nq301", ["ann1", "ann2"], base=1, extra_fraction=0.2, extra_k=2)
+... # doctest: +SKIP
+>>> item = annotation.next_item("ann1", "demo-nq301")  # doctest: +SKIP
+>>> annotation.save_label("ann1", item.id, 2, rule=4, seconds=7.5)  # doctest: +SKIP
+
+Layout (everything is importable from this package): :mod:`.assignment` deals and reassigns
+queues, :mod:`.serving` serves items, :mod:`.labels` saves and reads one's own labels,
+:mod:`.progress` counts progress, :mod:`.lookups` resolves user and dataset names. Results are
+plain frozen dataclasses: no ORM objects leave the package, so callers never trigger lazy loads.
+"""
+
+from __future__ import annotations
+
+# ``X as X``: public names of the former module that are not in ``__all__``; still importable.
+from qaeval_core.store.annotation.assignment import QUEUE_ROLES as QUEUE_ROLES
+from qaeval_core.store.annotation.assignment import (
+    DealResult,
+    ReassignResult,
+    deal,
+    queue_users,
+    reassign,
+)
+from qaeval_core.store.annotation.labels import MAX_NOTE_CHARS as MAX_NOTE_CHARS
+from qaeval_core.store.annotation.labels import (
+    LabelledEntry,
+    LabelRecord,
+    current_label,
+    label_history,
+    labelled_items,
+    save_label,
+)
+from qaeval_core.store.annotation.lookups import DatasetRef as DatasetRef
+from qaeval_core.store.annotation.lookups import UserRef as UserRef
+from qaeval_core.store.annotation.progress import (
+    AnnotatorProgress,
+    DatasetProgress,
+    dataset_progress,
+    user_progress,
+)
+from qaeval_core.store.annotation.serving import (
+    QueueItem,
+    datasets_for_user,
+    following_item,
+    get_item,
+    next_item,
+    previous_item,
+)
+
+__all__ = [
+    "QueueItem",
+    "LabelRecord",
+    "DealResult",
+    "ReassignResult",
+    "AnnotatorProgress",
+    "DatasetProgress",
+    "LabelledEntry",
+    "deal",
+    "reassign",
+    "next_item",
+    "previous_item",
+    "following_item",
+    "get_item",
+    "save_label",
+    "label_history",
+    "current_label",
+    "labelled_items",
+    "user_progress",
+    "dataset_progress",
+    "datasets_for_user",
+    "queue_users",
+]

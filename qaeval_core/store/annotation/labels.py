@@ -1,0 +1,260 @@
+"""Saving a label and reading one's own labels back (history, current label, earlier items).
+
+Labels are appended, never updated: saving is a single ``INSERT ... SELECT`` that also checks the
+item is in the user's queue, so a label whose id was returned is committed and can never be lost
+or overwritten. The readers only ever return the asking user's own rows (labelling is blind).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    DateTime,
+    Float,
+    Integer,
+    String,
+    Text,
+    bindparam,
+    exists,
+    func,
+    insert,
+    select,
+)
+from sqlalchemy.orm import aliased
+
+from qaeval_core.errors import ConfigError, PermissionDenied
+from qaeval_core.schema import RULES, LabelValue
+from qaeval_core.store.annotation.lookups import (
+    DatasetRef,
+    UserRef,
+    lookup_dataset_id,
+    lookup_user_id,
+)
+from qaeval_core.store.models import Assignment, Item, Label, utcnow
+from qaeval_core.store.session import session_scope, write_scope
+
+__all__ = [
+    "MAX_NOTE_CHARS",
+    "LabelRecord",
+    "LabelledEntry",
+    "current_label",
+    "label_history",
+    "labelled_items",
+    "save_label",
+]
+
+#: Serialises this process's label writes. Threads of one server (Streamlit sessions) then
+#: queue on a fair in-process lock instead of SQLite's busy handler, which sleeps in growing
+#: steps (up to 100 ms) while another connection holds the write lock; other processes are
+#: still kept apart by BEGIN IMMEDIATE.
+_WRITE_LOCK = threading.Lock()
+#: Notes longer than this are cut (a note is a remark, not a document).
+MAX_NOTE_CHARS = 5000
+
+
+@dataclass(frozen=True)
+class LabelRecord:
+    """One row of a user's label history for an item (the latest row is the current label)."""
+
+    id: int
+    item_id: int
+    user_id: int
+    value: LabelValue
+    rule: int | None
+    note: str | None
+    seconds: float | None
+    created_at: datetime | None
+    source: str = "app"
+
+
+@dataclass(frozen=True)
+class LabelledEntry:
+    """A row of "my earlier labels": enough to find an item again and see one's current label."""
+
+    item_id: int
+    external_id: str
+    question: str
+    value: LabelValue
+    rule: int | None
+    edits: int
+    labelled_at: datetime | None
+
+
+def _record(label: Label) -> LabelRecord:
+    return LabelRecord(
+        id=label.id,
+        item_id=label.item_id,
+        user_id=label.user_id,
+        value=LabelValue(label.value),
+        rule=label.rule,
+        note=label.note,
+        seconds=label.seconds,
+        created_at=label.created_at,
+        source=label.source,
+    )
+
+
+def _clean_label(
+    value: int | LabelValue, rule: int | None, note: str | None, seconds: float | None
+) -> tuple[int, int | None, str | None, float | None]:
+    try:
+        val = int(LabelValue(int(value)))
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(
+            f"Label value must be 0 (clearly incorrect), 1 (unclear) or 2 (clearly correct), "
+            f"got {value!r}."
+        ) from exc
+    numbers = {r.number for r in RULES}
+    if rule is not None and int(rule) not in numbers:
+        raise ConfigError(f"Rule must be one of 1-{max(numbers)} or none, got {rule!r}.")
+    text = (note or "").strip()[:MAX_NOTE_CHARS] or None
+    secs = float(seconds) if seconds is not None and float(seconds) >= 0 else None
+    return val, (int(rule) if rule is not None else None), text, secs
+
+
+def _label_insert(*, require_assignment: bool) -> Any:
+    """``INSERT INTO labels ... SELECT <values> [WHERE EXISTS (assignment)] RETURNING id``."""
+    cols = {
+        "item_id": Integer, "user_id": Integer, "value": Integer, "rule": Integer,
+        "note": Text, "seconds": Float, "source": String, "created_at": DateTime(timezone=True),
+    }  # fmt: skip
+    params = {name: bindparam(name, type_=type_) for name, type_ in cols.items()}
+    values = select(*(p.label(name) for name, p in params.items()))
+    if require_assignment:
+        values = values.where(
+            exists().where(
+                Assignment.item_id == params["item_id"], Assignment.user_id == params["user_id"]
+            )
+        )
+    table = Label.__table__
+    return insert(table).from_select(list(cols), values).returning(table.c.id, table.c.created_at)
+
+
+#: Built once: the write path is hot and holds the write lock, so it should do no extra work.
+_INSERT_LABEL = _label_insert(require_assignment=True)
+_INSERT_LABEL_ANYWHERE = _label_insert(require_assignment=False)
+
+
+def save_label(
+    user: UserRef,
+    item_id: int,
+    value: int | LabelValue,
+    *,
+    rule: int | None = None,
+    note: str | None = None,
+    seconds: float | None = None,
+    require_assignment: bool = True,
+    source: str = "app",
+    url: str | None = None,
+) -> LabelRecord:
+    """Append a label to the user's history for an item and return it once committed.
+
+    A single ``INSERT ... SELECT ... WHERE EXISTS (assignment)`` inside ``BEGIN IMMEDIATE``: the
+    queue check and the write are one statement, the lock is held for microseconds, and an edit
+    is simply a newer row. When this returns, the label is durable; nothing ever updates or
+    deletes it.
+    """
+    val, rule_n, text, secs = _clean_label(value, rule, note, seconds)
+    with _WRITE_LOCK, write_scope(url) as session:
+        uid = lookup_user_id(session, user)
+        params = {
+            "item_id": item_id, "user_id": uid, "value": val, "rule": rule_n, "note": text,
+            "seconds": secs, "source": source, "created_at": utcnow(),
+        }  # fmt: skip
+        stmt = _INSERT_LABEL if require_assignment else _INSERT_LABEL_ANYWHERE
+        row = session.connection().execute(stmt, params).first()
+        if row is None:
+            raise PermissionDenied(
+                f"Item {item_id} is not (or no longer) in your queue, so the label was not "
+                "saved. It may have been reassigned; open the next item."
+            )
+        return LabelRecord(
+            id=row.id,
+            item_id=item_id,
+            user_id=uid,
+            value=LabelValue(val),
+            rule=rule_n,
+            note=text,
+            seconds=secs,
+            created_at=row.created_at,
+            source=source,
+        )
+
+
+def label_history(user: UserRef, item_id: int, *, url: str | None = None) -> list[LabelRecord]:
+    """The user's own labels for an item, oldest first (the last one is current)."""
+    with session_scope(url) as session:
+        uid = lookup_user_id(session, user)
+        rows = session.scalars(
+            select(Label).where(Label.user_id == uid, Label.item_id == item_id).order_by(Label.id)
+        )
+        return [_record(r) for r in rows]
+
+
+def current_label(user: UserRef, item_id: int, *, url: str | None = None) -> LabelRecord | None:
+    """The user's latest label for an item, or None."""
+    with session_scope(url) as session:
+        uid = lookup_user_id(session, user)
+        row = session.scalars(
+            select(Label)
+            .where(Label.user_id == uid, Label.item_id == item_id)
+            .order_by(Label.id.desc())
+            .limit(1)
+        ).first()
+        return _record(row) if row is not None else None
+
+
+def labelled_items(
+    user: UserRef,
+    dataset: DatasetRef,
+    *,
+    limit: int = 50,
+    offset: int = 0,
+    url: str | None = None,
+) -> list[LabelledEntry]:
+    """The user's own labelled items in a dataset, most recently labelled first.
+
+    Backs the "my earlier labels" list, from which any own label can be reopened and edited.
+    Walks the user's labels newest first over ``ix_labels_user_id`` and keeps the rows no newer
+    label supersedes, so it stops after ``limit`` items instead of grouping the whole history.
+    """
+    with session_scope(url) as session:
+        uid = lookup_user_id(session, user)
+        did = lookup_dataset_id(session, dataset)
+        newer = aliased(Label)
+        older = aliased(Label)
+        edits = (
+            select(func.count())
+            .where(older.item_id == Label.item_id, older.user_id == uid, older.id < Label.id)
+            .scalar_subquery()
+        )
+        rows = session.execute(
+            select(Item.id, Item.external_id, Item.question, Label, edits)
+            .join(Item, Item.id == Label.item_id)
+            .where(
+                Label.user_id == uid,
+                Item.dataset_id == did,
+                ~exists().where(
+                    newer.item_id == Label.item_id, newer.user_id == uid, newer.id > Label.id
+                ),
+            )
+            .order_by(Label.id.desc())
+            .limit(limit)
+            .offset(offset)
+        )
+        return [
+            LabelledEntry(
+                item_id=r[0],
+                external_id=r[1],
+                question=r[2],
+                value=LabelValue(r[3].value),
+                rule=r[3].rule,
+                edits=int(r[4]),
+                labelled_at=r[3].created_at,
+            )
+            for r in rows
+        ]
