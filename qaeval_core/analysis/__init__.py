@@ -1,0 +1,78 @@
+"""The analysis of stored data: load one dataset's frames, run agreement / comparison, adjudicate.
+
+:mod:`qaeval_core.agreement`, :mod:`qaeval_core.compare` and :mod:`qaeval_core.report` are pure
+functions on frames; this package is the one place that reads those frames out of the store, so
+the app pages and ``qaeval report`` analyse exactly the same data the same way. Everything is
+importable from here:
+
+- :mod:`~qaeval_core.analysis.frames`: reading the store into :class:`Frames` (the columns of
+  each frame are described there) and one item's :class:`ItemDetail`;
+- :mod:`~qaeval_core.analysis.analyses`: agreement tables, metric statistics and views, the
+  leaderboard and the dataset report, all computed from loaded frames;
+- :mod:`~qaeval_core.analysis.adjudication`: the disagreement queue and final labels (the only
+  write here);
+- :mod:`~qaeval_core.analysis.formatting`: label, rule and metric details as text.
+"""
+
+from __future__ import annotations
+
+# ``X as X``: public names of the former module that are not in ``__all__``; still importable.
+from qaeval_core.analysis.adjudication import (
+    ADJUDICATOR_ROLES,
+    AdjudicationRecord,
+    adjudicate,
+    adjudication_history,
+    disagreement_queue,
+)
+from qaeval_core.analysis.adjudication import MAX_REASON_CHARS as MAX_REASON_CHARS
+from qaeval_core.analysis.analyses import (
+    AgreementTables,
+    Leaderboard,
+    MetricView,
+    agreement_tables,
+    dataset_report,
+    human_verdicts,
+    leaderboard,
+    metric_statistics,
+    metric_view,
+)
+from qaeval_core.analysis.formatting import format_details, label_text, rule_text
+from qaeval_core.analysis.frames import ADJUDICATION_COLUMNS as ADJUDICATION_COLUMNS
+from qaeval_core.analysis.frames import CONFIG_COLUMNS as CONFIG_COLUMNS
+from qaeval_core.analysis.frames import ITEM_COLUMNS as ITEM_COLUMNS
+from qaeval_core.analysis.frames import LABEL_COLUMNS as LABEL_COLUMNS
+from qaeval_core.analysis.frames import SCORE_COLUMNS as SCORE_COLUMNS
+from qaeval_core.analysis.frames import (
+    Frames,
+    ItemDetail,
+    data_version,
+    item_detail,
+    load_frames,
+    score_configs,
+)
+
+__all__ = [
+    "ADJUDICATOR_ROLES",
+    "Frames",
+    "AgreementTables",
+    "MetricView",
+    "Leaderboard",
+    "AdjudicationRecord",
+    "ItemDetail",
+    "data_version",
+    "score_configs",
+    "load_frames",
+    "human_verdicts",
+    "agreement_tables",
+    "metric_statistics",
+    "metric_view",
+    "leaderboard",
+    "dataset_report",
+    "adjudicate",
+    "adjudication_history",
+    "disagreement_queue",
+    "item_detail",
+    "format_details",
+    "label_text",
+    "rule_text",
+]
