@@ -17,7 +17,8 @@ from datetime import timedelta
 from sqlalchemy import select, update
 
 from qaeval_core.store.models import LoginSession, User, utcnow
-from qaeval_core.store.repo import Store, UserInfo, _scope, _user_info
+from qaeval_core.store.repo import UserInfo, user_info
+from qaeval_core.store.session import session_scope, write_scope
 
 __all__ = ["DEFAULT_HOURS", "open_session", "resume_session", "close_session"]
 
@@ -29,13 +30,13 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def open_session(db: Store, user_id: int, *, hours: float = DEFAULT_HOURS) -> str:
+def open_session(url: str, user_id: int, *, hours: float = DEFAULT_HOURS) -> str:
     """Start a login session for ``user_id``; returns the token to give the browser."""
     if hours <= 0:
         raise ValueError("hours must be positive")
     token = secrets.token_urlsafe(32)
     now = utcnow()
-    with _scope(db, write=True) as s:
+    with write_scope(url) as s:
         s.add(
             LoginSession(
                 token_hash=_digest(token),
@@ -47,7 +48,7 @@ def open_session(db: Store, user_id: int, *, hours: float = DEFAULT_HOURS) -> st
     return token
 
 
-def resume_session(db: Store, token: str) -> UserInfo | None:
+def resume_session(url: str, token: str) -> UserInfo | None:
     """The account of a live session (not expired, not logged out, account still allowed to
     log in), else None. Any string is accepted: a forged or stale token just gives None."""
     if not token or len(token) > 200:
@@ -63,16 +64,16 @@ def resume_session(db: Store, token: str) -> UserInfo | None:
             User.role != "external",
         )
     )
-    with _scope(db) as s:
+    with session_scope(url) as s:
         user = s.execute(stmt).scalar_one_or_none()
-        return _user_info(user) if user is not None else None
+        return user_info(user) if user is not None else None
 
 
-def close_session(db: Store, token: str) -> None:
+def close_session(url: str, token: str) -> None:
     """End the session of ``token`` (logging out); unknown tokens are ignored."""
     if not token:
         return
-    with _scope(db, write=True) as s:
+    with write_scope(url) as s:
         s.execute(
             update(LoginSession)
             .where(LoginSession.token_hash == _digest(token), LoginSession.revoked_at.is_(None))

@@ -48,6 +48,7 @@ __all__ = [
     "Store",
     "DatasetInfo",
     "UserInfo",
+    "user_info",
     "CalibrationInfo",
     "ImportReport",
     "create_dataset",
@@ -490,7 +491,8 @@ def load_items(db: Store, dataset: str) -> list[SchemaItem]:
 # -- users ---------------------------------------------------------------------------------
 
 
-def _user_info(u: User) -> UserInfo:
+def user_info(u: User) -> UserInfo:
+    """The public view of an account row (never the password hash)."""
     return UserInfo(u.id, u.name, u.role, u.active, u.password_hash is not None, u.created_at)
 
 
@@ -513,7 +515,7 @@ def add_user(db: Store, name: str, role: str, password: str | None = None) -> Us
         user = User(name=name, role=role, password_hash=password_hash, active=True)
         s.add(user)
         s.flush()
-        return _user_info(user)
+        return user_info(user)
 
 
 def _find_user(s: Session, name: str) -> User:
@@ -525,7 +527,7 @@ def _find_user(s: Session, name: str) -> User:
 
 def get_user(db: Store, name: str) -> UserInfo:
     with _scope(db) as s:
-        return _user_info(_find_user(s, name))
+        return user_info(_find_user(s, name))
 
 
 def list_users(db: Store, *, role: str | None = None) -> list[UserInfo]:
@@ -533,7 +535,7 @@ def list_users(db: Store, *, role: str | None = None) -> list[UserInfo]:
     if role is not None:
         stmt = stmt.where(User.role == role)
     with _scope(db) as s:
-        return [_user_info(u) for u in s.execute(stmt).scalars()]
+        return [user_info(u) for u in s.execute(stmt).scalars()]
 
 
 def set_password(db: Store, name: str, password: str) -> None:
@@ -553,7 +555,7 @@ def authenticate(db: Store, name: str, password: str) -> UserInfo | None:
         if user is None or not user.active or user.role == "external":
             auth.verify_password(None, password)
             return None
-        return _user_info(user) if auth.verify_password(user.password_hash, password) else None
+        return user_info(user) if auth.verify_password(user.password_hash, password) else None
 
 
 # -- labels (readers; writing for the app lives in store/annotation.py) --------------------
