@@ -9,5 +9,6 @@ if [ -f .qaeval-test-env ]; then
   # shellcheck disable=SC1091
   . ./.qaeval-test-env
 fi
-.venv/bin/ruff check qaeval_core app tests migrations bench
+.venv/bin/ruff check qaeval_core app tests migrations bench scripts experiments
+.venv/bin/ruff format --check qaeval_core app tests migrations bench scripts experiments
 exec .venv/bin/python -m pytest -ra "$@"
