@@ -558,7 +558,7 @@ def authenticate(db: Store, name: str, password: str) -> UserInfo | None:
         return user_info(user) if auth.verify_password(user.password_hash, password) else None
 
 
-# -- labels (readers; writing for the app lives in store/annotation.py) --------------------
+# -- labels (readers; writing for the app lives in store/annotation/) ----------------------
 
 
 def _current_values(s: Session, dataset_id: int) -> dict[tuple[int, int], int]:
