@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from qaeval_core.metrics import lexical
+from qaeval_core.metrics import wordnet as wordnet_module
 from qaeval_core.metrics.base import get_metric, metric_ids
 from qaeval_core.metrics.normalize import _normalize_ascii_batch, normalize_column
 from qaeval_core.schema import Item
@@ -272,15 +273,15 @@ def test_soft_vqa_accuracy_uses_character_error_rate() -> None:
 @pytest.fixture
 def fresh_wordnet(monkeypatch, tmp_path):
     monkeypatch.setenv("QAEVAL_CACHE_DIR", str(tmp_path / "cache"))
-    lexical._wordnet.cache_clear()
-    lexical._wordnet_present.cache_clear()
+    wordnet_module.wordnet.cache_clear()
+    wordnet_module.wordnet_present.cache_clear()
     yield monkeypatch
-    lexical._wordnet.cache_clear()
-    lexical._wordnet_present.cache_clear()
+    wordnet_module.wordnet.cache_clear()
+    wordnet_module.wordnet_present.cache_clear()
 
 
 def test_meteor_without_wordnet_says_so_and_still_scores(fresh_wordnet) -> None:
-    fresh_wordnet.setattr(lexical, "_WORDNET_DIRS", ())
+    fresh_wordnet.setattr(wordnet_module, "_WORDNET_DIRS", ())
     fresh_wordnet.delenv("QAEVAL_WORDNET_DIR", raising=False)
     fresh_wordnet.setattr("nltk.data.path", [])
     fresh_wordnet.setenv("NLTK_DATA", "")
