@@ -2,6 +2,7 @@
 
 from qaeval_core.metrics import (
     avert,  # noqa: F401
+    crossjudge,  # noqa: F401
     embedding,  # noqa: F401
     extract,  # noqa: F401
     lave,  # noqa: F401
