@@ -132,8 +132,8 @@ def current_user() -> SessionUser | None:
     """The logged-in account, re-validated against the store on every run.
 
     A deactivated, deleted or re-roled account takes effect on the next click, not at the next
-    login. Page navigation clears the URL's query parameters, so the session token is put back
-    on every run; a reload then finds it.
+    login, and logging out in one tab ends the login in the others. Page navigation clears the
+    URL's query parameters, so the session token is put back on every run; a reload finds it.
     """
     raw = st.session_state.get(_USER_KEY)
     if not isinstance(raw, dict):
@@ -145,11 +145,13 @@ def current_user() -> SessionUser | None:
         st.query_params[SESSION_PARAM] = token
     remembered = SessionUser(int(raw["id"]), str(raw["name"]), str(raw["role"]))
     try:
-        info = repo.get_user(store_url(), remembered.name)
+        # With a login session, the session itself must still be live: logging out in one tab
+        # ends every tab's login on its next click.
+        found = login_sessions.resume_session(store_url(), str(token)) if token else None
+        info = found if token else repo.get_user(store_url(), remembered.name)
     except NotFoundError:
-        log_out()
-        return None
-    if not info.active or info.role == "external" or info.id != remembered.id:
+        info = None
+    if info is None or not info.active or info.role == "external" or info.id != remembered.id:
         log_out()
         return None
     if info.role != remembered.role:

@@ -142,10 +142,13 @@ def test_a_reload_keeps_the_user_logged_in_until_logout(store: str) -> None:
 
         stored = s.query(LoginSession.token_hash).scalar()
     assert stored != token and len(stored) == 64
-    # logging out ends the session for every tab holding the URL
+    # logging out ends the session for every tab holding the URL, open ones included
+    other_tab = reloaded(token)
     again.sidebar.button(key="logout").click().run()
     assert "session" not in again.query_params
     assert "No account yet?" in texts(reloaded(token))
+    other_tab.run()  # its next click
+    assert "No account yet?" in texts(other_tab) and "session" not in other_tab.query_params
 
 
 def test_a_stale_or_forged_session_shows_the_login_form(store: str) -> None:
