@@ -87,8 +87,6 @@ __all__ = [
 # Normalisation: see qaeval_core.metrics.normalize
 # --------------------------------------------------------------------------------------------
 
-_bag = token_bag
-
 
 def _prime(cands: Sequence[str], refs: Sequence[Sequence[str]]) -> None:
     """Normalise every string of a batch at once (the metric loops then hit the memo)."""
@@ -162,8 +160,8 @@ def token_prf(candidate: str, reference: str) -> tuple[float, float, float]:
     >>> token_prf("It is Paris", "Paris")
     (0.3333333333333333, 1.0, 0.5)
     """
-    cbag, clen = _bag(candidate)
-    rbag, rlen = _bag(reference)
+    cbag, clen = token_bag(candidate)
+    rbag, rlen = token_bag(reference)
     return _prf(cbag, clen, rbag, rlen)
 
 
@@ -202,7 +200,7 @@ def token_prf_batch(
     n = len(candidates)
     out = np.zeros((n, 3))
     best = np.full(n, -1, dtype=np.int64)
-    bag = _bag
+    bag = token_bag
     prf = _prf
     for i in range(n):
         cbag, clen = bag(candidates[i])
@@ -227,10 +225,10 @@ def word_match_batch(
     scores = np.zeros(n)
     best = np.full(n, -1, dtype=np.int64)
     for i in range(n):
-        cset = _bag(candidates[i])[0]
+        cset = token_bag(candidates[i])[0]
         top = -1.0
         for j, ref in enumerate(references[i]):
-            rset = _bag(ref)[0]
+            rset = token_bag(ref)[0]
             share = sum(1 for t in rset if t in cset) / len(rset) if rset else 0.0
             if share > top:
                 top = share
