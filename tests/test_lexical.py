@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from qaeval_core.metrics import lexical
+from qaeval_core.metrics import lexical, vqa
 from qaeval_core.metrics import wordnet as wordnet_module
 from qaeval_core.metrics.base import get_metric, metric_ids
 from qaeval_core.metrics.normalize import _normalize_ascii_batch, normalize_column
@@ -245,20 +245,20 @@ def test_rouge_keeps_non_ascii_words() -> None:
 
 
 def test_vqa_accuracy_with_and_without_leave_one_out() -> None:
-    assert lexical.vqa_accuracy("two", ["2", "two", "two"]) == (2 / 3, 2)
+    assert vqa.vqa_accuracy("two", ["2", "two", "two"]) == (2 / 3, 2)
     ten = ["two"] + ["three"] * 9
-    assert lexical.vqa_accuracy("two", ten)[0] == 0.3  # 9 of 10 subsets give 1/3
-    assert lexical.vqa_accuracy("two", ["two"] * 3 + ["x"] * 7)[0] == pytest.approx(0.9)
-    assert lexical.vqa_accuracy("two", ["two"] * 4 + ["x"] * 6)[0] == 1.0
+    assert vqa.vqa_accuracy("two", ten)[0] == 0.3  # 9 of 10 subsets give 1/3
+    assert vqa.vqa_accuracy("two", ["two"] * 3 + ["x"] * 7)[0] == pytest.approx(0.9)
+    assert vqa.vqa_accuracy("two", ["two"] * 4 + ["x"] * 6)[0] == 1.0
     assert decide("vqa_accuracy", "two", *ten) == (0.3, True)
     assert decide("vqa_accuracy", "four", *ten) == (0.0, False)
     assert decide("vqa_accuracy", "Paris", "paris", full_at=1) == (1.0, True)
 
 
 def test_soft_vqa_accuracy_uses_character_error_rate() -> None:
-    acc, sims = lexical.soft_vqa_accuracy("colour", ["color"])
+    acc, sims = vqa.soft_vqa_accuracy("colour", ["color"])
     assert sims == [pytest.approx(0.8)] and acc == pytest.approx(0.8 / 3)
-    acc, sims = lexical.soft_vqa_accuracy("a completely different answer", ["dog"])
+    acc, sims = vqa.soft_vqa_accuracy("a completely different answer", ["dog"])
     assert sims == [0.0] and acc == 0.0  # CER > 1 is clipped
     score, correct = decide("soft_vqa_accuracy", "colour", "color", "color", "zebra")
     assert score == pytest.approx(1.6 / 3) and correct
@@ -316,7 +316,7 @@ def test_meteor_synonyms_with_a_debian_style_wordnet(fresh_wordnet, tmp_path) ->
         if f.is_file() and f.name != "lexnames":
             (debian / f.name).write_bytes(f.read_bytes())
     fresh_wordnet.setenv("QAEVAL_WORDNET_DIR", str(debian))
-    ok, note = lexical.wordnet_status()
+    ok, note = wordnet_module.wordnet_status()
     assert ok, note
     copied = tmp_path / "cache" / "nltk_data" / "corpora" / "wordnet" / "lexnames"
     assert copied.read_text().splitlines()[3] == "03\tnoun.Tops\t1"

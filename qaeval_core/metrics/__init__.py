@@ -7,7 +7,9 @@ from qaeval_core.metrics import (
     extract,  # noqa: F401
     lave,  # noqa: F401
     lexical,  # noqa: F401
+    ngram,  # noqa: F401
     panda,  # noqa: F401
     shape,  # noqa: F401
     smile,  # noqa: F401
+    vqa,  # noqa: F401
 )

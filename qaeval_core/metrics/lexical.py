@@ -1,4 +1,6 @@
-"""Lexical answer-correctness metrics: EM, containment, token P/R/F1, ROUGE, BLEU, METEOR, VQA.
+"""Token-level answer-correctness metrics (EM, containment, token P/R/F1, word match) and the
+plumbing every lexical metric shares (:class:`LexicalMetric`); ROUGE / BLEU / METEOR live in
+:mod:`qaeval_core.metrics.ngram` and the VQA accuracies in :mod:`qaeval_core.metrics.vqa`.
 
 Every metric compares the candidate with each reference and keeps the best reference (max over
 references, as SQuAD and LAVE do), reporting it in ``details["best_reference"]`` together with
@@ -8,9 +10,8 @@ the subscores. Text goes through the SQuAD normalisation of :mod:`qaeval_core.me
 Speed matters because lexical metrics run on every item of every dataset and inside
 calibration loops. The math lives in pure functions over memoised per-string data (the
 normalised string, its token bag): references are shared by many candidates, and several
-metrics reuse one normalisation. Plain ASCII text, the common case, is normalised through a
-byte translation table, which is about twice as fast as the regex path and gives identical
-results (checked in the tests against :func:`qaeval_core.text.normalize_answer`).
+metrics reuse one normalisation (:mod:`qaeval_core.metrics.normalize`; identical to
+:func:`qaeval_core.text.normalize_answer`, checked in the tests).
 
 Conventions (and where they differ from the ``qa-metrics`` package of the PANDA authors):
 
@@ -28,9 +29,8 @@ Conventions (and where they differ from the ``qa-metrics`` package of the PANDA 
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from functools import lru_cache
 from itertools import chain
 from operator import attrgetter
 from typing import Any, ClassVar
@@ -46,13 +46,6 @@ from qaeval_core.metrics.normalize import (
     normalize_many,
     token_bag,
 )
-from qaeval_core.metrics.wordnet import (
-    NoSynonyms,
-    StemAwareWordNet,
-    wordnet,
-    wordnet_present,
-    wordnet_status,
-)
 from qaeval_core.schema import Item
 
 __all__ = [
@@ -65,22 +58,15 @@ __all__ = [
     "token_prf",
     "token_prf_batch",
     "word_match_batch",
-    "vqa_accuracy",
-    "soft_vqa_accuracy",
-    "wordnet_status",
+    "LexicalMetric",
+    "best_references",
+    "reference_at",
     "ExactMatch",
     "Contains",
     "TokenPrecision",
     "TokenRecall",
     "TokenF1",
-    "Rouge1",
-    "Rouge2",
-    "RougeL",
-    "Bleu",
-    "Meteor",
     "WordMatch",
-    "VQAAccuracy",
-    "SoftVQAAccuracy",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -237,53 +223,6 @@ def word_match_batch(
     return scores, best
 
 
-def _vqa_aggregate(sims: Sequence[float], *, full_at: int, loo_min: int) -> float:
-    """VQA accuracy from per-reference match values: min(sum / full_at, 1), averaged over the
-    leave-one-out subsets when there are at least ``loo_min`` references (Antol et al.)."""
-    n = len(sims)
-    if n == 0:
-        return 0.0
-    total = float(sum(sims))
-    if n >= loo_min:
-        # Rounded so that one match among ten gives exactly 0.3 (the default threshold).
-        return round(sum(min((total - s) / full_at, 1.0) for s in sims) / n, 12)
-    return min(total / full_at, 1.0)
-
-
-def vqa_accuracy(
-    candidate: str, references: Sequence[str], *, full_at: int = 3, loo_min: int = 10
-) -> tuple[float, int]:
-    """VQA accuracy: min(#references equal to the candidate / 3, 1), averaged over the
-    leave-one-out subsets with 10 references. Returns (accuracy, number of matches).
-
-    >>> vqa_accuracy("two", ["2", "two", "two"])
-    (0.6666666666666666, 2)
-    """
-    cand = normalize(candidate)
-    sims = [1.0 if normalize(r) == cand else 0.0 for r in references]
-    return _vqa_aggregate(sims, full_at=full_at, loo_min=loo_min), int(sum(sims))
-
-
-def soft_vqa_accuracy(
-    candidate: str, references: Sequence[str], *, full_at: int = 3, loo_min: int = 10
-) -> tuple[float, list[float]]:
-    """Soft VQA accuracy (Hu et al. 2022, the LAVE baseline): VQA accuracy with the equality
-    replaced by ``max(0, 1 - CER)``, CER = Levenshtein distance / reference length (characters,
-    normalised text). Returns (accuracy, per-reference similarity)."""
-    from rapidfuzz.distance import Levenshtein
-
-    cand = normalize(candidate)
-    sims: list[float] = []
-    for ref in references:
-        r = normalize(ref)
-        if not r:
-            sims.append(1.0 if not cand else 0.0)
-            continue
-        cer = Levenshtein.distance(cand, r) / len(r)
-        sims.append(max(0.0, 1.0 - cer))
-    return _vqa_aggregate(sims, full_at=full_at, loo_min=loo_min), sims
-
-
 # --------------------------------------------------------------------------------------------
 # Helpers shared by the metric classes
 # --------------------------------------------------------------------------------------------
@@ -300,14 +239,14 @@ def _columns(items: Sequence[Item]) -> tuple[list[str], list[tuple[str, ...]]]:
     return cands, refs
 
 
-def _best_refs(refs: Sequence[Sequence[str]], best: np.ndarray) -> list[dict[str, Any]]:
+def best_references(refs: Sequence[Sequence[str]], best: np.ndarray) -> list[dict[str, Any]]:
     return [
         {"best_reference": rs[j] if j >= 0 else None}
         for rs, j in zip(refs, best.tolist(), strict=True)
     ]
 
 
-def _ref_at(refs: Sequence[str], j: int) -> str | None:
+def reference_at(refs: Sequence[str], j: int) -> str | None:
     return refs[j] if j >= 0 else None
 
 
@@ -328,7 +267,7 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-class _LexicalMetric(Metric):
+class LexicalMetric(Metric):
     """Shared ``score_batch`` plumbing: subclasses implement ``_compute``."""
 
     kind: ClassVar[str] = "lexical"
@@ -356,7 +295,7 @@ class _LexicalMetric(Metric):
 
 
 @register
-class ExactMatch(_LexicalMetric):
+class ExactMatch(LexicalMetric):
     """Exact match after SQuAD normalisation (1 or 0)."""
 
     id = "em"
@@ -368,11 +307,11 @@ class ExactMatch(_LexicalMetric):
 
     def _compute(self, cands, refs):
         scores, best = exact_match_batch(cands, refs)
-        return scores, _best_refs(refs, best)
+        return scores, best_references(refs, best)
 
 
 @register
-class Contains(_LexicalMetric):
+class Contains(LexicalMetric):
     """Easy match: a normalised reference appears in the normalised candidate on token
     boundaries. Kamalloo et al. (2023) found it the most human-aligned lexical check for long
     LLM answers; it fails on answers that also list wrong alternatives."""
@@ -385,10 +324,10 @@ class Contains(_LexicalMetric):
 
     def _compute(self, cands, refs):
         scores, best = contains_batch(cands, refs)
-        return scores, _best_refs(refs, best)
+        return scores, best_references(refs, best)
 
 
-class _TokenOverlap(_LexicalMetric):
+class _TokenOverlap(LexicalMetric):
     """Token precision / recall / F1; ``key`` names the score kept and maximised."""
 
     key: ClassVar[str] = "f1"
@@ -435,7 +374,7 @@ class TokenF1(_TokenOverlap):
 
 
 @register
-class WordMatch(_LexicalMetric):
+class WordMatch(LexicalMetric):
     """Share of distinct reference words present in the candidate (multi-layer fusion)."""
 
     id = "word_match"
@@ -446,283 +385,4 @@ class WordMatch(_LexicalMetric):
 
     def _compute(self, cands, refs):
         scores, best = word_match_batch(cands, refs)
-        return scores, _best_refs(refs, best)
-
-
-class _TokenizerAdapter:
-    """rouge-score tokenizer interface over our memoised SQuAD tokens.
-
-    rouge-score's default tokenizer drops every non-ASCII letter ("München" -> "m nchen");
-    SQuAD tokens keep them and match what the other lexical metrics see.
-    """
-
-    def tokenize(self, text: str) -> tuple[str, ...]:
-        return norm_tokens(text)
-
-
-@lru_cache(maxsize=8)
-def _rouge_scorer(rouge_type: str) -> Any:
-    from rouge_score.rouge_scorer import RougeScorer
-
-    return RougeScorer([rouge_type], tokenizer=_TokenizerAdapter())
-
-
-class _Rouge(_LexicalMetric):
-    """ROUGE F-measure from the ``rouge-score`` package, max over references."""
-
-    rouge_type: ClassVar[str] = "rouge1"
-
-    def __init__(self, *, threshold: float = 0.5) -> None:
-        self.threshold = threshold
-
-    def _compute(self, cands, refs):
-        scorer = _rouge_scorer(self.rouge_type)
-        rt = self.rouge_type
-        scores = np.zeros(len(cands))
-        details: list[dict[str, Any]] = []
-        for i, (cand, rs) in enumerate(zip(cands, refs, strict=True)):
-            top, top_j, top_s = -1.0, -1, None
-            for j, ref in enumerate(rs):
-                s = scorer.score(ref, cand)[rt]
-                if s.fmeasure > top:
-                    top, top_j, top_s = s.fmeasure, j, s
-            if top_s is None:
-                details.append({"best_reference": None})
-                continue
-            scores[i] = top
-            details.append(
-                {
-                    "best_reference": rs[top_j],
-                    "precision": top_s.precision,
-                    "recall": top_s.recall,
-                    "fmeasure": top_s.fmeasure,
-                }
-            )
-        return scores, details
-
-
-@register
-class Rouge1(_Rouge):
-    """ROUGE-1 F-measure (unigram overlap) on SQuAD tokens."""
-
-    id = "rouge1"
-    rouge_type = "rouge1"
-    description = "ROUGE-1 F-measure (rouge-score, SQuAD tokens, max over references)."
-
-
-@register
-class Rouge2(_Rouge):
-    """ROUGE-2 F-measure (bigram overlap); 0 when either side has a single token."""
-
-    id = "rouge2"
-    rouge_type = "rouge2"
-    description = "ROUGE-2 F-measure (rouge-score, SQuAD tokens, max over references)."
-
-
-@register
-class RougeL(_Rouge):
-    """ROUGE-L F-measure (longest common subsequence)."""
-
-    id = "rougeL"
-    rouge_type = "rougeL"
-    description = "ROUGE-L F-measure (rouge-score, SQuAD tokens, max over references)."
-
-
-@register
-class Bleu(_LexicalMetric):
-    """Sentence BLEU from NLTK with smoothing, max over references.
-
-    With ``auto_order`` (default) the n-gram order is ``min(max_order, len(candidate),
-    len(reference))`` with uniform weights: QA references are often one or two tokens, and
-    plain BLEU-4 gives an exact one-word match 0.18 even with smoothing, which no threshold can
-    use. ``auto_order=False`` is textbook BLEU-``max_order``. Smoothing is Chen & Cherry's
-    method 1 (``epsilon`` added to zero n-gram counts).
-    """
-
-    id = "bleu"
-    description = "Sentence BLEU (NLTK, smoothing method 1, order adapted to short answers)."
-
-    def __init__(
-        self,
-        *,
-        max_order: int = 4,
-        auto_order: bool = True,
-        epsilon: float = 0.1,
-        threshold: float = 0.5,
-    ) -> None:
-        self.max_order = max_order
-        self.auto_order = auto_order
-        self.epsilon = epsilon
-        self.threshold = threshold
-
-    def _compute(self, cands, refs):
-        from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
-
-        smooth = SmoothingFunction(epsilon=self.epsilon).method1
-        scores = np.zeros(len(cands))
-        details: list[dict[str, Any]] = []
-        for i, (cand, rs) in enumerate(zip(cands, refs, strict=True)):
-            hyp = list(norm_tokens(cand))
-            top, top_j, top_n = -1.0, -1, 0
-            for j, ref in enumerate(rs):
-                rtoks = list(norm_tokens(ref))
-                order = self.max_order
-                if self.auto_order:
-                    order = min(self.max_order, len(hyp), len(rtoks))
-                if order <= 0 or not hyp:
-                    value = 0.0
-                else:
-                    weights = (1.0 / order,) * order
-                    value = float(
-                        sentence_bleu([rtoks], hyp, weights=weights, smoothing_function=smooth)
-                    )
-                if value > top:
-                    top, top_j, top_n = value, j, order
-            scores[i] = max(top, 0.0)
-            details.append({"best_reference": _ref_at(rs, top_j), "order": top_n})
-        return scores, details
-
-
-@register
-class Meteor(_LexicalMetric):
-    """METEOR (Banerjee & Lavie 2005) from NLTK: unigram alignment on exact words, Porter
-    stems and WordNet synonyms, F-mean weighted to recall with a fragmentation penalty.
-
-    WordNet comes from ``QAEVAL_WORDNET_DIR``, Debian's ``wordnet-base`` (copied into the cache
-    with a generated ``lexnames``) or NLTK's data path; it is consulted through
-    :class:`StemAwareWordNet` because NLTK looks synonyms up on Porter stems. Without
-    WordNet the metric still runs with exact and stem matching only and says so in every
-    item's ``details``; whether WordNet is available is part of :meth:`config`, so stored
-    scores of the two modes never mix.
-    """
-
-    id = "meteor"
-    description = "METEOR (NLTK; exact, stem and WordNet-synonym matches), max over references."
-
-    def __init__(
-        self,
-        *,
-        alpha: float = 0.9,
-        beta: float = 3.0,
-        gamma: float = 0.5,
-        synonyms: bool = True,
-        threshold: float = 0.5,
-    ) -> None:
-        self.alpha = alpha
-        self.beta = beta
-        self.gamma = gamma
-        self.synonyms = synonyms
-        self.threshold = threshold
-
-    def _wordnet_reader(self) -> tuple[Any, bool, str]:
-        if not self.synonyms:
-            return NoSynonyms(), False, "synonyms disabled (synonyms=False)"
-        reader, note = wordnet()
-        if reader is None:
-            return NoSynonyms(), False, note
-        return reader, True, note
-
-    def config(self) -> dict[str, Any]:
-        cfg = super().config()
-        cfg["wordnet"] = bool(self.synonyms and wordnet_present())
-        return cfg
-
-    def _compute(self, cands, refs):
-        from nltk.stem.porter import PorterStemmer
-        from nltk.translate.meteor_score import single_meteor_score
-
-        lexicon, has_wn, note = self._wordnet_reader()
-        stemmer = PorterStemmer()
-        if has_wn:
-            lexicon = StemAwareWordNet(lexicon, stemmer)
-        scores = np.zeros(len(cands))
-        details: list[dict[str, Any]] = []
-        for i, (cand, rs) in enumerate(zip(cands, refs, strict=True)):
-            hyp = list(norm_tokens(cand))
-            top, top_j = -1.0, -1
-            for j, ref in enumerate(rs):
-                rtoks = list(norm_tokens(ref))
-                if not hyp or not rtoks:
-                    value = 0.0
-                else:
-                    value = float(
-                        single_meteor_score(
-                            rtoks,
-                            hyp,
-                            stemmer=stemmer,
-                            wordnet=lexicon,
-                            alpha=self.alpha,
-                            beta=self.beta,
-                            gamma=self.gamma,
-                        )
-                    )
-                if value > top:
-                    top, top_j = value, j
-            scores[i] = max(top, 0.0)
-            detail: dict[str, Any] = {"best_reference": _ref_at(rs, top_j), "wordnet": has_wn}
-            if not has_wn:
-                detail["note"] = note
-            details.append(detail)
-        return scores, details
-
-
-# --------------------------------------------------------------------------------------------
-# VQA accuracy
-# --------------------------------------------------------------------------------------------
-
-
-class _VQA(_LexicalMetric):
-    """VQA accuracy family. ``full_at`` references must agree for a score of 1 (3 in VQA);
-    with at least ``loo_min`` references (10 in VQA) the score is averaged over the
-    leave-one-out subsets. The default threshold 0.3 is what one matching reference gets
-    among 10 (and 1/3 >= 0.3 with fewer), i.e. "at least one reference agrees"."""
-
-    _fn: ClassVar[Callable[..., tuple[float, Any]]]
-
-    def __init__(self, *, full_at: int = 3, loo_min: int = 10, threshold: float = 0.3) -> None:
-        self.full_at = full_at
-        self.loo_min = loo_min
-        self.threshold = threshold
-
-
-@register
-class VQAAccuracy(_VQA):
-    """VQA accuracy (Antol et al. 2015) on SQuAD-normalised strings."""
-
-    id = "vqa_accuracy"
-    description = "VQA accuracy: min(#equal references / 3, 1), leave-one-out with 10 refs."
-
-    def _compute(self, cands, refs):
-        scores = np.zeros(len(cands))
-        details: list[dict[str, Any]] = []
-        for i, (cand, rs) in enumerate(zip(cands, refs, strict=True)):
-            acc, matches = vqa_accuracy(cand, rs, full_at=self.full_at, loo_min=self.loo_min)
-            scores[i] = acc
-            cn = normalize(cand)
-            best = next((r for r in rs if normalize(r) == cn), None)
-            details.append({"best_reference": best, "matches": matches, "n_references": len(rs)})
-        return scores, details
-
-
-@register
-class SoftVQAAccuracy(_VQA):
-    """Soft VQA accuracy (Hu et al. 2022): equality replaced by 1 - character error rate."""
-
-    id = "soft_vqa_accuracy"
-    description = "Soft VQA accuracy: VQA accuracy with 1 - CER (rapidfuzz) instead of equality."
-
-    def _compute(self, cands, refs):
-        scores = np.zeros(len(cands))
-        details: list[dict[str, Any]] = []
-        for i, (cand, rs) in enumerate(zip(cands, refs, strict=True)):
-            acc, sims = soft_vqa_accuracy(cand, rs, full_at=self.full_at, loo_min=self.loo_min)
-            scores[i] = acc
-            j = int(np.argmax(sims)) if sims and max(sims) > 0 else -1
-            details.append(
-                {
-                    "best_reference": _ref_at(rs, j),
-                    "best_similarity": sims[j] if j >= 0 else 0.0,
-                    "n_references": len(rs),
-                }
-            )
-        return scores, details
+        return scores, best_references(refs, best)
