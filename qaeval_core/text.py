@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 __all__ = [
+    "PUNCTUATION",
     "normalize_answer",
     "tokens",
     "ngrams",
@@ -23,7 +24,9 @@ __all__ = [
 
 #: Punctuation becomes a space. A regex character class, not ``str.translate``: translate with
 #: a dict walks a Python mapping per character (~60 ns), the class is matched in C.
-_PUNCT = re.compile("[" + re.escape(string.punctuation + "‘’“”–—…«»¿¡") + "]")
+#: The characters normalisation turns into spaces: ASCII punctuation and common typographic marks.
+PUNCTUATION = string.punctuation + "‘’“”–—…«»¿¡"
+_PUNCT = re.compile("[" + re.escape(PUNCTUATION) + "]")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _SPACES = re.compile(r"\s+")
 

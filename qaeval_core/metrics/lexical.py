@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from qaeval_core.metrics.base import Metric, MetricResult, register
+from qaeval_core.metrics.fingerprint import fingerprints
 from qaeval_core.metrics.normalize import (
     clear_caches,
     norm_tokens,
@@ -94,22 +95,28 @@ def exact_match_batch(
     """Per item: 1.0 if the normalised candidate equals a normalised reference, and the index
     of the first matching reference (-1 when none).
 
-    Every string is normalised once, in bulk (:func:`normalize_column`), and the comparisons
-    are one elementwise equality of two object arrays (candidate repeated per reference):
-    no per-item Python loop, which matters because EM is cheap enough that the loop was most
-    of its cost.
+    Most pairs are told apart by their fingerprints (:mod:`qaeval_core.metrics.fingerprint`,
+    computed for the whole batch with a few array passes); only the strings of the pairs whose
+    fingerprints agree are normalised (:func:`normalize_column`) and compared. No per-item
+    Python loop runs: EM is cheap enough that such a loop was most of its cost.
     """
     n = len(candidates)
     scores = np.zeros(n)
     best = np.full(n, -1, dtype=np.int64)
     counts = np.fromiter(map(len, references), dtype=np.int64, count=n)
-    flat = list(chain.from_iterable(references))
-    if not flat:
+    texts = [*candidates, *chain.from_iterable(references)]
+    if len(texts) == n:
         return scores, best
-    norm = normalize_column([*candidates, *flat])
     owner = np.repeat(np.arange(n), counts)
-    cand = np.array(norm[:n], dtype=object)
-    hit = np.flatnonzero(cand[owner] == np.array(norm[n:], dtype=object))
+    prints = fingerprints(texts)  # None: a string holds \x00 or \x01, so check every pair
+    pairs = np.arange(len(owner)) if prints is None else np.flatnonzero(prints[owner] == prints[n:])
+    if not pairs.size:
+        return scores, best
+    cand_at, ref_at = owner[pairs], pairs + n
+    needed = np.unique(np.concatenate((cand_at, ref_at)))
+    norm = np.empty(len(texts), dtype=object)
+    norm[needed] = normalize_column([texts[i] for i in needed.tolist()])
+    hit = pairs[norm[cand_at] == norm[ref_at]]
     if hit.size:
         matched, first = np.unique(owner[hit], return_index=True)
         starts = np.cumsum(counts) - counts
@@ -240,10 +247,14 @@ def _columns(items: Sequence[Item]) -> tuple[list[str], list[tuple[str, ...]]]:
 
 
 def best_references(refs: Sequence[Sequence[str]], best: np.ndarray) -> list[dict[str, Any]]:
-    return [
-        {"best_reference": rs[j] if j >= 0 else None}
-        for rs, j in zip(refs, best.tolist(), strict=True)
-    ]
+    """``{"best_reference": ...}`` per item from the index of its best reference (-1: none).
+
+    Only the matched items are looked up (one details dict per item is the interface's price;
+    the lookups need not be)."""
+    chosen: list[str | None] = [None] * len(refs)
+    for i in np.flatnonzero(best >= 0).tolist():
+        chosen[i] = refs[i][best[i]]
+    return [{"best_reference": r} for r in chosen]
 
 
 def reference_at(refs: Sequence[str], j: int) -> str | None:
@@ -305,9 +316,20 @@ class ExactMatch(LexicalMetric):
     def __init__(self, *, threshold: float = 0.5) -> None:
         self.threshold = threshold
 
-    def _compute(self, cands, refs):
-        scores, best = exact_match_batch(cands, refs)
-        return scores, best_references(refs, best)
+    def score_batch(self, items: Sequence[Item]) -> MetricResult:
+        # The shared path checks every cell's type first; here a non-text cell (a number or
+        # None from a CSV) makes exact_match_batch raise TypeError instead, and only then are
+        # the columns converted: the check would cost a tenth of the metric.
+        with _gc_paused():
+            cands = list(map(attrgetter("candidate"), items))
+            refs = list(map(attrgetter("references"), items))
+            try:
+                scores, best = exact_match_batch(cands, refs)
+            except TypeError:
+                cands, refs = _columns(items)
+                scores, best = exact_match_batch(cands, refs)
+            details = best_references(refs, best)
+        return MetricResult(scores, self.decide(scores), details)
 
 
 @register

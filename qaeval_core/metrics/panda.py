@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import string
 import unicodedata
 from collections.abc import Sequence
 from functools import cache, lru_cache
@@ -45,6 +44,7 @@ from sklearn.utils.validation import check_is_fitted
 from qaeval_core.errors import ConfigError
 from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.schema import Item
+from qaeval_core.text import PUNCTUATION
 
 __all__ = [
     "Panda",
@@ -87,7 +87,7 @@ def _as_triples(X: Any) -> list[Triple]:
 
 
 _ARTICLES = frozenset({"a", "an", "the"})
-_PUNCT = str.maketrans({c: " " for c in string.punctuation + "‘’“”–—…«»¿¡"})
+_PUNCT = str.maketrans({c: " " for c in PUNCTUATION})
 
 
 @lru_cache(maxsize=200_000)

@@ -1,0 +1,105 @@
+"""Fingerprints must never tell apart two strings that normalise alike (EM relies on it)."""
+
+from __future__ import annotations
+
+import re
+import string
+import sys
+
+import numpy as np
+import pytest
+
+from qaeval_core.metrics.base import get_metric
+from qaeval_core.metrics.fingerprint import NON_ASCII_SPACES, fingerprints
+from qaeval_core.metrics.lexical import exact_match_batch
+from qaeval_core.schema import Item
+from qaeval_core.text import normalize_answer
+
+#: Pieces that stress every step: case, punctuation, articles, white space of every kind,
+#: NFKC expansions ("ﬁ" -> "fi", full-width letters, superscripts, the Kelvin sign), Unicode
+#: lowercasing that changes length ("İ"), final sigma, lone surrogates, astral characters.
+PIECES = [
+    *string.ascii_letters,
+    *string.digits,
+    *string.punctuation,
+    *" \t\n\r\x0b\x0c\x1c\x1f\x7f\x02",
+    "a ", "an ", "the ", "The ", " A ", "-an-", "th", "é", "É", "—", "’", "“", "«", "¿",
+    "ß", "Σ", "ς", "ﬁ", "Ｐ", "²", "\u212a", "İ", "\u00a0", "\u2028", "\u3000", "\x85",
+    "\u1680", "\ud800", "😀", "ｔｈｅ ", "Å",
+]  # fmt: skip
+
+
+def _definition(text: str) -> int:
+    """1 (the separator) + the code points normalisation keeps, white space and a/e/n/t/h cut."""
+    return 1 + sum(map(ord, re.sub(r"[\saenth]", "", normalize_answer(text))))
+
+
+def _random_texts(pieces: list[str], n: int, seed: int) -> list[str]:
+    rng = np.random.default_rng(seed)
+    return ["".join(rng.choice(pieces, size=rng.integers(0, 25))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("ascii_only", [True, False])
+def test_fingerprint_is_the_sum_of_kept_code_points(ascii_only: bool) -> None:
+    pieces = [p for p in PIECES if p.isascii()] if ascii_only else PIECES
+    texts = _random_texts(pieces, 3000, seed=1) + ["", " ", "a", "The", "the the a", "Ｔｈｅ"]
+    prints = fingerprints(texts)
+    assert prints is not None
+    assert prints.tolist() == [_definition(t) for t in texts]
+
+
+def test_equal_normalisations_have_equal_fingerprints() -> None:
+    pairs = [
+        ("The Eiffel-Tower!", "eiffel tower"),
+        ("ﬁsh", "FISH"),
+        ("Ｐａｒｉｓ", "paris"),
+        ("“Paris”", "paris"),
+        ("an\u00a0apple", "Apple"),
+        ("x\u2028y", "X Y"),
+        ("Kelvin \u212a", "kelvin k"),
+    ]
+    for left, right in pairs:
+        assert normalize_answer(left) == normalize_answer(right)
+        prints = fingerprints([left, right])
+        assert prints is not None and prints[0] == prints[1], (left, right)
+
+
+def test_strings_holding_the_separator_or_nul_are_not_fingerprinted() -> None:
+    assert fingerprints(["ok", "a\x01b"]) is None
+    assert fingerprints(["ok", "a\x00b"]) is None
+    assert fingerprints(["ok", "é\x00"]) is None
+    assert fingerprints([]).shape == (0,)
+
+
+def test_non_ascii_spaces_are_every_space_python_knows() -> None:
+    found = [chr(c) for c in range(0x80, sys.maxunicode + 1) if chr(c).isspace()]
+    assert sorted(NON_ASCII_SPACES) == found
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_exact_match_equals_normalised_equality(seed: int) -> None:
+    # Small alphabets make many true matches and many look-alikes (same fingerprint, other
+    # string), so both the filter and the verification are exercised.
+    rng = np.random.default_rng(seed)
+    small = ["a", "b", "ab", "ba", "the ", " ", ".", "B", "é", "É", "ﬁ", "fi", "\x01"]
+    texts = _random_texts(small, 1500, seed)
+    cands = texts[:500]
+    refs = [tuple(rng.choice(texts[500:], size=rng.integers(0, 4))) for _ in range(500)]
+    scores, best = exact_match_batch(cands, refs)
+    for cand, rs, score, j in zip(cands, refs, scores, best, strict=True):
+        hits = [k for k, r in enumerate(rs) if normalize_answer(r) == normalize_answer(cand)]
+        assert score == (1.0 if hits else 0.0)
+        assert j == (hits[0] if hits else -1)
+    assert 0 < scores.sum() < len(cands)
+
+
+def test_exact_match_converts_cells_that_are_not_text() -> None:
+    items = [
+        Item("q", (1945, "x"), 1945.0),  # no match: "1945 0"
+        Item("q", ("x", 7), 7),
+        Item("q", (None, "y"), "Y"),
+        Item("q", (), "anything"),
+    ]
+    res = get_metric("em").score_batch(items)
+    assert res.scores.tolist() == [0.0, 1.0, 1.0, 0.0]
+    assert [d["best_reference"] for d in res.details] == [None, "7", "y", None]
