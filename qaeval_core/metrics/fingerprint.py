@@ -38,9 +38,10 @@ __all__ = ["fingerprints", "NON_ASCII_SPACES"]
 #: a string that holds it, or \x00 (the byte map's "removed" mark), is not fingerprinted.
 _SEP = "\x01"
 _ASCII_REMOVED = string.punctuation + " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f" + "aenthAENTH"
-#: Every non-ASCII character ``str.isspace`` accepts (Unicode 15; the tests re-derive it).
+#: Every non-ASCII character ``str.isspace`` accepts (the tests re-derive it from the running
+#: Python's Unicode tables).
 NON_ASCII_SPACES = (
-    "\x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + ("\u2028\u2029\u202f\u205f\u3000")
+    "\x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
 )
 _NON_ASCII_REMOVED = np.array(
     sorted({ord(ch) for ch in PUNCTUATION + NON_ASCII_SPACES if not ch.isascii()}),

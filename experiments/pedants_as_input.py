@@ -1,0 +1,66 @@
+"""Would porting PEDANTS into qaeval close the NQ301 gap? Give the stacker PEDANTS' own score.
+
+    .venv/bin/python experiments/pedants_as_input.py
+
+Same protocol as ``calibration.py`` at N = 300 (5 seeds, fit rows drawn by whole question,
+accuracy on every other labelled row): the logistic stacker on the 24 default inputs, then on
+the same 24 plus the cached PEDANTS score of each row (``experiments/cache/pedants_*.csv``,
+made by ``pedants_anchor.py`` in the qa-metrics venv). If even that stacker cannot beat PEDANTS
+by 2 points, shipping a converted copy of PEDANTS' classifiers would not either. Output:
+``experiments/results/pedants_as_input.md``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from experiments.common import DATASETS, cached_scores, load_data, score_columns  # noqa: E402
+from qaeval_core.calibrate import StackerClassifier, ThresholdClassifier, held_out_split  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+SEEDS = range(5)
+SIZE = 300
+
+
+def main() -> None:
+    lines = [
+        "# PEDANTS as a stacker input (N = 300, 5 seeds)",
+        "",
+        "Accuracy (%) on the rows not used for fitting, mean ± sd over seeds"
+        " (`experiments/pedants_as_input.py`).",
+        "",
+        "| dataset | PEDANTS | PEDANTS, threshold fitted on N | stacker, 24 inputs"
+        " | stacker, 24 inputs + PEDANTS |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name in DATASETS:
+        data = load_data(name)
+        scores = cached_scores(data, log=lambda *a: None)
+        if "pedants" not in scores.columns:
+            sys.exit(f"no PEDANTS scores cached for {name}: run experiments/pedants_anchor.py")
+        cols = score_columns(scores)
+        y, g = data.y, data.groups
+        acc: dict[str, list[float]] = {"pedants": [], "refit": [], "stacker": [], "with": []}
+        for seed in SEEDS:
+            tr, te = held_out_split(len(y), SIZE, groups=g, seed=seed)
+            acc["pedants"].append(np.mean(scores["pedants__dec"].to_numpy()[te] == y[te]))
+            refit = ThresholdClassifier().fit(scores[["pedants"]].iloc[tr], y[tr])
+            acc["refit"].append(np.mean(refit.predict(scores[["pedants"]].iloc[te]) == y[te]))
+            for key, inputs in (("stacker", cols), ("with", [*cols, "pedants"])):
+                model = StackerClassifier().fit(scores[inputs].iloc[tr], y[tr], groups=g[tr])
+                acc[key].append(np.mean(model.predict(scores[inputs].iloc[te]) == y[te]))
+        cells = [f"{100 * np.mean(v):.1f} ± {100 * np.std(v):.1f}" for v in acc.values()]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    text = "\n".join(lines) + "\n"
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "pedants_as_input.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
