@@ -16,6 +16,9 @@ from pathlib import Path
 from playwright.sync_api import expect, sync_playwright
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+from _browser import CHROMIUM_ARGS, chromium_path  # noqa: E402  (the tests' browser settings)
+
 tmp = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/qaeval-shot")
 tmp.mkdir(parents=True, exist_ok=True)
 OUT = REPO / "docs/img/calibrate.png"
@@ -52,17 +55,8 @@ try:
     with sync_playwright() as pw:
         ctx = pw.chromium.launch_persistent_context(
             str(tmp / "profile"),
-            executable_path="/usr/bin/chromium",
-            args=[
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-            ],
+            executable_path=chromium_path() or "chromium",
+            args=CHROMIUM_ARGS,
             headless=True,
             viewport={"width": 1400, "height": 1000},
         )

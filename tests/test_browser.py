@@ -10,7 +10,6 @@ through Playwright (Python). It skips, saying why, when Chromium or Playwright i
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _browser import CHROMIUM_ARGS, chromium_path
 
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
@@ -28,16 +28,6 @@ from qaeval_core.store import session as store_session
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[1]
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 ROWS = [
     {"id": "b0", "question": "Who wrote Hamlet?", "references": ["William Shakespeare"],
      "candidate": "Hamlet was written by William Shakespeare."},
@@ -51,7 +41,7 @@ ROWS = [
 
 
 def _chromium() -> str:
-    path = os.environ.get("QAEVAL_CHROMIUM") or shutil.which("chromium")
+    path = chromium_path()
     if not path:
         pytest.skip("Chromium is not installed (apt-get install chromium, or set QAEVAL_CHROMIUM)")
     return path
