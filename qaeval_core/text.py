@@ -22,10 +22,10 @@ __all__ = [
     "contains_on_token_boundary",
 ]
 
-#: Punctuation becomes a space. A regex character class, not ``str.translate``: translate with
-#: a dict walks a Python mapping per character (~60 ns), the class is matched in C.
 #: The characters normalisation turns into spaces: ASCII punctuation and common typographic marks.
 PUNCTUATION = string.punctuation + "‘’“”–—…«»¿¡"
+# A regex character class, not ``str.translate``: translate with a dict walks a Python mapping
+# per character (~60 ns), the class is matched in C.
 _PUNCT = re.compile("[" + re.escape(PUNCTUATION) + "]")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _SPACES = re.compile(r"\s+")
