@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import string
 import sys
 
@@ -103,3 +104,65 @@ def test_exact_match_converts_cells_that_are_not_text() -> None:
     res = get_metric("em").score_batch(items)
     assert res.scores.tolist() == [0.0, 1.0, 1.0, 0.0]
     assert [d["best_reference"] for d in res.details] == [None, "7", "y", None]
+
+
+# -- the C kernel of exact match (qaeval_core/metrics/_squad.c) ------------------------------
+
+
+def _random_items(seed: int, n: int = 1500) -> list[Item]:
+    rng = np.random.default_rng(seed)
+    ascii_pieces = ["a", "an", "the ", "The", "b", "ab", " ", "  ", ".", ",", "-", "_", "X", "1"]
+    ascii_pieces += ["\t", "\x0b", "\x1c", "\x1f"]
+    odd = ["é", "ﬁ", "\x02", "\x7f", "\x00", "\x01"]  # declined by the kernel
+    pieces = ascii_pieces * 6 + odd
+    texts = _random_texts(pieces, 3 * n, seed)
+    items = []
+    for i in range(n):
+        refs = tuple(rng.choice(texts[n:], size=rng.integers(0, 4)))
+        items.append(Item("q", refs, texts[i]))
+    return items
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_compiled_exact_match_equals_the_numpy_path(seed: int) -> None:
+    squad = pytest.importorskip("qaeval_core.metrics._squad")
+    from qaeval_core.metrics.lexical import _exact_match_compiled, _exact_match_numpy
+
+    items = _random_items(seed)
+    items += [Item("q", (1945, "x"), 1945.0), Item("q", ("x", 7), 7), Item("q", (), "")]
+    best_c, details_c = _exact_match_compiled(items)
+    best_n, details_n = _exact_match_numpy(items)
+    assert best_c.tolist() == best_n.tolist()
+    assert details_c == details_n
+    _, _, declined = squad.exact_match_items(items)
+    assert 0 < len(declined) < len(items)  # both paths ran
+    assert 0 < (best_c >= 0).sum() < len(items)
+
+
+def test_compiled_exact_match_declines_what_it_cannot_normalise() -> None:
+    squad = pytest.importorskip("qaeval_core.metrics._squad")
+
+    class Text(str):
+        pass
+
+    items = [
+        Item("q", ("Paris",), "The  PARIS!"),  # 0: accepted, match
+        Item("q", ("Paris",), "Pàris"),  # 1: non-ASCII
+        Item("q", ("a\x02b",), "a\x02b"),  # 2: control character
+        Item("q", ("x",), Text("x")),  # 3: a str subclass
+        Item("q", ("nope", "an apple"), "Apple"),  # 4: accepted, second reference
+        Item("q", (), "anything"),  # 5: accepted, no reference
+    ]
+    buffer, details, declined = squad.exact_match_items(items)
+    assert np.frombuffer(buffer, dtype=np.int64).tolist() == [0, -1, -1, -1, 1, -1]
+    assert declined == [1, 2, 3]
+    assert details[0] == {"best_reference": "Paris"} and details[1] is None
+    assert details[4] == {"best_reference": "an apple"} and details[5] == {"best_reference": None}
+
+
+def test_the_kernel_is_built_where_a_c_compiler_is() -> None:
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler here: exact match runs on its numpy path")
+    from qaeval_core.metrics import lexical
+
+    assert lexical._squad is not None, "setup.py should have built qaeval_core.metrics._squad"

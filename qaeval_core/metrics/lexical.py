@@ -49,6 +49,11 @@ from qaeval_core.metrics.normalize import (
 )
 from qaeval_core.schema import Item
 
+try:  # the optional C kernel of exact match (setup.py builds it when a compiler is there)
+    from qaeval_core.metrics import _squad
+except ImportError:
+    _squad = None
+
 __all__ = [
     "normalize",
     "normalize_many",
@@ -317,19 +322,43 @@ class ExactMatch(LexicalMetric):
         self.threshold = threshold
 
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
-        # The shared path checks every cell's type first; here a non-text cell (a number or
-        # None from a CSV) makes exact_match_batch raise TypeError instead, and only then are
-        # the columns converted: the check would cost a tenth of the metric.
         with _gc_paused():
-            cands = list(map(attrgetter("candidate"), items))
-            refs = list(map(attrgetter("references"), items))
-            try:
-                scores, best = exact_match_batch(cands, refs)
-            except TypeError:
-                cands, refs = _columns(items)
-                scores, best = exact_match_batch(cands, refs)
-            details = best_references(refs, best)
+            if _squad is None:
+                best, details = _exact_match_numpy(items)
+            else:
+                best, details = _exact_match_compiled(items)
+        scores = (best >= 0).astype(float)
         return MetricResult(scores, self.decide(scores), details)
+
+
+def _exact_match_numpy(items: Sequence[Item]) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """Best reference index and details per item with :func:`exact_match_batch`.
+
+    The shared path checks every cell's type first; here a non-text cell (a number or None
+    from a CSV) makes exact_match_batch raise TypeError instead, and only then are the columns
+    converted: the check would cost a tenth of the metric.
+    """
+    cands = list(map(attrgetter("candidate"), items))
+    refs = list(map(attrgetter("references"), items))
+    try:
+        _, best = exact_match_batch(cands, refs)
+    except TypeError:
+        cands, refs = _columns(items)
+        _, best = exact_match_batch(cands, refs)
+    return best, best_references(refs, best)
+
+
+def _exact_match_compiled(items: Sequence[Item]) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """The C kernel (``_squad.c``) for the items it accepts (plain ASCII strings), the numpy
+    path for the ones it declines (non-ASCII or control characters, non-text cells)."""
+    buffer, details, declined = _squad.exact_match_items(items)
+    best = np.frombuffer(buffer, dtype=np.int64)
+    if declined:
+        rest_best, rest_details = _exact_match_numpy([items[i] for i in declined])
+        best[declined] = rest_best
+        for i, detail in zip(declined, rest_details, strict=True):
+            details[i] = detail
+    return best, details
 
 
 @register
