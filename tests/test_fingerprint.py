@@ -113,8 +113,9 @@ def _random_items(seed: int, n: int = 1500) -> list[Item]:
     rng = np.random.default_rng(seed)
     ascii_pieces = ["a", "an", "the ", "The", "b", "ab", " ", "  ", ".", ",", "-", "_", "X", "1"]
     ascii_pieces += ["\t", "\x0b", "\x1c", "\x1f"]
-    odd = ["é", "ﬁ", "\x02", "\x7f", "\x00", "\x01"]  # declined by the kernel
-    pieces = ascii_pieces * 6 + odd
+    unicode = ["é", "É", "ﬁ", "Ｐ", "²", "Σ", "İ", "’", "—", "«", "\u00a0", "\u2028", "\u3000"]
+    declined = ["\x02", "\x7f", "\x00", "\x01", "😀", "°", "\u0301", "\ud800"]
+    pieces = ascii_pieces * 6 + unicode + declined
     texts = _random_texts(pieces, 3 * n, seed)
     items = []
     for i in range(n):
@@ -130,6 +131,7 @@ def test_compiled_exact_match_equals_the_numpy_path(seed: int) -> None:
 
     items = _random_items(seed)
     items += [Item("q", (1945, "x"), 1945.0), Item("q", ("x", 7), 7), Item("q", (), "")]
+    items += [Item("q", (normalize_answer(it.candidate),), it.candidate) for it in items[:300]]
     best_c, details_c = _exact_match_compiled(items)
     best_n, details_n = _exact_match_numpy(items)
     assert best_c.tolist() == best_n.tolist()
@@ -147,7 +149,7 @@ def test_compiled_exact_match_declines_what_it_cannot_normalise() -> None:
 
     items = [
         Item("q", ("Paris",), "The  PARIS!"),  # 0: accepted, match
-        Item("q", ("Paris",), "Pàris"),  # 1: non-ASCII
+        Item("q", ("Paris",), "Pàris°"),  # 1: a symbol (not a word character)
         Item("q", ("a\x02b",), "a\x02b"),  # 2: control character
         Item("q", ("x",), Text("x")),  # 3: a str subclass
         Item("q", ("nope", "an apple"), "Apple"),  # 4: accepted, second reference
@@ -158,6 +160,14 @@ def test_compiled_exact_match_declines_what_it_cannot_normalise() -> None:
     assert declined == [1, 2, 3]
     assert details[0] == {"best_reference": "Paris"} and details[1] is None
     assert details[4] == {"best_reference": "an apple"} and details[5] == {"best_reference": None}
+    unicode = [
+        Item("q", ("“Pàris”",), "PÀRIS"),  # accented capitals, typographic quotes
+        Item("q", ("fish",), "ﬁsh"),  # NFKC turns the ligature into two letters
+        Item("q", ("x y",), "X\u2028\u00a0Y"),  # Unicode white space
+        Item("q", ("ΟΔΟΣ".lower(),), "ΟΔΟΣ"),  # final sigma (lowercased in context)
+    ]
+    buffer, details, declined = squad.exact_match_items(unicode)
+    assert np.frombuffer(buffer, dtype=np.int64).tolist() == [0, 0, 0, 0] and declined == []
 
 
 def test_the_kernel_is_built_where_a_c_compiler_is() -> None:

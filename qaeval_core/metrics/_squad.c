@@ -1,16 +1,16 @@
-/* Exact match over a batch of items, for the ASCII case, in one pass per item.
+/* Exact match over a batch of items, in one pass per item.
  *
  * qaeval_core.metrics.lexical.ExactMatch uses it when it was compiled (the build marks it
- * optional) and keeps the numpy path for everything it declines. For each item it reads
- * ``candidate`` and ``references``, SQuAD-normalises the candidate and each reference into
- * scratch buffers (lowercase; punctuation and white space separate tokens; the tokens a / an /
- * the are dropped; tokens joined by one space) and compares them, stopping at the first match.
- * That is exactly qaeval_core.text.normalize_answer for ASCII text without control
- * characters (NFKC changes no ASCII character; with punctuation turned into spaces the regex
- * word boundaries fall between tokens). An item is declined, and left to the Python path, when
- * a value is not an exact str / tuple, holds a non-ASCII character, or holds a control
- * character other than white space (those are \W but not \s, so the regex would see word
- * boundaries inside a token).
+ * optional) and keeps its numpy path for everything the kernel declines. For each item it
+ * reads ``candidate`` and ``references``, SQuAD-normalises the candidate and each reference
+ * into scratch buffers and compares them, stopping at the first match. Normalising follows
+ * qaeval_core.text.normalize_answer: NFKC and lowercasing (skipped for ASCII, which they do not
+ * change), punctuation and white space separate tokens, the tokens a / an / the are dropped,
+ * tokens are joined by one space. With punctuation turned into spaces, the regex word
+ * boundaries of normalize_answer fall exactly between tokens as long as every other character
+ * is a word character (str.isalnum), so a string holding anything else (a control character,
+ * a symbol, a combining mark, a lone surrogate) is declined, as are values that are not exact
+ * str / tuple objects; the caller scores declined items itself.
  *
  * exact_match_items(items) -> (best, details, declined)
  *   best:     bytearray of int64, the index of the first matching reference, -1 for none
@@ -25,18 +25,19 @@
 enum { KEEP = 0, SEP = 1, BAD = 2 };
 
 static unsigned char char_class[128];
-static char lower_map[128];
+static Py_UCS4 lower_map[128];
+static PyObject *nfkc_normalize, *s_NFKC, *s_lower;
 static PyObject *s_candidate, *s_references, *s_best_reference;
 
 typedef struct {
-    char *data;
-    Py_ssize_t size;
+    Py_UCS4 *data;
+    Py_ssize_t size; /* in code points */
 } Buffer;
 
 static int buffer_reserve(Buffer *b, Py_ssize_t n) {
     if (n <= b->size) return 0;
     Py_ssize_t want = n < 256 ? 256 : n * 2;
-    char *grown = PyMem_Realloc(b->data, want);
+    Py_UCS4 *grown = PyMem_Realloc(b->data, (size_t)want * sizeof(Py_UCS4));
     if (!grown) {
         PyErr_NoMemory();
         return -1;
@@ -46,25 +47,43 @@ static int buffer_reserve(Buffer *b, Py_ssize_t n) {
     return 0;
 }
 
-static int is_article(const char *t, Py_ssize_t n) {
+static int is_article(const Py_UCS4 *t, Py_ssize_t n) {
     return (n == 1 && t[0] == 'a') || (n == 2 && t[0] == 'a' && t[1] == 'n') ||
            (n == 3 && t[0] == 't' && t[1] == 'h' && t[2] == 'e');
 }
 
-/* Normalise the ASCII string `s` into `out` (at least n bytes); the length, or -1 to decline. */
-static Py_ssize_t squad_normalize(const unsigned char *s, Py_ssize_t n, char *out) {
+/* Class of a code point of NFKC-normalised, lowercased text. */
+static int unicode_class(Py_UCS4 c) {
+    if (c < 128) return char_class[c];
+    switch (c) { /* the non-ASCII punctuation of qaeval_core.text.PUNCTUATION */
+    case 0x2018: case 0x2019: case 0x201C: case 0x201D: case 0x2013: case 0x2014:
+    case 0x2026: case 0x00AB: case 0x00BB: case 0x00BF: case 0x00A1:
+        return SEP;
+    }
+    if (Py_UNICODE_ISSPACE(c)) return SEP;
+    return Py_UNICODE_ISALNUM(c) ? KEEP : BAD;
+}
+
+/* The tokens of `text` (kind / data / n, already NFKC and lowercase unless ASCII), articles
+ * dropped, joined by one space, into `out` (room for n); the length, or -1 to decline. */
+static inline Py_ssize_t squad_tokens(int kind, const void *data, Py_ssize_t n, int ascii, Py_UCS4 *out) {
     Py_ssize_t i = 0, o = 0;
     while (i < n) {
-        while (i < n && char_class[s[i]] == SEP) i++;
-        if (i >= n) break;
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        int cls = ascii ? char_class[c] : unicode_class(c);
+        if (cls == SEP) {
+            i++;
+            continue;
+        }
         Py_ssize_t token_space = o;
         if (o > 0) out[o++] = ' ';
         Py_ssize_t token = o;
-        while (i < n) {
-            unsigned char c = char_class[s[i]];
-            if (c == SEP) break;
-            if (c == BAD) return -1;
-            out[o++] = lower_map[s[i++]];
+        for (; i < n; i++) {
+            c = PyUnicode_READ(kind, data, i);
+            cls = ascii ? char_class[c] : unicode_class(c);
+            if (cls == SEP) break;
+            if (cls == BAD) return -1;
+            out[o++] = ascii ? lower_map[c] : c;
         }
         if (is_article(out + token, o - token)) o = token_space;
     }
@@ -73,10 +92,22 @@ static Py_ssize_t squad_normalize(const unsigned char *s, Py_ssize_t n, char *ou
 
 /* Normalised form of `text` into `buf`; -1 to decline, -2 on error. */
 static Py_ssize_t normalize_value(PyObject *text, Buffer *buf) {
-    if (!PyUnicode_CheckExact(text) || !PyUnicode_IS_ASCII(text)) return -1;
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    if (buffer_reserve(buf, n) < 0) return -2;
-    return squad_normalize(PyUnicode_1BYTE_DATA(text), n, buf->data);
+    if (!PyUnicode_CheckExact(text)) return -1;
+    if (PyUnicode_IS_ASCII(text)) {
+        Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+        if (buffer_reserve(buf, n) < 0) return -2;
+        return squad_tokens(PyUnicode_1BYTE_KIND, PyUnicode_DATA(text), n, 1, buf->data);
+    }
+    PyObject *nfkc = PyObject_CallFunctionObjArgs(nfkc_normalize, s_NFKC, text, NULL);
+    if (!nfkc) return -2;
+    PyObject *folded = PyObject_CallMethodNoArgs(nfkc, s_lower);
+    Py_DECREF(nfkc);
+    if (!folded) return -2;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(folded), length = -2;
+    if (buffer_reserve(buf, n) == 0)
+        length = squad_tokens(PyUnicode_KIND(folded), PyUnicode_DATA(folded), n, 0, buf->data);
+    Py_DECREF(folded);
+    return length;
 }
 
 /* -1 declined, -2 error, else the index of the first matching reference or -1 as `*best`. */
@@ -101,7 +132,7 @@ static int match_item(PyObject *item, Buffer *cand, Buffer *ref, Py_ssize_t *bes
                 status = (int)rn;
                 break;
             }
-            if (rn == cn && memcmp(cand->data, ref->data, (size_t)cn) == 0) {
+            if (rn == cn && memcmp(cand->data, ref->data, (size_t)cn * sizeof(Py_UCS4)) == 0) {
                 *best = j;
                 break;
             }
@@ -176,7 +207,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_squad", "Exact match over ASCII items in C (see _squad.c).", -1,
+    PyModuleDef_HEAD_INIT, "_squad", "Exact match over items in C (see _squad.c).", -1,
     methods,
 };
 
@@ -184,12 +215,20 @@ PyMODINIT_FUNC PyInit__squad(void) {
     const char *punctuation = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
     for (int c = 0; c < 128; c++) {
         char_class[c] = (c < 0x20 || c == 0x7f) ? BAD : KEEP;
-        lower_map[c] = (char)((c >= 'A' && c <= 'Z') ? c + 32 : c);
+        lower_map[c] = (Py_UCS4)((c >= 'A' && c <= 'Z') ? c + 32 : c);
     }
     for (const char *p = punctuation; *p; p++) char_class[(unsigned char)*p] = SEP;
     /* str.isspace() in ASCII: what the regex \s matches and str.strip() removes. */
     const char *spaces = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f";
     for (const char *p = spaces; *p; p++) char_class[(unsigned char)*p] = SEP;
+    PyObject *unicodedata = PyImport_ImportModule("unicodedata");
+    if (!unicodedata) return NULL;
+    nfkc_normalize = PyObject_GetAttrString(unicodedata, "normalize");
+    Py_DECREF(unicodedata);
+    if (!nfkc_normalize) return NULL;
+    s_NFKC = PyUnicode_InternFromString("NFKC");
+    s_lower = PyUnicode_InternFromString("lower");
+    if (!s_NFKC || !s_lower) return NULL;
     s_candidate = PyUnicode_InternFromString("candidate");
     s_references = PyUnicode_InternFromString("references");
     s_best_reference = PyUnicode_InternFromString("best_reference");

@@ -16,7 +16,9 @@ metrics reuse one normalisation (:mod:`qaeval_core.metrics.normalize`; identical
 Conventions (and where they differ from the ``qa-metrics`` package of the PANDA authors):
 
 * ``em``: normalised candidate == a normalised reference (SQuAD). qa-metrics' ``em_match``
-  is substring containment instead; that is closer to our ``contains``.
+  is substring containment instead; that is closer to our ``contains``. Plain ASCII items go
+  through a small C kernel when it was built (``_squad.c``: one pass per item, no Python
+  object per string); the rest through fingerprints and bulk normalisation in numpy.
 * ``contains`` (Kamalloo et al.'s "lexical matching", METHODS.md's easy match): a normalised
   reference occurs in the normalised candidate on token boundaries ("paris" is in "it is
   paris" but not in "parisian").
