@@ -1,16 +1,15 @@
 /* Exact match over a batch of items, in one pass per item.
  *
  * qaeval_core.metrics.lexical.ExactMatch uses it when it was compiled (the build marks it
- * optional) and keeps its numpy path for everything the kernel declines. For each item it
- * reads ``candidate`` and ``references``, SQuAD-normalises the candidate and each reference
- * into scratch buffers and compares them, stopping at the first match. Normalising follows
- * qaeval_core.text.normalize_answer: NFKC and lowercasing (skipped for ASCII, which they do not
- * change), punctuation and white space separate tokens, the tokens a / an / the are dropped,
- * tokens are joined by one space. With punctuation turned into spaces, the regex word
- * boundaries of normalize_answer fall exactly between tokens as long as every other character
- * is a word character (str.isalnum), so a string holding anything else (a control character,
- * a symbol, a combining mark, a lone surrogate) is declined, as are values that are not exact
- * str / tuple objects; the caller scores declined items itself.
+ * optional; without it the numpy path does everything). For each item it reads ``candidate``
+ * and ``references``, normalises the candidate and each reference into scratch buffers exactly
+ * as qaeval_core.text.normalize_answer does, and compares them, stopping at the first match:
+ * NFKC and lowercasing (through unicodedata and str.lower; skipped for ASCII, which they do not
+ * change), punctuation and white space to one space, every maximal run of word characters
+ * spelling a / an / the to one space (that is what the regex \b(a|an|the)\b matches once
+ * punctuation is spaces), no space at either end. Values that are not exact str objects, or
+ * references that are not a tuple, are declined: the caller scores those items itself.
+ * tests/test_fingerprint.py checks the kernel against the numpy path on hostile text.
  *
  * exact_match_items(items) -> (best, details, declined)
  *   best:     bytearray of int64, the index of the first matching reference, -1 for none
@@ -22,7 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
-enum { KEEP = 0, SEP = 1, BAD = 2 };
+enum { WORD = 0, SEP = 1, OTHER = 2 };
 
 static unsigned char char_class[128];
 static Py_UCS4 lower_map[128];
@@ -61,42 +60,59 @@ static int unicode_class(Py_UCS4 c) {
         return SEP;
     }
     if (Py_UNICODE_ISSPACE(c)) return SEP;
-    return Py_UNICODE_ISALNUM(c) ? KEEP : BAD;
+    return Py_UNICODE_ISALNUM(c) ? WORD : OTHER;
 }
 
-/* The tokens of `text` (kind / data / n, already NFKC and lowercase unless ASCII), articles
- * dropped, joined by one space, into `out` (room for n); the length, or -1 to decline. */
-static inline Py_ssize_t squad_tokens(int kind, const void *data, Py_ssize_t n, int ascii, Py_UCS4 *out) {
+#define CLASS_AT(k) (ascii ? char_class[PyUnicode_READ(kind, data, k)] \
+                           : unicode_class(PyUnicode_READ(kind, data, k)))
+
+/* normalize_answer's output for `text` (kind / data / n; already NFKC and lowercase unless
+ * ASCII) into `out` (room for n): punctuation and white space become one space, a maximal run
+ * of word characters spelling a / an / the (what the regex \b(a|an|the)\b matches once
+ * punctuation is spaces) becomes one space too, and no space leads or trails. */
+static inline Py_ssize_t squad_normalize(int kind, const void *data, Py_ssize_t n, int ascii,
+                                         Py_UCS4 *out) {
     Py_ssize_t i = 0, o = 0;
+    int space = 0;
     while (i < n) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        int cls = ascii ? char_class[c] : unicode_class(c);
+        int cls = CLASS_AT(i);
         if (cls == SEP) {
+            space = 1;
             i++;
             continue;
         }
-        Py_ssize_t token_space = o;
-        if (o > 0) out[o++] = ' ';
-        Py_ssize_t token = o;
-        for (; i < n; i++) {
-            c = PyUnicode_READ(kind, data, i);
-            cls = ascii ? char_class[c] : unicode_class(c);
-            if (cls == SEP) break;
-            if (cls == BAD) return -1;
+        Py_ssize_t end = i + 1;
+        if (cls == WORD)
+            while (end < n && CLASS_AT(end) == WORD) end++;
+        if (cls == WORD && end - i <= 3) {
+            Py_UCS4 run[3];
+            for (Py_ssize_t k = i; k < end; k++) {
+                Py_UCS4 c = PyUnicode_READ(kind, data, k);
+                run[k - i] = ascii ? lower_map[c] : c;
+            }
+            if (is_article(run, end - i)) {
+                space = 1;
+                i = end;
+                continue;
+            }
+        }
+        if (space && o > 0) out[o++] = ' ';
+        space = 0;
+        for (; i < end; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
             out[o++] = ascii ? lower_map[c] : c;
         }
-        if (is_article(out + token, o - token)) o = token_space;
     }
     return o;
 }
 
-/* Normalised form of `text` into `buf`; -1 to decline, -2 on error. */
+/* Normalised form of `text` into `buf`; -1 to decline (not an exact str), -2 on error. */
 static Py_ssize_t normalize_value(PyObject *text, Buffer *buf) {
     if (!PyUnicode_CheckExact(text)) return -1;
     if (PyUnicode_IS_ASCII(text)) {
         Py_ssize_t n = PyUnicode_GET_LENGTH(text);
         if (buffer_reserve(buf, n) < 0) return -2;
-        return squad_tokens(PyUnicode_1BYTE_KIND, PyUnicode_DATA(text), n, 1, buf->data);
+        return squad_normalize(PyUnicode_1BYTE_KIND, PyUnicode_DATA(text), n, 1, buf->data);
     }
     PyObject *nfkc = PyObject_CallFunctionObjArgs(nfkc_normalize, s_NFKC, text, NULL);
     if (!nfkc) return -2;
@@ -105,7 +121,7 @@ static Py_ssize_t normalize_value(PyObject *text, Buffer *buf) {
     if (!folded) return -2;
     Py_ssize_t n = PyUnicode_GET_LENGTH(folded), length = -2;
     if (buffer_reserve(buf, n) == 0)
-        length = squad_tokens(PyUnicode_KIND(folded), PyUnicode_DATA(folded), n, 0, buf->data);
+        length = squad_normalize(PyUnicode_KIND(folded), PyUnicode_DATA(folded), n, 0, buf->data);
     Py_DECREF(folded);
     return length;
 }
@@ -214,7 +230,8 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__squad(void) {
     const char *punctuation = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
     for (int c = 0; c < 128; c++) {
-        char_class[c] = (c < 0x20 || c == 0x7f) ? BAD : KEEP;
+        int word = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+        char_class[c] = word ? WORD : OTHER;
         lower_map[c] = (Py_UCS4)((c >= 'A' && c <= 'Z') ? c + 32 : c);
     }
     for (const char *p = punctuation; *p; p++) char_class[(unsigned char)*p] = SEP;
