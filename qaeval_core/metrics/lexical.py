@@ -16,9 +16,10 @@ metrics reuse one normalisation (:mod:`qaeval_core.metrics.normalize`; identical
 Conventions (and where they differ from the ``qa-metrics`` package of the PANDA authors):
 
 * ``em``: normalised candidate == a normalised reference (SQuAD). qa-metrics' ``em_match``
-  is substring containment instead; that is closer to our ``contains``. Plain ASCII items go
-  through a small C kernel when it was built (``_squad.c``: one pass per item, no Python
-  object per string); the rest through fingerprints and bulk normalisation in numpy.
+  is substring containment instead; that is closer to our ``contains``. Items go through a
+  small C kernel when it was built (``_squad.c``: one pass per item, no Python object per
+  string); without it, and for cells that are not text, through fingerprints and bulk
+  normalisation in numpy.
 * ``contains`` (Kamalloo et al.'s "lexical matching", METHODS.md's easy match): a normalised
   reference occurs in the normalised candidate on token boundaries ("paris" is in "it is
   paris" but not in "parisian").
@@ -351,8 +352,8 @@ def _exact_match_numpy(items: Sequence[Item]) -> tuple[np.ndarray, list[dict[str
 
 
 def _exact_match_compiled(items: Sequence[Item]) -> tuple[np.ndarray, list[dict[str, Any]]]:
-    """The C kernel (``_squad.c``) for the items it accepts (plain ASCII strings), the numpy
-    path for the ones it declines (non-ASCII or control characters, non-text cells)."""
+    """The C kernel (``_squad.c``) for the items it accepts (str values, a tuple of them), the
+    numpy path for the ones it declines (numbers or None from a CSV, str subclasses)."""
     buffer, details, declined = _squad.exact_match_items(items)
     best = np.frombuffer(buffer, dtype=np.int64)
     if declined:
