@@ -109,6 +109,9 @@ static inline Py_ssize_t squad_normalize(int kind, const void *data, Py_ssize_t 
 /* Normalised form of `text` into `buf`; -1 to decline (not an exact str), -2 on error. */
 static Py_ssize_t normalize_value(PyObject *text, Buffer *buf) {
     if (!PyUnicode_CheckExact(text)) return -1;
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) return -2; /* legacy strings; a no-op from 3.12 */
+#endif
     if (PyUnicode_IS_ASCII(text)) {
         Py_ssize_t n = PyUnicode_GET_LENGTH(text);
         if (buffer_reserve(buf, n) < 0) return -2;
@@ -164,10 +167,11 @@ static int match_item(PyObject *item, Buffer *cand, Buffer *ref, Py_ssize_t *bes
 }
 
 static PyObject *exact_match_items(PyObject *self, PyObject *arg) {
-    PyObject *seq = PySequence_Fast(arg, "items must be a sequence");
+    /* A private list: reading an attribute may run Python code, which must not be able to
+     * change the sequence under the loop. */
+    PyObject *seq = PySequence_List(arg);
     if (!seq) return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    PyObject **items = PySequence_Fast_ITEMS(seq);
+    Py_ssize_t n = PyList_GET_SIZE(seq);
     PyObject *best_buf = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
     PyObject *details = PyList_New(n);
     PyObject *declined = PyList_New(0);
@@ -177,7 +181,7 @@ static PyObject *exact_match_items(PyObject *self, PyObject *arg) {
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_ssize_t j = -1;
         PyObject *refs = NULL;
-        int status = match_item(items[i], &cand, &ref, &j, &refs);
+        int status = match_item(PyList_GET_ITEM(seq, i), &cand, &ref, &j, &refs);
         if (status == -2) goto error;
         best[i] = j;
         if (status == -1) {
