@@ -186,3 +186,16 @@ def test_the_kernel_is_built_where_a_c_compiler_is() -> None:
     from qaeval_core.metrics import lexical
 
     assert lexical._squad is not None, "setup.py should have built qaeval_core.metrics._squad"
+
+
+def test_compiled_exact_match_knows_every_punctuation_and_space_character() -> None:
+    squad = pytest.importorskip("qaeval_core.metrics._squad")
+    from qaeval_core.text import PUNCTUATION
+
+    separators = PUNCTUATION + NON_ASCII_SPACES + " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+    items = [Item("q", ("x y",), f"x{ch}y") for ch in separators]
+    items += [Item("q", ("x y",), f"x{ch}y") for ch in "°€×\u0301\x02"]  # not separators
+    buffer, _, declined = squad.exact_match_items(items)
+    expected = [0 if normalize_answer(it.candidate) == "x y" else -1 for it in items]
+    assert np.frombuffer(buffer, dtype=np.int64).tolist() == expected and declined == []
+    assert expected.count(0) == len(separators)
