@@ -2,8 +2,11 @@
 
 Exact match compares SQuAD-normalised strings (:func:`qaeval_core.text.normalize_answer`), yet
 almost every candidate differs from its references, and showing that costs less than
-normalising both sides. The fingerprint of a string ``s`` looks at ``u = NFKC(s).lower()``, the
-text normalisation starts from, and keeps the characters normalisation never removes: all but
+normalising both sides. (This is EM's numpy path, used where the C kernel ``_squad.c`` was not
+built and for cells that are not text.)
+
+The fingerprint of a string ``s`` looks at ``u = NFKC(s).lower()``, the text normalisation
+starts from, and keeps the characters normalisation never removes: all but
 punctuation, white space and the letters a, e, n, t, h (the only letters the article rule
 drops). The fingerprint is the sum of the code points of those kept characters (their count as
 a second figure ruled out only 3 more of ~800 look-alike pairs in the benchmark rows, for twice
