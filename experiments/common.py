@@ -1,4 +1,5 @@
-"""Shared pieces of the calibration experiments: data loading and the per-dataset score cache.
+"""Shared pieces of the calibration experiments: data loading, the per-dataset score cache and
+the held-out accuracy of a model fitted on N labels.
 
 Scores are cached per dataset in ``experiments/cache/scores_<dataset>.parquet`` with a JSON
 sidecar recording each metric column's config hash and the data file's SHA-256, so a rerun
@@ -19,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from qaeval_core.calibrate.dataset import DEFAULT_METRICS, FEATURE_ONLY
+from qaeval_core.calibrate.protocol import held_out_split
 from qaeval_core.metrics.base import Metric, get_metric
 from qaeval_core.schema import Item, join_models
 
@@ -126,7 +128,15 @@ def cached_scores(data: Data, *, log: Any = print) -> pd.DataFrame:
     return frame
 
 
-__all__ = ["DATASETS", "FEATURE_ONLY", "METRICS", "Data", "cached_scores", "load_data"]
+__all__ = [
+    "DATASETS",
+    "FEATURE_ONLY",
+    "METRICS",
+    "Data",
+    "cached_scores",
+    "held_out_accuracy",
+    "load_data",
+]
 
 
 def score_columns(frame: pd.DataFrame, *, include_pedants: bool = False) -> list[str]:
@@ -134,3 +144,26 @@ def score_columns(frame: pd.DataFrame, *, include_pedants: bool = False) -> list
     if include_pedants and "pedants" in frame.columns:
         cols.append("pedants")
     return cols
+
+
+def held_out_accuracy(
+    make_model: Any,
+    X: pd.DataFrame,
+    columns: list[str],
+    data: Data,
+    *,
+    size: int = 300,
+    seeds: range = range(5),
+    grouped: bool = False,
+) -> list[float]:
+    """Accuracy on the rows not used for fitting, one value per seed: a fresh ``make_model()``
+    fitted on ``size`` labels drawn by whole question (``calibration.py``'s protocol), with the
+    question groups passed to ``fit`` when ``grouped`` (the stacker's inner CV uses them)."""
+    y, g = data.y, data.groups
+    out = []
+    for seed in seeds:
+        tr, te = held_out_split(len(y), size, groups=g, seed=seed)
+        extra = {"groups": g[tr]} if grouped else {}
+        model = make_model().fit(X[columns].iloc[tr], y[tr], **extra)
+        out.append(float(np.mean(model.predict(X[columns].iloc[te]) == y[te])))
+    return out

@@ -27,10 +27,11 @@ from experiments.common import (  # noqa: E402
     CACHE,
     DATASETS,
     cached_scores,
+    held_out_accuracy,
     load_data,
     score_columns,
 )
-from qaeval_core.calibrate import StackerClassifier, ThresholdClassifier, held_out_split  # noqa: E402
+from qaeval_core.calibrate import StackerClassifier, ThresholdClassifier  # noqa: E402
 from qaeval_core.metrics.base import get_metric  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -72,7 +73,7 @@ def main() -> None:
         scores = cached_scores(data, log=lambda *a: None)
         extra = larger_scores(data, args.model, args.label)
         X = pd.concat([scores.reset_index(drop=True), extra], axis=1)
-        y, g = data.y, data.groups
+        y = data.y
         cols = score_columns(scores)
         larger = [f"{m}_{args.label}" for m in EMBEDDING_METRICS]
         swapped = [c for c in cols if c not in EMBEDDING_METRICS] + larger
@@ -86,12 +87,7 @@ def main() -> None:
         for m in EMBEDDING_METRICS:
             pair = (m, f"{m}_{args.label}")
             default = [np.mean(X[f"{c}__dec"].to_numpy() == y) for c in pair]
-            fitted = [[], []]
-            for seed in range(5):
-                tr, te = held_out_split(len(y), 300, groups=g, seed=seed)
-                for k, c in enumerate(pair):
-                    thr = ThresholdClassifier().fit(X[[c]].iloc[tr], y[tr])
-                    fitted[k].append(np.mean(thr.predict(X[[c]].iloc[te]) == y[te]))
+            fitted = [held_out_accuracy(ThresholdClassifier, X, [c], data) for c in pair]
             cells = [*default, *map(np.mean, fitted)]
             lines.append(f"| {m} | " + " | ".join(f"{100 * v:.1f}" for v in cells) + " |")
         variants = {
@@ -99,12 +95,10 @@ def main() -> None:
             f"stacker, 24 inputs + 4 {args.label}": cols + larger,
             f"stacker, the MiniLM four replaced by {args.label}": swapped,
         }
-        acc: dict[str, list[float]] = {k: [] for k in variants}
-        for seed in range(5):
-            tr, te = held_out_split(len(y), 300, groups=g, seed=seed)
-            for key, inputs in variants.items():
-                model = StackerClassifier().fit(X[inputs].iloc[tr], y[tr], groups=g[tr])
-                acc[key].append(np.mean(model.predict(X[inputs].iloc[te]) == y[te]))
+        acc = {
+            key: held_out_accuracy(StackerClassifier, X, inputs, data, grouped=True)
+            for key, inputs in variants.items()
+        }
         lines += ["", "| judge | accuracy |", "|---|---:|"]
         lines += [
             f"| {k} | {100 * np.mean(v):.1f} ± {100 * np.std(v):.1f} |" for k, v in acc.items()

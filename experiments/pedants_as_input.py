@@ -19,7 +19,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.common import DATASETS, cached_scores, load_data, score_columns  # noqa: E402
+from experiments.common import (  # noqa: E402
+    DATASETS,
+    cached_scores,
+    held_out_accuracy,
+    load_data,
+    score_columns,
+)
 from qaeval_core.calibrate import StackerClassifier, ThresholdClassifier, held_out_split  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -45,15 +51,20 @@ def main() -> None:
             sys.exit(f"no PEDANTS scores cached for {name}: run experiments/pedants_anchor.py")
         cols = score_columns(scores)
         y, g = data.y, data.groups
-        acc: dict[str, list[float]] = {"pedants": [], "refit": [], "stacker": [], "with": []}
+        fixed = []
         for seed in SEEDS:
-            tr, te = held_out_split(len(y), SIZE, groups=g, seed=seed)
-            acc["pedants"].append(np.mean(scores["pedants__dec"].to_numpy()[te] == y[te]))
-            refit = ThresholdClassifier().fit(scores[["pedants"]].iloc[tr], y[tr])
-            acc["refit"].append(np.mean(refit.predict(scores[["pedants"]].iloc[te]) == y[te]))
-            for key, inputs in (("stacker", cols), ("with", [*cols, "pedants"])):
-                model = StackerClassifier().fit(scores[inputs].iloc[tr], y[tr], groups=g[tr])
-                acc[key].append(np.mean(model.predict(scores[inputs].iloc[te]) == y[te]))
+            _, te = held_out_split(len(y), SIZE, groups=g, seed=seed)
+            fixed.append(np.mean(scores["pedants__dec"].to_numpy()[te] == y[te]))
+        acc = {
+            "pedants": fixed,
+            "refit": held_out_accuracy(ThresholdClassifier, scores, ["pedants"], data, size=SIZE),
+            "stacker": held_out_accuracy(
+                StackerClassifier, scores, cols, data, size=SIZE, grouped=True
+            ),
+            "with": held_out_accuracy(
+                StackerClassifier, scores, [*cols, "pedants"], data, size=SIZE, grouped=True
+            ),
+        }
         cells = [f"{100 * np.mean(v):.1f} ± {100 * np.std(v):.1f}" for v in acc.values()]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"

@@ -13,9 +13,12 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
+from qaeval_core.errors import ConfigError
+
 __all__ = [
     "Item",
     "LabelValue",
+    "parse_label_value",
     "Rule",
     "RULES",
     "MODEL_SEPARATOR",
@@ -38,6 +41,18 @@ class LabelValue(IntEnum):
     @property
     def title(self) -> str:
         return {0: "clearly incorrect", 1: "unclear", 2: "clearly correct"}[int(self)]
+
+
+def parse_label_value(value: Any, what: str = "Label value") -> int:
+    """``value`` as a 3-point label (0, 1 or 2); anything else is a :class:`ConfigError` that
+    names ``what`` (annotators' labels and researchers' final labels share the check)."""
+    try:
+        return int(LabelValue(int(value)))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(
+            f"{what} must be 0 (clearly incorrect), 1 (unclear) or 2 (clearly correct); "
+            f"got {value!r}."
+        ) from exc
 
 
 @dataclass(frozen=True)

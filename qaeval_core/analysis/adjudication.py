@@ -18,7 +18,7 @@ from qaeval_core.analysis.analyses import human_verdicts
 from qaeval_core.analysis.formatting import label_text, rule_text
 from qaeval_core.analysis.frames import load_frames, read_adjudications, session_for
 from qaeval_core.errors import ConfigError, NotFoundError, PermissionDenied
-from qaeval_core.schema import LabelValue
+from qaeval_core.schema import parse_label_value
 from qaeval_core.store import repo
 from qaeval_core.store.models import Adjudication, Item, User, utcnow
 
@@ -57,13 +57,7 @@ def adjudicate(
     logging in cannot adjudicate (:class:`PermissionDenied`). The reason is required: a final
     label overrides the raters in every statistic, and the next researcher must see why.
     """
-    try:
-        val = int(LabelValue(int(value)))
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(
-            f"The final label must be 0 (clearly incorrect), 1 (unclear) or 2 (clearly "
-            f"correct); got {value!r}."
-        ) from exc
+    val = parse_label_value(value, "The final label")
     text = (reason or "").strip()
     if not text:
         raise ConfigError("Give a reason for the final label (it is kept with the decision).")

@@ -356,10 +356,10 @@ def _exact_match_compiled(items: Sequence[Item]) -> tuple[np.ndarray, list[dict[
     numpy path for the ones it declines (numbers or None from a CSV, str subclasses)."""
     buffer, details, declined = _squad.exact_match_items(items)
     best = np.frombuffer(buffer, dtype=np.int64)
-    if declined:
-        rest_best, rest_details = _exact_match_numpy([items[i] for i in declined])
-        best[declined] = rest_best
-        for i, detail in zip(declined, rest_details, strict=True):
+    if declined:  # cells that are not plain str: convert them as every lexical metric does
+        cands, refs = _columns([items[i] for i in declined])
+        _, best[declined] = exact_match_batch(cands, refs)
+        for i, detail in zip(declined, best_references(refs, best[declined]), strict=True):
             details[i] = detail
     return best, details
 

@@ -8,8 +8,8 @@ the character error rate, so near-misses in spelling earn partial credit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -72,8 +72,6 @@ class _VQA(LexicalMetric):
     with at least ``loo_min`` references (10 in VQA) the score is averaged over the
     leave-one-out subsets. The default threshold 0.3 is what one matching reference gets
     among 10 (and 1/3 >= 0.3 with fewer), i.e. "at least one reference agrees"."""
-
-    _fn: ClassVar[Callable[..., tuple[float, Any]]]
 
     def __init__(self, *, full_at: int = 3, loo_min: int = 10, threshold: float = 0.3) -> None:
         self.full_at = full_at

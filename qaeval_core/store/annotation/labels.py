@@ -27,7 +27,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import aliased
 
 from qaeval_core.errors import ConfigError, PermissionDenied
-from qaeval_core.schema import RULES, LabelValue
+from qaeval_core.schema import RULES, LabelValue, parse_label_value
 from qaeval_core.store.annotation.lookups import (
     DatasetRef,
     UserRef,
@@ -101,13 +101,7 @@ def _record(label: Label) -> LabelRecord:
 def _clean_label(
     value: int | LabelValue, rule: int | None, note: str | None, seconds: float | None
 ) -> tuple[int, int | None, str | None, float | None]:
-    try:
-        val = int(LabelValue(int(value)))
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(
-            f"Label value must be 0 (clearly incorrect), 1 (unclear) or 2 (clearly correct), "
-            f"got {value!r}."
-        ) from exc
+    val = parse_label_value(value)
     numbers = {r.number for r in RULES}
     if rule is not None and int(rule) not in numbers:
         raise ConfigError(f"Rule must be one of 1-{max(numbers)} or none, got {rule!r}.")
