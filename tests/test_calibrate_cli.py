@@ -126,3 +126,32 @@ def test_unlabelled_dataset_is_refused(tmp_path: Path, capsys) -> None:
     code = main(["calibrate", "-d", "bare", "-o", str(tmp_path / "j.json"), "--db", db])
     assert code == 1
     assert "has no human labels yet" in capsys.readouterr().err
+
+
+def test_a_second_calibration_reuses_every_stored_score(tmp_path: Path, monkeypatch) -> None:
+    """Two configurations of one metric id (as SMILE's code and paper variants in the defaults)
+    are both reused: the store is read per (metric id, config hash), not one config per id."""
+    from qaeval_core.calibrate import dataset as calibration
+
+    monkeypatch.setattr(
+        calibration,
+        "DEFAULT_METRICS",
+        (("f1", "f1", {}), ("f1_strict", "f1", {"threshold": 0.8}), ("recall", "recall", {})),
+    )
+    db = str(tmp_path / "store.sqlite")
+    assert main(["import", str(_write_dataset(tmp_path / "d.jsonl")), "-d", "toy", "--db", db]) == 0
+    runs = []
+    for _ in range(2):
+        said: list[str] = []
+        result = calibration.calibrate_dataset(db, "toy", n_boot=50, progress=said.append)
+        runs.append((said, result))
+    first, second = runs[0][0], runs[1][0]
+    assert sum("scoring" in line for line in first) == 3
+    assert [line for line in second if line.endswith("reusing stored scores.")] == [
+        "f1: reusing stored scores.",
+        "f1_strict: reusing stored scores.",
+        "recall: reusing stored scores.",
+    ]
+    assert not [line for line in second if "scoring" in line]
+    fitted = [result.judge.to_config() for _, result in runs]
+    assert fitted[0]["model"] == fitted[1]["model"]  # same scores in, same judge out

@@ -48,6 +48,7 @@ from qaeval_core.analysis.frames import (
     data_version,
     item_detail,
     load_frames,
+    load_scores,
     score_configs,
 )
 
@@ -62,6 +63,7 @@ __all__ = [
     "data_version",
     "score_configs",
     "load_frames",
+    "load_scores",
     "human_verdicts",
     "agreement_tables",
     "metric_statistics",

@@ -41,6 +41,7 @@ __all__ = [
     "data_version",
     "item_detail",
     "load_frames",
+    "load_scores",
     "read_adjudications",
     "score_configs",
     "session_for",
@@ -199,6 +200,19 @@ def _scores(s: Session, dataset: str | None, chosen: Sequence[tuple[str, str]]) 
     frame["value"] = frame["value"].astype(float)
     frame["decision"] = frame["decision"].astype("boolean")
     return frame.reset_index(drop=True)
+
+
+def load_scores(
+    db: repo.Store, dataset: str | None, configs: Sequence[tuple[str, str]]
+) -> pd.DataFrame:
+    """Every stored score of exactly these ``(metric id, config hash)`` pairs (``SCORE_COLUMNS``).
+
+    Unlike :func:`load_frames`, which keeps one configuration per metric id so analyses never
+    count a metric twice, this returns several configurations of one metric side by side:
+    calibration reads its inputs this way (SMILE's code and paper variants are both ``smile``).
+    """
+    with session_for(db) as s:
+        return _scores(s, dataset, list(configs))
 
 
 @dataclass(frozen=True)

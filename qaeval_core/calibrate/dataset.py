@@ -117,7 +117,7 @@ def calibrate_dataset(
     from qaeval_core.store import repo
 
     say = progress or (lambda _msg: None)
-    frames = analysis.load_frames(db, dataset)
+    frames = analysis.load_frames(db, dataset, metrics=())  # labels only: scores below
     verdicts = analysis.human_verdicts(frames)
     verdicts = verdicts[verdicts["final"].notna()]
     if verdicts.empty:
@@ -147,7 +147,7 @@ def calibrate_dataset(
     say(f"{len(used)} of {n_labelled} labelled items used for fitting ({int(y.sum())} correct).")
 
     specs_in = metric_specs(metrics)
-    stored = frames.scores
+    stored = analysis.load_scores(db, dataset, [(m.id, m.config_hash()) for _, m in specs_in])
     score_cols, decision_cols, new_rows = {}, {}, []
     for column, metric in specs_in:
         chash = metric.config_hash()
