@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+import warnings
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -104,7 +105,9 @@ def wordnet() -> tuple[Any, str]:
                 continue
             try:
                 root = _build_wordnet_copy(folder)
-                reader = WordNetCorpusReader(str(root), None)
+                with warnings.catch_warnings():  # no Open Multilingual WordNet: English only
+                    warnings.filterwarnings("ignore", "The multilingual functions")
+                    reader = WordNetCorpusReader(str(root), None)
                 reader.synsets("dog")
                 return reader, f"WordNet from {folder}"
             except Exception as exc:  # noqa: BLE001 - report it and try the next source
