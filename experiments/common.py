@@ -109,7 +109,7 @@ def cached_scores(data: Data, *, log: Any = print) -> pd.DataFrame:
         timings[col] = round(time.time() - t0, 1)
         frame[col] = np.asarray(res.scores, dtype=float)
         frame[f"{col}__dec"] = np.asarray(res.decisions, dtype=bool)
-        if mid == "smile":
+        if mid in ("smile", "smile_paper"):
             frame[f"{col}__semantic"] = [float(d.get("semantic", 0.0)) for d in res.details]
             frame[f"{col}__lexical"] = [float(d.get("lexical", 0.0)) for d in res.details]
         hashes[col] = h

@@ -155,3 +155,12 @@ def test_a_second_calibration_reuses_every_stored_score(tmp_path: Path, monkeypa
     assert not [line for line in second if "scoring" in line]
     fitted = [result.judge.to_config() for _, result in runs]
     assert fitted[0]["model"] == fitted[1]["model"]  # same scores in, same judge out
+
+
+def test_default_inputs_have_distinct_metric_ids() -> None:
+    """The store's analyses show one configuration per metric id, so two default inputs sharing
+    an id (SMILE's two variants once did) would hide one of them after a calibration."""
+    from qaeval_core.calibrate.dataset import metric_specs
+
+    ids = [metric.id for _, metric in metric_specs()]
+    assert len(ids) == len(set(ids))

@@ -167,6 +167,22 @@ def test_conversion_rate_example(cache_dir, variant: str) -> None:
 
 
 @pytest.mark.slow
+def test_smile_paper_is_the_paper_variant_under_its_own_id(cache_dir) -> None:
+    items = [
+        Item(Q8, ("8",), "The conversion rate for the event is 8."),
+        Item("Who wrote Hamlet?", ("William Shakespeare",), "It was written by Shakespeare."),
+        Item("Who wrote Hamlet?", ("William Shakespeare",), "Christopher Marlowe"),
+    ]
+    named = get_metric("smile_paper")
+    variant = get_metric("smile", variant="paper")
+    a, b = named.score_batch(items), variant.score_batch(items)
+    np.testing.assert_array_equal(a.scores, b.scores)
+    assert a.details == b.details and a.decisions.tolist() == b.decisions.tolist()
+    assert named.config()["id"] == "smile_paper" and "variant" not in named.get_params()
+    assert named.config_hash() != variant.config_hash() != get_metric("smile").config_hash()
+
+
+@pytest.mark.slow
 def test_batch_equals_one_by_one_and_embeds_unique_strings_once(cache_dir) -> None:
     items = [
         Item(Q8, ("8",), "The conversion rate for the event is 8."),

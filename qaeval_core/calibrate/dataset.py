@@ -55,7 +55,7 @@ DEFAULT_METRICS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("embed_cosine", "embed_cosine", {}),
     ("bertscore", "bertscore", {}),
     ("smile", "smile", {}),
-    ("smile_paper", "smile", {"variant": "paper"}),
+    ("smile_paper", "smile_paper", {}),
     ("avert", "avert", {}),
     ("extract_f1", "extract", {"metric": "f1"}),
     ("number_match", "number_match", {}),

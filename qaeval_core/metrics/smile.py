@@ -19,13 +19,13 @@ raw cosines, exactness = share of the reference's processed tokens found in the 
 candidate, ``SMILE = (s_s + (s_kw + s_frac) / 2) / 2``, binned into 6 bins (0-5) with
 ``linspace(0, 1, 7)``; correct when the bin is >= 4, i.e. score >= 0.67.
 
-``"paper"``: equations 1-3 of the paper: ``sim = (1 + cos) / 2``,
-``s_l = (EM + max_i sim(ngram_i, r)) / 2``, ``SMILE = w * s_s + (1 - w) * s_l`` with ``w = 0.3``
-and threshold 0.67. Two readings were needed: equation 3's extra factor 1/2 is a typo (it would
-cap the score at 0.5 < 0.67), and "EM" is the *easy match* the text describes ("the easy match
-sub-score EM serves as a preliminary check"), i.e. the processed reference occurs in the
-processed candidate on token boundaries; strict equality would cap every long answer at
-0.3 + 0.7 / 2 = 0.65 < 0.67.
+``"paper"`` (also registered as the metric ``smile_paper``): equations 1-3 of the paper:
+``sim = (1 + cos) / 2``, ``s_l = (EM + max_i sim(ngram_i, r)) / 2``,
+``SMILE = w * s_s + (1 - w) * s_l`` with ``w = 0.3`` and threshold 0.67. Two readings were
+needed: equation 3's extra factor 1/2 is a typo (it would cap the score at 0.5 < 0.67), and
+"EM" is the *easy match* the text describes ("the easy match sub-score EM serves as a
+preliminary check"), i.e. the processed reference occurs in the processed candidate on token
+boundaries; strict equality would cap every long answer at 0.3 + 0.7 / 2 = 0.65 < 0.67.
 
 Why ``code`` is the default: it produced the paper's reported numbers, and under the paper's
 formula the 0.67 threshold degenerates to easy match (without EM the score is at most 0.65;
@@ -377,3 +377,38 @@ class Smile(Metric):
                 "lemmatizer": lem,
             }
         return MetricResult(scores, self.decide(scores), details)
+
+
+@register
+class SmilePaper(Smile):
+    """SMILE as the paper's equations 1-3 define it: ``smile`` with ``variant="paper"``.
+
+    A metric id of its own so both formulations can be stored for one dataset and compared side
+    by side (the store's analyses show one configuration per metric id; the calibration's
+    defaults use both).
+    """
+
+    id = "smile_paper"
+    description = "SMILE as the paper's equations 1-3 define it (smile with variant=paper)"
+
+    def __init__(
+        self,
+        *,
+        w: float | None = None,
+        threshold: float = 0.67,
+        model: str = DEFAULT_EMBEDDING_MODEL,
+        generator: str = "template",
+        lemmatizer: str = DEFAULT_LEMMATIZER,
+        max_ngrams: int = 256,
+        device: str | None = None,
+    ) -> None:
+        super().__init__(
+            variant="paper",
+            w=w,
+            threshold=threshold,
+            model=model,
+            generator=generator,
+            lemmatizer=lemmatizer,
+            max_ngrams=max_ngrams,
+            device=device,
+        )
