@@ -204,7 +204,13 @@ def test_leaderboard_lists_models_with_human_and_metric_accuracy(store: str) -> 
     assert board.loc[board["qa_model"] == "NQ_EMDR2", "human_accuracy"].iloc[0] == pytest.approx(
         43 / 55
     )
-    assert set(table(at, "kendall_tau_b", "n_flips")["metric_id"]) == {"em", "f1", "contains"}
+    ranking = table(at, "kendall_tau_b", "n_flips")
+    assert set(ranking["metric_id"]) == {"em", "f1", "contains"}
+    chart = at.multiselect(key="leaderboard_chart_metrics")
+    best = ranking.sort_values("kendall_tau_b", ascending=False)["metric_id"]
+    assert chart.value == list(best)[: len(chart.value)] and len(chart.value) == 3
+    chart.set_value(["em"]).run()
+    assert not at.exception, at.exception
     stats = table(at, "metric_id", "accuracy", "recall")
     assert set(stats["metric_id"]) == {"em", "f1", "contains"}
     assert stats["accuracy"].str.match(r"0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]").all()

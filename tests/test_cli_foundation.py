@@ -14,6 +14,7 @@ from qaeval_core.cli import demo as demo_cli
 from qaeval_core.cli.main import main
 from qaeval_core.store import repo
 
+REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
 
 
@@ -180,8 +181,23 @@ def test_app_upgrades_and_execs_streamlit_on_the_store(capsys, monkeypatch, tmp_
     assert argv[1:5] == ["-m", "streamlit", "run", str(main_py)]
     assert argv[argv.index("--server.port") + 1] == "8765"
     assert argv[argv.index("--server.address") + 1] == "0.0.0.0"
+    assert argv[argv.index("--client.toolbarMode") + 1] == "minimal"
+    assert argv[argv.index("--server.fileWatcherType") + 1] == "none"
     assert env["QAEVAL_DATABASE_URL"] == url
     assert repo.list_datasets(url) == []  # the schema exists now
+
+
+def test_app_settings_equal_the_checkouts_streamlit_config():
+    """``streamlit run`` from the checkout and ``qaeval app`` from anywhere configure alike."""
+    import tomllib
+
+    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
+    flat = {
+        f"{section}.{key}": str(value).lower() if isinstance(value, bool) else str(value)
+        for section, values in config.items()
+        for key, value in values.items()
+    }
+    assert flat == demo_cli.APP_SETTINGS
 
 
 def test_app_main_path_points_into_the_app_package():

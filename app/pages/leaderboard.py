@@ -16,17 +16,27 @@ from app import ui
 from qaeval_core import analysis
 from qaeval_core.compare import STATISTICS
 
+#: Metrics drawn next to the humans by default: more bars than this per model are unreadable.
+CHART_DEFAULT = 5
 
-def _accuracy_chart(board: analysis.Leaderboard) -> go.Figure:
+
+def _best_rankers(board: analysis.Leaderboard, k: int = CHART_DEFAULT) -> list[str]:
+    """The ``k`` metrics whose model ranking is closest to the humans' (Kendall tau-b)."""
+    ranking = board.ranking.sort_values("kendall_tau_b", ascending=False, na_position="last")
+    return list(dict.fromkeys(ranking["metric_id"]))[:k]
+
+
+def _accuracy_chart(board: analysis.Leaderboard, metric_ids: list[str]) -> go.Figure:
     wide = board.wide
     models = aui.chart_labels(wide["qa_model"])
     fig = go.Figure()
     fig.add_bar(name="human", x=models, y=wide["human_accuracy"], marker_color="#333333")
-    for metric_id in sorted(board.table["metric_id"].unique()):
+    for metric_id in metric_ids:
         fig.add_bar(name=aui.chart_labels([metric_id])[0], x=models, y=wide[metric_id])
     fig.update_layout(
-        barmode="group", yaxis_title="accuracy", yaxis_range=[0, 1], height=420,
-        legend={"orientation": "h", "y": 1.1},
+        barmode="group", yaxis_title="accuracy", yaxis_range=[0, 1], height=440,
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+        margin={"t": 60},
     )  # fmt: skip
     return fig
 
@@ -63,7 +73,15 @@ def main() -> None:
         return
 
     st.subheader("Accuracy per QA model")
-    st.plotly_chart(_accuracy_chart(board), key="leaderboard_chart")
+    shown = st.multiselect(
+        "Metrics in the chart",
+        sorted(board.table["metric_id"].unique()),
+        default=_best_rankers(board),
+        key="leaderboard_chart_metrics",
+        help=f"By default the {CHART_DEFAULT} metrics that rank the QA models most like the "
+        "humans (Kendall tau-b below); the table has every metric.",
+    )
+    st.plotly_chart(_accuracy_chart(board, shown), key="leaderboard_chart")
     percent = st.column_config.NumberColumn(format="%.3f")
     st.dataframe(
         board.wide,

@@ -24,6 +24,16 @@ DEMO_SOURCE = (
     "see qaeval_core/data/LICENSE-demo_nq301.md"
 )
 ADMIN = "admin"
+#: Streamlit settings ``qaeval app`` passes on the command line, so the app behaves the same
+#: whatever directory it is started from (Streamlit reads ``.streamlit/config.toml`` only from
+#: the working directory; the checkout's copy says the same, a test keeps them equal).
+APP_SETTINGS: dict[str, str] = {
+    "server.headless": "true",
+    "server.runOnSave": "false",
+    "server.fileWatcherType": "none",
+    "browser.gatherUsageStats": "false",
+    "client.toolbarMode": "minimal",
+}
 
 
 def install_demo(url: str, password: str = "admin") -> tuple[repo.ImportReport, bool]:
@@ -113,7 +123,7 @@ def register(app: typer.Typer) -> None:
             sys.executable, "-m", "streamlit", "run", str(main),
             "--server.port", str(port),
             "--server.address", host,
-            "--server.headless", "true",
-            "--browser.gatherUsageStats", "false",
         ]  # fmt: skip
+        for key, value in APP_SETTINGS.items():
+            argv += [f"--{key}", value]
         os.execvpe(sys.executable, argv, env)
