@@ -109,6 +109,13 @@ def test_agreement_page_shows_alpha_and_pairs(store: str) -> None:
     assert len(kappa) == 3
     counts = table(at, "labels per item", "items")
     assert dict(zip(counts["labels per item"], counts["items"], strict=True))["3+"] == 39
+    from app.pages.agreement import label_count_chart
+
+    chart = label_count_chart(
+        analysis.agreement_tables(analysis.load_frames(store, DEMO)).label_counts
+    )
+    assert chart.layout.xaxis.type == "category"  # "3+" is a bar, not dropped by a numeric axis
+    assert list(chart.data[0].x) == ["0", "1", "2", "3+"] and chart.data[0].y[-1] == 39
     alpha = table(at, "group", "level", "ci")
     assert alpha["group"].tolist() == ["all", "all"]
     assert alpha["ci"].str.startswith("0.753 [").all()

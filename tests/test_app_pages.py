@@ -270,6 +270,23 @@ def test_annotator_without_queue_is_told_so(store: str) -> None:
     assert "No items are assigned to you yet" in at.info[0].value
 
 
+def test_researcher_with_empty_queue_queues_a_dataset_in_one_click(store: str) -> None:
+    at = logged_in("res")
+    at.switch_page("pages/annotate.py").run()
+    assert "Queue a dataset for yourself" in at.info[0].value
+    at.selectbox(key="ann_self_dataset").set_value("ds")
+    at.button(key="ann_self_deal").click().run()
+    assert not at.exception, at.exception
+    assert at.subheader[0].value == "Who wrote Hamlet?"  # the first item, ready to label
+    assert ann.user_progress("res", "ds", url=store).assigned == len(ROWS)
+    # an annotator dealt nothing more: every item already has its one annotator
+    ann.reassign("ds", "res", ["ann1"], url=store)
+    at = logged_in("admin")
+    at.switch_page("pages/annotate.py").run()
+    at.button(key="ann_self_deal").click().run()
+    assert "already has its annotator" in at.warning[0].value
+
+
 def test_label_save_advance_and_time_recorded(store: str) -> None:
     dealt(store)
     at = logged_in("ann1")

@@ -51,6 +51,15 @@ def _kappa_heatmap(kappa: pd.DataFrame) -> go.Figure:
     return fig
 
 
+def label_count_chart(label_counts: pd.DataFrame) -> go.Figure:
+    """Items per number of labels. The x axis is categorical: the last bin is "3+", which a
+    numeric axis would silently drop."""
+    bars = go.Bar(x=label_counts["n_labels"].astype(str), y=label_counts["n_items"])
+    return go.Figure(bars).update_layout(
+        xaxis_title="labels per item", xaxis_type="category", yaxis_title="items", height=300
+    )
+
+
 def main() -> None:
     ui.page_setup(
         "Agreement",
@@ -130,12 +139,7 @@ def main() -> None:
     left, right = st.columns(2)
     counts = tables.label_counts.rename(columns={"n_labels": "labels per item", "n_items": "items"})
     left.dataframe(counts, hide_index=True, key="agreement_label_counts")
-    right.plotly_chart(
-        go.Figure(
-            go.Bar(x=tables.label_counts["n_labels"], y=tables.label_counts["n_items"])
-        ).update_layout(xaxis_title="labels per item", yaxis_title="items", height=300),
-        key="agreement_label_counts_chart",
-    )
+    right.plotly_chart(label_count_chart(tables.label_counts), key="agreement_label_counts_chart")
 
 
 if __name__ == "__main__":  # Streamlit runs pages as __main__; tests import helpers

@@ -16,6 +16,7 @@ from app import ui
 from qaeval_core.errors import PermissionDenied, QAEvalError
 from qaeval_core.schema import RULES, LabelValue
 from qaeval_core.store import annotation as ann
+from qaeval_core.store import repo
 
 #: Label buttons in display order with their keys (Y(es) / U(nclear) / N(o)).
 LABEL_KEYS: list[tuple[LabelValue, str]] = [
@@ -270,6 +271,32 @@ def _earlier_labels(user_id: int, dataset: str, url: str) -> None:
         )
 
 
+def _queue_for_myself(user: ui.SessionUser, url: str) -> None:
+    """A researcher's empty queue: one click deals a dataset to themselves (the first login
+    after ``qaeval demo`` lands here), instead of a detour through the Assign page."""
+    names = [d.name for d in repo.list_datasets(url)]
+    if not names:
+        st.info("There is no data to label yet: import a dataset on the Data page.")
+        return
+    st.info(
+        "No items are assigned to you yet. Queue a dataset for yourself here, or deal it to "
+        "annotators (with overlap) on the Assign page."
+    )
+    dataset = st.selectbox("Dataset", names, key="ann_self_dataset")
+    if st.button("Queue it for me", key="ann_self_deal", type="primary"):
+        try:
+            result = ann.deal(dataset, [user.name], url=url)
+        except QAEvalError as exc:
+            st.error(str(exc))
+            return
+        if result.added:
+            st.rerun()
+        st.warning(
+            f"Every item of {dataset} already has its annotator; deal it again with more "
+            "annotators per item on the Assign page to label it too."
+        )
+
+
 def main() -> None:
     user = ui.page_setup("Annotate", ui.LABELLERS)
     url = ui.store_url()
@@ -286,7 +313,10 @@ def main() -> None:
 
     datasets = ann.datasets_for_user(user.id, url=url)
     if not datasets:
-        st.info("No items are assigned to you yet. A researcher deals them on the Assign page.")
+        if user.role in ui.RESEARCHERS:
+            _queue_for_myself(user, url)
+        else:
+            st.info("No items are assigned to you yet. A researcher deals them on the Assign page.")
         return
     if S.get("ann_dataset") not in datasets:
         S.ann_dataset = datasets[0]
