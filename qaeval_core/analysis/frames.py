@@ -209,7 +209,7 @@ def load_scores(
 
     Unlike :func:`load_frames`, which keeps one configuration per metric id so analyses never
     count a metric twice, this returns several configurations of one metric side by side:
-    calibration reads its inputs this way (SMILE's code and paper variants are both ``smile``).
+    calibration reads its inputs this way, whatever other configurations were scored later.
     """
     with session_for(db) as s:
         return _scores(s, dataset, list(configs))
