@@ -26,6 +26,7 @@ from qaeval_core.schema import Item, join_models
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / "cache"
+RESULTS = HERE / "results"
 SHARED = HERE.parents[1] / "shared" / "data"
 DATASETS = ("kamalloo_nq301", "answer_matching_mmlu_pro")
 
@@ -134,8 +135,11 @@ __all__ = [
     "METRICS",
     "Data",
     "cached_scores",
+    "fixed_accuracy",
     "held_out_accuracy",
     "load_data",
+    "mean_sd",
+    "write_result",
 ]
 
 
@@ -167,3 +171,28 @@ def held_out_accuracy(
         model = make_model().fit(X[columns].iloc[tr], y[tr], **extra)
         out.append(float(np.mean(model.predict(X[columns].iloc[te]) == y[te])))
     return out
+
+
+def fixed_accuracy(
+    decisions: np.ndarray, data: Data, *, size: int = 300, seeds: range = range(5)
+) -> list[float]:
+    """Accuracy of decisions fixed in advance (an uncalibrated judge) on the same held-out rows
+    :func:`held_out_accuracy` measures, one value per seed."""
+    out = []
+    for seed in seeds:
+        _, te = held_out_split(len(data.y), size, groups=data.groups, seed=seed)
+        out.append(float(np.mean(decisions[te] == data.y[te])))
+    return out
+
+
+def mean_sd(values: list[float]) -> str:
+    """Accuracies as the tables print them: "mean ± sd" in percent."""
+    return f"{100 * np.mean(values):.1f} ± {100 * np.std(values):.1f}"
+
+
+def write_result(name: str, lines: list[str]) -> None:
+    """Write ``results/<name>`` (a markdown table) and print it."""
+    text = "\n".join(lines) + "\n"
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / name).write_text(text)
+    print(text)

@@ -29,6 +29,7 @@ from experiments.common import (  # noqa: E402
     cached_scores,
     held_out_accuracy,
     load_data,
+    mean_sd,
     score_columns,
 )
 from qaeval_core.calibrate import StackerClassifier, ThresholdClassifier  # noqa: E402
@@ -100,9 +101,7 @@ def main() -> None:
             for key, inputs in variants.items()
         }
         lines += ["", "| judge | accuracy |", "|---|---:|"]
-        lines += [
-            f"| {k} | {100 * np.mean(v):.1f} ± {100 * np.std(v):.1f} |" for k, v in acc.items()
-        ]
+        lines += [f"| {k} | {mean_sd(v)} |" for k, v in acc.items()]
         lines.append("")
     text = "\n".join(lines)
     RESULTS.mkdir(exist_ok=True)

@@ -15,21 +15,20 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from experiments.common import (  # noqa: E402
     DATASETS,
     cached_scores,
+    fixed_accuracy,
     held_out_accuracy,
     load_data,
+    mean_sd,
     score_columns,
+    write_result,
 )
-from qaeval_core.calibrate import StackerClassifier, ThresholdClassifier, held_out_split  # noqa: E402
+from qaeval_core.calibrate import StackerClassifier, ThresholdClassifier  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
-SEEDS = range(5)
 SIZE = 300
 
 
@@ -50,13 +49,8 @@ def main() -> None:
         if "pedants" not in scores.columns:
             sys.exit(f"no PEDANTS scores cached for {name}: run experiments/pedants_anchor.py")
         cols = score_columns(scores)
-        y, g = data.y, data.groups
-        fixed = []
-        for seed in SEEDS:
-            _, te = held_out_split(len(y), SIZE, groups=g, seed=seed)
-            fixed.append(np.mean(scores["pedants__dec"].to_numpy()[te] == y[te]))
         acc = {
-            "pedants": fixed,
+            "pedants": fixed_accuracy(scores["pedants__dec"].to_numpy(), data, size=SIZE),
             "refit": held_out_accuracy(ThresholdClassifier, scores, ["pedants"], data, size=SIZE),
             "stacker": held_out_accuracy(
                 StackerClassifier, scores, cols, data, size=SIZE, grouped=True
@@ -65,12 +59,8 @@ def main() -> None:
                 StackerClassifier, scores, [*cols, "pedants"], data, size=SIZE, grouped=True
             ),
         }
-        cells = [f"{100 * np.mean(v):.1f} ± {100 * np.std(v):.1f}" for v in acc.values()]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    text = "\n".join(lines) + "\n"
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "pedants_as_input.md").write_text(text)
-    print(text)
+        lines.append(f"| {name} | " + " | ".join(map(mean_sd, acc.values())) + " |")
+    write_result("pedants_as_input.md", lines)
 
 
 if __name__ == "__main__":

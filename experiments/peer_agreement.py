@@ -34,14 +34,16 @@ from experiments.common import (  # noqa: E402
     DATASETS,
     Data,
     cached_scores,
+    fixed_accuracy,
     held_out_accuracy,
     load_data,
+    mean_sd,
     score_columns,
+    write_result,
 )
-from qaeval_core.calibrate import StackerClassifier, held_out_split  # noqa: E402
+from qaeval_core.calibrate import StackerClassifier  # noqa: E402
 from qaeval_core.metrics.normalize import normalize_answer  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
 SIZE = 300
 
 
@@ -68,8 +70,9 @@ def peer_features(data: Data) -> tuple[np.ndarray, np.ndarray]:
 
 def stacker_accuracy(scores: pd.DataFrame, columns: list[str], data: Data) -> str:
     """Held-out accuracy of the stacker on ``columns``, as "mean ± sd" over the seeds."""
-    v = held_out_accuracy(StackerClassifier, scores, columns, data, size=SIZE, grouped=True)
-    return f"{100 * np.mean(v):.1f} ± {100 * np.std(v):.1f}"
+    return mean_sd(
+        held_out_accuracy(StackerClassifier, scores, columns, data, size=SIZE, grouped=True)
+    )
 
 
 def main() -> None:
@@ -95,11 +98,7 @@ def main() -> None:
 
         pedants = "n/a"
         if "pedants" in scores.columns:
-            fixed = []
-            for seed in range(5):
-                _, te = held_out_split(len(data.y), SIZE, groups=data.groups, seed=seed)
-                fixed.append(np.mean(scores["pedants__dec"].to_numpy()[te] == data.y[te]))
-            pedants = f"{100 * np.mean(fixed):.1f} ± {100 * np.std(fixed):.1f}"
+            pedants = mean_sd(fixed_accuracy(scores["pedants__dec"].to_numpy(), data, size=SIZE))
         cross = "crossjudge" in scores.columns
         cells = [
             f"{100 * with_peer:.0f}%",
@@ -114,10 +113,7 @@ def main() -> None:
             else "n/a",
         ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    text = "\n".join(lines) + "\n"
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "peer_agreement.md").write_text(text)
-    print(text)
+    write_result("peer_agreement.md", lines)
 
 
 if __name__ == "__main__":
