@@ -158,8 +158,8 @@ class _EncodeRecorder:
         self.device: str | None = None
 
     def install(self) -> None:
-        from qaeval_core import embed_cache
         from qaeval_core.metrics import embedding
+        from qaeval_core.metrics._support import embed_cache
 
         recorder = self
         sentence_embed = embed_cache.EmbeddingCache._embed
@@ -197,7 +197,7 @@ class _EncodeRecorder:
             return None
         import torch
 
-        from qaeval_core.models import default_batch_size, load_sentence_encoder
+        from qaeval_core.metrics._support.loading import default_batch_size, load_sentence_encoder
 
         device = self.device or "cpu"
         encoder = load_sentence_encoder(self.model or "minilm", device)
@@ -235,8 +235,8 @@ class _EncodeRecorder:
 
 def _fresh_embedding_caches() -> None:
     """Forget every embedding (memory and disk) so the next call starts cold again."""
-    from qaeval_core import embed_cache
     from qaeval_core.metrics import embedding
+    from qaeval_core.metrics._support import embed_cache
 
     os.environ["QAEVAL_CACHE_DIR"] = tempfile.mkdtemp(prefix="qaeval-bench-again-")
     embed_cache._CACHES.clear()

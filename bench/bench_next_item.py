@@ -36,7 +36,8 @@ from sqlalchemy import insert, select  # noqa: E402
 from qaeval_core.schema import content_hash  # noqa: E402
 from qaeval_core.store import annotation as ann  # noqa: E402
 from qaeval_core.store import session as store_session  # noqa: E402
-from qaeval_core.store.models import Assignment, Dataset, Item, Label, User  # noqa: E402
+from qaeval_core.store.orm import Assignment, Dataset, Label, User  # noqa: E402
+from qaeval_core.store.orm import ItemRecord as Item  # noqa: E402
 
 DATASET = "bench"
 FILLER = (

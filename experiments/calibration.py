@@ -57,9 +57,9 @@ from qaeval_core.calibrate import (  # noqa: E402
     held_out_split,
     paired_bootstrap,
 )
-from qaeval_core.calibrate.dataset import DEFAULT_METRICS  # noqa: E402
-from qaeval_core.calibrate.panda_fit import PandaFitClassifier  # noqa: E402
+from qaeval_core.calibrate.inputs import DEFAULT_METRICS  # noqa: E402
 from qaeval_core.judge import FeatureSpec, Judge, items_frame  # noqa: E402
+from qaeval_core.judge.combiners.panda_refit import PandaFitClassifier  # noqa: E402
 from qaeval_core.metrics.base import get_metric  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from qaeval_core.calibrate.dataset import DEFAULT_METRICS, FEATURE_ONLY
+from qaeval_core.calibrate.inputs import DEFAULT_METRICS, FEATURE_ONLY
 from qaeval_core.calibrate.protocol import held_out_split
 from qaeval_core.metrics.base import Metric, get_metric
 from qaeval_core.schema import Item, join_models

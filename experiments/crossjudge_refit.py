@@ -71,9 +71,11 @@ from qaeval_core.calibrate import (  # noqa: E402
     held_out_split,
     paired_bootstrap,
 )
-from qaeval_core.calibrate.dataset import DEFAULT_METRICS  # noqa: E402
+from qaeval_core.calibrate.inputs import DEFAULT_METRICS  # noqa: E402
 from qaeval_core.calibrate.protocol import assign_folds, iter_folds  # noqa: E402
 from qaeval_core.judge import FeatureSpec, Judge, items_frame  # noqa: E402
+from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL, resolve_model_path  # noqa: E402
+from qaeval_core.metrics._support.text import normalize_answer  # noqa: E402
 from qaeval_core.metrics.base import get_metric  # noqa: E402
 from qaeval_core.metrics.crossjudge import (  # noqa: E402
     DELTA_FILE,
@@ -84,9 +86,7 @@ from qaeval_core.metrics.crossjudge import (  # noqa: E402
     encode_triples,
     pad_batch,
 )
-from qaeval_core.models import DEFAULT_EMBEDDING_MODEL, resolve_model_path  # noqa: E402
 from qaeval_core.schema import Item  # noqa: E402
-from qaeval_core.text import normalize_answer  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PANDA_TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -42,7 +42,7 @@ from experiments.common import (  # noqa: E402
     write_result,
 )
 from qaeval_core.calibrate import StackerClassifier  # noqa: E402
-from qaeval_core.metrics.normalize import normalize_answer  # noqa: E402
+from qaeval_core.metrics._support.normalize import normalize_answer  # noqa: E402
 
 SIZE = 300
 

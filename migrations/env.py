@@ -5,7 +5,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine
 
-from qaeval_core.store.models import Base
+from qaeval_core.store.orm import Base
 
 config = context.config
 target_metadata = Base.metadata

@@ -11,6 +11,7 @@ The public API is small::
     qa.metric_ids()                      # every registered metric
     qa.get_metric("f1", threshold=0.4)   # one metric object, parameters checked
     judge = qa.Judge.from_config("judge.json")
+    qa.score_dataset(None, "mine", ["em", "f1"])   # a stored dataset (workflows)
 
 Everything but :class:`Item` is imported on first use (module ``__getattr__``), so importing
 the package, or any submodule such as the CLI, stays fast and never loads pandas or torch.
@@ -27,8 +28,19 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from qaeval_core.judge import Judge
     from qaeval_core.metrics.base import get_metric, metric_ids
     from qaeval_core.scoring import score, score_items
+    from qaeval_core.workflows import calibrate_dataset, judge_dataset, score_dataset
 
-__all__ = ["Item", "Judge", "get_metric", "metric_ids", "score", "score_items"]
+__all__ = [
+    "Item",
+    "Judge",
+    "calibrate_dataset",
+    "get_metric",
+    "judge_dataset",
+    "metric_ids",
+    "score",
+    "score_dataset",
+    "score_items",
+]
 
 _LAZY = {
     "score": "qaeval_core.scoring",
@@ -36,6 +48,9 @@ _LAZY = {
     "get_metric": "qaeval_core.metrics.base",
     "metric_ids": "qaeval_core.metrics.base",
     "Judge": "qaeval_core.judge",
+    "score_dataset": "qaeval_core.workflows",
+    "judge_dataset": "qaeval_core.workflows",
+    "calibrate_dataset": "qaeval_core.workflows",
 }
 
 

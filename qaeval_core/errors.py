@@ -18,6 +18,12 @@ class ConfigError(QAEvalError):
     """A configuration (metric parameters, calibrated judge file, URL) is invalid."""
 
 
+class InputError(QAEvalError, ValueError):
+    """Data or a parameter handed to a function is not what it expects (shapes, label values,
+    ranges). Also a :class:`ValueError`, as scikit-learn raises for the same mistakes, so
+    ``except ValueError`` written against estimators keeps working."""
+
+
 class StoreError(QAEvalError):
     """The store cannot do what was asked (unknown dataset, user, schema out of date...)."""
 

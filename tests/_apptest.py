@@ -1,5 +1,5 @@
-"""What the AppTest page tests share: the router fix, a demo store built once per module and
-copied per test, and logging in through the login form."""
+"""What the AppTest page tests share: a demo store built once per module and copied per test,
+and logging in through the login form."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 from qaeval_core.cli.main import main as cli_main
@@ -16,24 +15,6 @@ from qaeval_core.store import session as store_session
 
 APP = Path(__file__).resolve().parents[1] / "app"
 DEMO = "demo-nq301"
-
-
-@pytest.fixture(autouse=True)
-def navigation_pages_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make AppTest treat app/pages/ like the real server does under st.navigation.
-
-    AppTest resets ``PagesManager.uses_pages_directory`` before every run, so with a ``pages/``
-    folder next to main.py its reruns take the legacy multipage path and run the page file
-    without main.py. The server sets the flag to False on the first st.navigation call and
-    keeps it; this does the same. Import it into a test module to apply it there.
-    """
-    original = PagesManager.__init__
-
-    def init(self: PagesManager, *args: object, **kwargs: object) -> None:
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
 
 
 def build_demo_store(folder: Path) -> tuple[Path, str]:

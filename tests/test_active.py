@@ -10,11 +10,12 @@ import pandas as pd
 import pytest
 from sqlalchemy import select
 
-from qaeval_core import active
+from qaeval_core import workflows
+from qaeval_core.calibrate import active
 from qaeval_core.errors import ConfigError
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
-from qaeval_core.store.models import Assignment, User
+from qaeval_core.store.orm import Assignment, User
 from qaeval_core.store.session import session_scope
 
 Z95 = 1.959963984540054
@@ -116,7 +117,7 @@ def _positions(url: str, user: str) -> dict[int, float]:
 
 
 def test_reorder_queue_moves_only_unlabelled_assignments(sqlite_url: str) -> None:
-    from qaeval_core.scoring import score_dataset
+    from qaeval_core.workflows import score_dataset
 
     url = sqlite_url
     repo.import_items(url, "toy", ROWS)
@@ -124,7 +125,7 @@ def test_reorder_queue_moves_only_unlabelled_assignments(sqlite_url: str) -> Non
         repo.add_user(url, name, "annotator", "pw")
     ann.deal("toy", ["a1", "a2"], base=2, url=url)
     with pytest.raises(ConfigError, match="qaeval score --dataset toy"):
-        active.reorder_queue(url, "toy")
+        workflows.reorder_queue(url, "toy")
     score_dataset(url, "toy", ["em", "f1", "contains"])
     ids = {it.id: int(it.meta["item_id"]) for it in repo.load_items(url, "toy")}
     # a1 labels the first item of the dataset order and a split one
@@ -135,7 +136,7 @@ def test_reorder_queue_moves_only_unlabelled_assignments(sqlite_url: str) -> Non
     before = _positions(url, "a1")
     before_a2 = _positions(url, "a2")
 
-    result = active.reorder_queue(url, "toy", "a1", labelled_last=False)
+    result = workflows.reorder_queue(url, "toy", "a1", labelled_last=False)
     assert result.per_user == {"a1": 4} and result.metrics == ["contains", "em", "f1"]
     after = _positions(url, "a1")
     labelled = {ids["q0"], ids["q3"]}
@@ -152,7 +153,7 @@ def test_reorder_queue_moves_only_unlabelled_assignments(sqlite_url: str) -> Non
     assert ann.current_label("a1", ids["q0"], url=url).value == 2  # labels untouched
 
     # everybody at once; items somebody labelled go after never-labelled ones
-    result = active.reorder_queue(url, "toy")
+    result = workflows.reorder_queue(url, "toy")
     assert result.per_user == {"a1": 4, "a2": 6}
     a2 = _positions(url, "a2")
     order = sorted(a2, key=lambda i: (a2[i], i))
@@ -163,4 +164,4 @@ def test_reorder_queue_moves_only_unlabelled_assignments(sqlite_url: str) -> Non
 def test_reorder_queue_errors(sqlite_url: str) -> None:
     repo.import_items(sqlite_url, "toy", ROWS)
     with pytest.raises(ConfigError, match="Unknown strategy"):
-        active.reorder_queue(sqlite_url, "toy", strategy="random")  # type: ignore[arg-type]
+        workflows.reorder_queue(sqlite_url, "toy", strategy="random")  # type: ignore[arg-type]

@@ -14,8 +14,8 @@ import pytest
 from nltk.metrics.agreement import AnnotationTask
 from sklearn.metrics import cohen_kappa_score
 
-from qaeval_core import agreement, compare
-from qaeval_core.agreement import (
+from qaeval_core.analysis import agreement, compare
+from qaeval_core.analysis.agreement import (
     aggregate_labels,
     alpha_by_group,
     alpha_from_counts,

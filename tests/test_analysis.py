@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 
 from qaeval_core import analysis
-from qaeval_core.agreement import krippendorff_alpha
+from qaeval_core.analysis.agreement import krippendorff_alpha
 from qaeval_core.cli.main import main as cli_main
 from qaeval_core.errors import ConfigError, NotFoundError, PermissionDenied
-from qaeval_core.scoring import score_dataset
 from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
+from qaeval_core.workflows import score_dataset
 
 DEMO = "demo-nq301"
 LEXICAL = ("em", "f1", "contains")

@@ -15,7 +15,8 @@ from sqlalchemy import func, select
 from qaeval_core.errors import ConfigError, NotFoundError, PermissionDenied
 from qaeval_core.schema import LabelValue, content_hash
 from qaeval_core.store import annotation as ann
-from qaeval_core.store.models import Assignment, Dataset, Item, Label, User
+from qaeval_core.store.orm import Assignment, Dataset, Label, User
+from qaeval_core.store.orm import ItemRecord as Item
 from qaeval_core.store.session import session_scope, write_scope
 
 

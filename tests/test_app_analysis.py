@@ -19,21 +19,20 @@ from _apptest import (
     copy_store,
     finish_store,
     logged_in,
-    navigation_pages_only,  # noqa: F401 - autouse fixture
 )
 from streamlit.testing.v1 import AppTest
 
 from qaeval_core import analysis
-from qaeval_core.agreement import krippendorff_alpha
-from qaeval_core.scoring import score_dataset
+from qaeval_core.analysis.agreement import krippendorff_alpha
 from qaeval_core.store import repo
+from qaeval_core.workflows import score_dataset
 
 EVIL = "<script>alert('x')</script> ![img](http://evil.example/a.png) **bold**"
 PAGES = {
-    "pages/agreement.py": "Agreement",
-    "pages/disagreements.py": "Disagreements",
-    "pages/explorer.py": "Metric explorer",
-    "pages/leaderboard.py": "Leaderboard",
+    "views/agreement.py": "Agreement",
+    "views/disagreements.py": "Disagreements",
+    "views/explorer.py": "Metric explorer",
+    "views/leaderboard.py": "Leaderboard",
 }
 
 
@@ -96,7 +95,7 @@ def test_researcher_opens_every_analysis_page(store: str) -> None:
 
 
 def test_agreement_page_shows_alpha_and_pairs(store: str) -> None:
-    at = open_page(logged_in("res"), "pages/agreement.py")
+    at = open_page(logged_in("res"), "views/agreement.py")
     at.selectbox(key="agreement_dataset").set_value(DEMO).run()
     assert not at.exception, at.exception
     labels = analysis.load_frames(store, DEMO).labels
@@ -109,7 +108,7 @@ def test_agreement_page_shows_alpha_and_pairs(store: str) -> None:
     assert len(kappa) == 3
     counts = table(at, "labels per item", "items")
     assert dict(zip(counts["labels per item"], counts["items"], strict=True))["3+"] == 39
-    from app.pages.agreement import label_count_chart
+    from app.views.agreement import label_count_chart
 
     chart = label_count_chart(
         analysis.agreement_tables(analysis.load_frames(store, DEMO)).label_counts
@@ -131,7 +130,7 @@ def test_agreement_page_shows_alpha_and_pairs(store: str) -> None:
 
 
 def test_researcher_adjudicates_a_disagreement(store: str) -> None:
-    at = open_page(logged_in("res"), "pages/disagreements.py")
+    at = open_page(logged_in("res"), "views/disagreements.py")
     at.selectbox(key="disagreements_dataset").set_value(DEMO).run()
     assert metrics(at)["Other splits"] == "39"
     item_id = at.selectbox(key="disagreements_item").value
@@ -168,7 +167,7 @@ def test_researcher_adjudicates_a_disagreement(store: str) -> None:
 
 
 def test_notes_and_item_text_are_plain_text(store: str) -> None:
-    at = open_page(logged_in("res"), "pages/disagreements.py")
+    at = open_page(logged_in("res"), "views/disagreements.py")
     at.selectbox(key="disagreements_dataset").set_value("evil").run()
     assert not at.exception, at.exception
     assert metrics(at)["Ties (no majority)"] == "1"
@@ -179,7 +178,7 @@ def test_notes_and_item_text_are_plain_text(store: str) -> None:
 
 
 def test_explorer_shows_confusion_worst_items_and_the_item(store: str) -> None:
-    at = open_page(logged_in("res"), "pages/explorer.py")
+    at = open_page(logged_in("res"), "views/explorer.py")
     at.selectbox(key="explorer_dataset").set_value(DEMO).run()
     at.selectbox(key="explorer_metric").set_value("f1").run()
     assert not at.exception, at.exception
@@ -202,7 +201,7 @@ def test_explorer_shows_confusion_worst_items_and_the_item(store: str) -> None:
 
 
 def test_leaderboard_lists_models_with_human_and_metric_accuracy(store: str) -> None:
-    at = open_page(logged_in("res"), "pages/leaderboard.py")
+    at = open_page(logged_in("res"), "views/leaderboard.py")
     at.selectbox(key="leaderboard_dataset").set_value(DEMO).run()
     at.number_input(key="leaderboard_boot").set_value(100).run()
     assert not at.exception, at.exception

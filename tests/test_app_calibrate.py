@@ -17,7 +17,6 @@ from _apptest import (
     build_demo_store,
     copy_store,
     finish_store,
-    navigation_pages_only,  # noqa: F401 - autouse fixture
 )
 from _apptest import logged_in as log_in
 from streamlit.testing.v1 import AppTest
@@ -26,7 +25,7 @@ from qaeval_core.judge import Judge
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
 
-PAGE = "pages/calibrate.py"
+PAGE = "views/calibrate.py"
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +125,7 @@ def test_order_queue_by_disagreement(store: str) -> None:
     assert "Re-ordered 298 unlabelled assignment(s)" in at.success[0].value
     first = ann.next_item("ann", DEMO, url=store)
     assert first is not None
-    from qaeval_core import active
+    from qaeval_core.calibrate import active
 
     ranked = active.disagreement_order(repo.scores(store, DEMO))
     assert first.id == int(ranked["item_id"].iloc[0])

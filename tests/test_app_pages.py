@@ -11,15 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _apptest import (
-    APP,
-    navigation_pages_only,  # noqa: F401 - autouse fixture
-)
+from _apptest import APP
 from _apptest import logged_in as log_in
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
-from app import ui
+from app.components import safe_text
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
@@ -108,7 +105,7 @@ def test_login_rejects_a_wrong_password_and_accepts_the_right_one(store: str) ->
 
 def test_annotator_cannot_reach_researcher_pages_even_by_url(store: str) -> None:
     at = logged_in("ann1")
-    for page in ("pages/assign.py", "pages/data.py", "pages/users.py"):
+    for page in ("views/assign.py", "views/data.py", "views/users.py"):
         with pytest.raises(ValueError, match="Could not find a navigation page"):
             at.switch_page(page)
     # Typing /assign into the address bar requests the page by its url-path hash: the router
@@ -131,14 +128,14 @@ def test_a_reload_keeps_the_user_logged_in_until_logout(store: str) -> None:
     token = at.query_params["session"]
     assert len(token) >= 40 and [t.value for t in at.title] == ["Annotate"]
     # navigation clears the URL's parameters; the next run puts the token back
-    at.switch_page("pages/annotate.py").run()
+    at.switch_page("views/annotate.py").run()
     assert at.query_params["session"] == token
     again = reloaded(token)
     assert not again.exception and [t.value for t in again.title] == ["Annotate"]
     assert "ann1" in again.sidebar.caption[0].value
     # the store keeps only a hash of the token
     with store_session.session_scope(store) as s:
-        from qaeval_core.store.models import LoginSession
+        from qaeval_core.store.orm import LoginSession
 
         stored = s.query(LoginSession.token_hash).scalar()
     assert stored != token and len(stored) == 64
@@ -155,7 +152,7 @@ def test_a_stale_or_forged_session_shows_the_login_form(store: str) -> None:
     from datetime import timedelta
 
     from qaeval_core.store import login_sessions
-    from qaeval_core.store.models import LoginSession, User, utcnow
+    from qaeval_core.store.orm import LoginSession, User, utcnow
 
     ann1 = repo.get_user(store, "ann1")
     for bad in ["forged-token", "x" * 5000, ""]:
@@ -179,7 +176,7 @@ def test_a_stale_or_forged_session_shows_the_login_form(store: str) -> None:
 @pytest.mark.parametrize("page", ["assign.py", "data.py", "users.py"])
 def test_pages_check_the_role_on_the_server(store: str, page: str) -> None:
     """Run the page file itself with an annotator session: it must stop before rendering."""
-    at = AppTest.from_file(str(APP / "pages" / page), default_timeout=60)
+    at = AppTest.from_file(str(APP / "views" / page), default_timeout=60)
     info = repo.get_user(store, "ann1")
     at.session_state["qaeval_user"] = {"id": info.id, "name": "ann1", "role": "annotator"}
     at.run()
@@ -189,16 +186,16 @@ def test_pages_check_the_role_on_the_server(store: str, page: str) -> None:
 
 
 def test_page_without_login_asks_to_log_in(store: str) -> None:
-    at = AppTest.from_file(str(APP / "pages" / "annotate.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(APP / "views" / "annotate.py"), default_timeout=60).run()
     assert "log in" in at.warning[0].value
 
 
 def test_role_change_takes_effect_without_new_login(store: str) -> None:
     at = logged_in("res")
-    at.switch_page("pages/assign.py").run()
+    at.switch_page("views/assign.py").run()
     assert [t.value for t in at.title] == ["Assign"]
     with store_session.write_scope(store) as s:
-        from qaeval_core.store.models import User
+        from qaeval_core.store.orm import User
 
         s.query(User).filter(User.name == "res").update({"role": "annotator"})
     at.run()
@@ -208,16 +205,16 @@ def test_role_change_takes_effect_without_new_login(store: str) -> None:
 def test_admin_sees_every_page_and_researcher_not_users(store: str) -> None:
     admin = logged_in("admin")
     for page, title in [
-        ("pages/assign.py", "Assign"),
-        ("pages/data.py", "Data"),
-        ("pages/users.py", "Users"),
+        ("views/assign.py", "Assign"),
+        ("views/data.py", "Data"),
+        ("views/users.py", "Users"),
     ]:
         admin.switch_page(page).run()
         assert not admin.exception, admin.exception
         assert [t.value for t in admin.title] == [title]
     res = logged_in("res")
     with pytest.raises(ValueError, match="Could not find a navigation page"):
-        res.switch_page("pages/users.py")
+        res.switch_page("views/users.py")
 
 
 # ----------------------------------------------------------------------------- assignment
@@ -225,7 +222,7 @@ def test_admin_sees_every_page_and_researcher_not_users(store: str) -> None:
 
 def test_researcher_deals_queues_and_sees_progress(store: str) -> None:
     at = logged_in("res")
-    at.switch_page("pages/assign.py").run()
+    at.switch_page("views/assign.py").run()
     assert "Nobody has a queue" in texts(at)
     at.multiselect(key="deal_annotators").set_value(["ann1", "ann2"])
     at.number_input(key="deal_base").set_value(1)
@@ -250,7 +247,7 @@ def test_researcher_deals_queues_and_sees_progress(store: str) -> None:
 
 def test_deal_errors_are_shown_not_raised(store: str) -> None:
     at = logged_in("res")
-    at.switch_page("pages/assign.py").run()
+    at.switch_page("views/assign.py").run()
     at.multiselect(key="deal_annotators").set_value(["ann1"])
     at.number_input(key="deal_base").set_value(2)
     at.button(key="deal_submit").click().run()
@@ -272,7 +269,7 @@ def test_annotator_without_queue_is_told_so(store: str) -> None:
 
 def test_researcher_with_empty_queue_queues_a_dataset_in_one_click(store: str) -> None:
     at = logged_in("res")
-    at.switch_page("pages/annotate.py").run()
+    at.switch_page("views/annotate.py").run()
     assert "Queue a dataset for yourself" in at.info[0].value
     at.selectbox(key="ann_self_dataset").set_value("ds")
     at.button(key="ann_self_deal").click().run()
@@ -282,7 +279,7 @@ def test_researcher_with_empty_queue_queues_a_dataset_in_one_click(store: str) -
     # an annotator dealt nothing more: every item already has its one annotator
     ann.reassign("ds", "res", ["ann1"], url=store)
     at = logged_in("admin")
-    at.switch_page("pages/annotate.py").run()
+    at.switch_page("views/annotate.py").run()
     at.button(key="ann_self_deal").click().run()
     assert "already has its annotator" in at.warning[0].value
 
@@ -412,7 +409,7 @@ def test_finished_queue_and_skipped_items(store: str) -> None:
 
 def test_data_page_shows_row_numbered_errors(store: str) -> None:
     at = logged_in("res")
-    at.switch_page("pages/data.py").run()
+    at.switch_page("views/data.py").run()
     bad = (
         b'{"question": "q", "references": ["r"], "candidate": "c"}\n{"question": "q2"}\nnot json\n'
     )
@@ -428,7 +425,7 @@ def test_data_page_shows_row_numbered_errors(store: str) -> None:
 
 def test_data_page_imports_a_good_file(store: str) -> None:
     at = logged_in("res")
-    at.switch_page("pages/data.py").run()
+    at.switch_page("views/data.py").run()
     good = b'{"id": "a", "question": "q", "references": ["r"], "candidate": "c", "label": 1}\n'
     at.get("file_uploader")[0].upload("good.jsonl", good)
     at.text_input(key="import_dataset").input("new")
@@ -440,7 +437,7 @@ def test_data_page_imports_a_good_file(store: str) -> None:
 
 def test_data_page_applies_a_column_mapping(store: str) -> None:
     at = logged_in("res")
-    at.switch_page("pages/data.py").run()
+    at.switch_page("views/data.py").run()
     csv = b"qid,q,gold_answer,output\nx1,Who?,Ada,It was Ada.\n"
     at.get("file_uploader")[0].upload("mapped.csv", csv)
     at.text_input(key="import_dataset").input("mapped")
@@ -458,7 +455,7 @@ def test_data_page_applies_a_column_mapping(store: str) -> None:
 @pytest.mark.parametrize("what", ["items", "labels", "labels-history", "scores"])
 @pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
 def test_exports_build_files(store: str, what: str, fmt: str) -> None:
-    from app.pages import data
+    from app.views import data
 
     dealt(store)
     ann.save_label("ann1", ann.next_item("ann1", "ds", url=store).id, 2, url=store)
@@ -470,7 +467,7 @@ def test_exports_build_files(store: str, what: str, fmt: str) -> None:
 
 def test_admin_adds_a_user_who_can_log_in(store: str) -> None:
     at = logged_in("admin")
-    at.switch_page("pages/users.py").run()
+    at.switch_page("views/users.py").run()
     at.text_input(key="user_name").input("newbie")
     at.selectbox(key="user_role").set_value("annotator")
     at.text_input(key="user_password").input("s3cret")
@@ -492,7 +489,7 @@ def test_admin_adds_a_user_who_can_log_in(store: str) -> None:
 
 
 def test_escape_markdown_neutralises_markup() -> None:
-    out = ui.escape_markdown("<b>x</b> ![i](u) $x$ :smile: **bold**\n    indented\n# head")
+    out = safe_text.escape_markdown("<b>x</b> ![i](u) $x$ :smile: **bold**\n    indented\n# head")
     for raw in ("<b>", "![i]", "$x$", ":smile:", "**bold**"):
         assert raw not in out
     assert out.endswith(r"\# head")
@@ -500,9 +497,9 @@ def test_escape_markdown_neutralises_markup() -> None:
 
 
 def test_highlight_marks_whole_reference_words_only() -> None:
-    words = ui.reference_words(["William Shakespeare", "the Bard"])
+    words = safe_text.reference_words(["William Shakespeare", "the Bard"])
     assert words == {"william", "shakespeare", "bard"}
-    out = ui.highlight("By Shakespeare! Not Shakespeareana. <i>bard</i>", words)
+    out = safe_text.highlight("By Shakespeare! Not Shakespeareana. <i>bard</i>", words)
     assert ":orange-background[**Shakespeare**]" in out
     assert "Shakespeareana" in out and "[**Shakespeareana**]" not in out
     assert r"\<i\>" in out and ":orange-background[**bard**]" in out

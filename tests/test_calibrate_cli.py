@@ -90,7 +90,7 @@ def test_calibrate_writes_a_judge_that_scores_new_data(tmp_path: Path, capsys) -
 
 
 def test_max_labels_leaves_the_rest_unseen(tmp_path: Path) -> None:
-    from qaeval_core.calibrate.dataset import calibrate_dataset
+    from qaeval_core.workflows import calibrate_dataset
 
     db = str(tmp_path / "store.sqlite")
     assert main(["import", str(_write_dataset(tmp_path / "d.jsonl")), "-d", "toy", "--db", db]) == 0
@@ -131,10 +131,11 @@ def test_unlabelled_dataset_is_refused(tmp_path: Path, capsys) -> None:
 def test_a_second_calibration_reuses_every_stored_score(tmp_path: Path, monkeypatch) -> None:
     """Two configurations of one metric id (as SMILE's code and paper variants in the defaults)
     are both reused: the store is read per (metric id, config hash), not one config per id."""
-    from qaeval_core.calibrate import dataset as calibration
+    from qaeval_core import workflows
+    from qaeval_core.calibrate import inputs
 
     monkeypatch.setattr(
-        calibration,
+        inputs,
         "DEFAULT_METRICS",
         (("f1", "f1", {}), ("f1_strict", "f1", {"threshold": 0.8}), ("recall", "recall", {})),
     )
@@ -143,7 +144,7 @@ def test_a_second_calibration_reuses_every_stored_score(tmp_path: Path, monkeypa
     runs = []
     for _ in range(2):
         said: list[str] = []
-        result = calibration.calibrate_dataset(db, "toy", n_boot=50, progress=said.append)
+        result = workflows.calibrate_dataset(db, "toy", n_boot=50, progress=said.append)
         runs.append((said, result))
     first, second = runs[0][0], runs[1][0]
     assert sum("scoring" in line for line in first) == 3
@@ -160,7 +161,113 @@ def test_a_second_calibration_reuses_every_stored_score(tmp_path: Path, monkeypa
 def test_default_inputs_have_distinct_metric_ids() -> None:
     """The store's analyses show one configuration per metric id, so two default inputs sharing
     an id (SMILE's two variants once did) would hide one of them after a calibration."""
-    from qaeval_core.calibrate.dataset import metric_specs
+    from qaeval_core.calibrate.inputs import metric_specs
 
     ids = [metric.id for _, metric in metric_specs()]
     assert len(ids) == len(set(ids))
+
+
+def test_judging_a_scored_dataset_scores_nothing_again(tmp_path: Path, monkeypatch) -> None:
+    """``qaeval score --dataset D --config J`` reuses the inputs stored under the judge's
+    config hashes; what it had to compute it stores, so a second run computes nothing."""
+    from qaeval_core.metrics.base import metric_class
+
+    db = str(tmp_path / "store.sqlite")
+    assert main(["import", str(_write_dataset(tmp_path / "d.jsonl")), "-d", "toy", "--db", db]) == 0
+    judge = tmp_path / "judge.json"
+    args = ["calibrate", "-d", "toy", "-m", "f1,recall", "--max-labels", "60", "-o", str(judge)]
+    assert main([*args, "--db", db]) == 0
+    scored: list[int] = []
+    for metric_id in ("f1", "recall"):
+        cls = metric_class(metric_id)
+        original = cls.score_batch
+
+        def counting(self, items, _original=original):
+            scored.append(len(items))
+            return _original(self, items)
+
+        monkeypatch.setattr(cls, "score_batch", counting)
+    first_out, second_out = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    assert (
+        main(["score", "-d", "toy", "--config", str(judge), "-o", str(first_out), "--db", db]) == 0
+    )
+    assert 0 < sum(scored) <= 2 * (160 - 60)  # only what calibration had not stored
+    scored.clear()
+    assert (
+        main(["score", "-d", "toy", "--config", str(judge), "-o", str(second_out), "--db", db]) == 0
+    )
+    assert scored == []
+    first, second = pd.read_json(first_out, lines=True), pd.read_json(second_out, lines=True)
+    assert len(first) == 160
+    pd.testing.assert_frame_equal(first, second)
+    # The same verdicts as the judge applied afresh to the stored items.
+    fresh = Judge.from_config(judge).score_frame(repo.list_items(db, "toy"))
+    assert first["judge_correct"].tolist() == fresh["judge_correct"].tolist()
+    np.testing.assert_allclose(first["judge_score"], fresh["judge_score"])
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--candidates", "foo"], "Unknown candidate combiner"),
+        (["--candidates", ","], "No candidate combiners"),
+        (["--metrics", "nosuch"], "Unknown metric 'nosuch'"),
+        (["--max-labels", "5"], "too few to calibrate"),
+        (["--folds", "1"], "--folds must be >= 2"),
+        (["--name", "taken"], "already exists"),
+    ],
+)
+def test_bad_calibrate_flags_fail_before_any_work(
+    tmp_path: Path, monkeypatch, capsys, flags: list[str], message: str
+) -> None:
+    from qaeval_core import analysis, workflows
+
+    db = str(tmp_path / "store.sqlite")
+    assert (
+        main(["import", str(_write_dataset(tmp_path / "d.jsonl", n=40)), "-d", "toy", "--db", db])
+        == 0
+    )
+    repo.save_calibration(db, "taken", {"kind": "placeholder"})
+
+    def no_work(*_args, **_kwargs):
+        raise AssertionError("labels or scores were read before the flags were checked")
+
+    monkeypatch.setattr(workflows, "calibrate_dataset", no_work)
+    monkeypatch.setattr(analysis, "load_frames", no_work)
+    capsys.readouterr()
+    code = main(["calibrate", "-d", "toy", "-o", str(tmp_path / "j.json"), *flags, "--db", db])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert message in err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--metrics", "f1,nosuch"], "Unknown metric 'nosuch'"),
+        (["--metrics", "f1:nope=1"], "has no parameter(s) nope"),
+        (["--config", "missing.json"], "does not exist"),
+        (["--metrics", "f1", "-o", "out.xyz"], "Cannot tell the format"),
+    ],
+)
+def test_bad_score_flags_fail_before_any_work(
+    tmp_path: Path, monkeypatch, capsys, flags: list[str], message: str
+) -> None:
+    from qaeval_core import io, workflows
+
+    data = _write_dataset(tmp_path / "d.jsonl", n=20)
+
+    def no_work(*_args, **_kwargs):
+        raise AssertionError("data was read or scored before the flags were checked")
+
+    monkeypatch.setattr(workflows, "score_dataset", no_work)
+    monkeypatch.setattr(io, "read_records", no_work)
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    code = main(["score", str(data), *flags])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert message in err
+    assert "Traceback" not in err

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from qaeval_core.calibrate._base import model_from_dict, rho
-from qaeval_core.calibrate.fusion import FusionClassifier, fit_filters, select_voters
-from qaeval_core.calibrate.stacker import StackerClassifier
 from qaeval_core.errors import ConfigError
+from qaeval_core.judge.combiners.base import model_from_dict, rho
+from qaeval_core.judge.combiners.fusion import FusionClassifier, fit_filters, select_voters
+from qaeval_core.judge.combiners.stacker import StackerClassifier
 
 
 def _scores(n: int = 600, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:

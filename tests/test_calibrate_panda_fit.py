@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from qaeval_core.calibrate import model_from_dict
-from qaeval_core.calibrate.panda_fit import (
+from qaeval_core.judge.combiners.panda_refit import (
     PandaFitClassifier,
     _mix,
     item_triples,

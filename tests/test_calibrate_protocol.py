@@ -22,8 +22,8 @@ from qaeval_core.calibrate.protocol import (
     paired_bootstrap,
     quality,
 )
-from qaeval_core.calibrate.stacker import StackerClassifier
-from qaeval_core.calibrate.thresholds import ThresholdClassifier
+from qaeval_core.judge.combiners.stacker import StackerClassifier
+from qaeval_core.judge.combiners.threshold import ThresholdClassifier
 
 
 class SpyEstimator(BaseEstimator):

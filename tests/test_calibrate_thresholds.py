@@ -9,14 +9,14 @@ import pandas as pd
 import pytest
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score
 
-from qaeval_core.calibrate._base import model_from_dict
-from qaeval_core.calibrate.thresholds import (
+from qaeval_core.errors import ConfigError
+from qaeval_core.judge.combiners.base import model_from_dict
+from qaeval_core.judge.combiners.threshold import (
     OBJECTIVES,
     ThresholdClassifier,
     best_threshold,
     objective_curve,
 )
-from qaeval_core.errors import ConfigError
 
 SKLEARN = {
     "accuracy": accuracy_score,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from qaeval_core.cli.main import main as cli_main
-from qaeval_core.scoring import score_dataset
+from qaeval_core.workflows import score_dataset
 
 DEMO = "demo-nq301"
 

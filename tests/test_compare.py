@@ -8,8 +8,8 @@ import pytest
 from scipy import stats
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score
 
-from qaeval_core.agreement import aggregate_labels, bootstrap_weights
-from qaeval_core.compare import (
+from qaeval_core.analysis.agreement import aggregate_labels, bootstrap_weights
+from qaeval_core.analysis.compare import (
     STATISTICS,
     accuracy_deviation,
     bootstrap_statistics,

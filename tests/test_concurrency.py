@@ -32,7 +32,8 @@ from sqlalchemy import func, insert, select
 from qaeval_core.schema import content_hash
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import session as store_session
-from qaeval_core.store.models import Assignment, Dataset, Item, Label, User
+from qaeval_core.store.orm import Assignment, Dataset, Label, User
+from qaeval_core.store.orm import ItemRecord as Item
 
 N_ANNOTATORS = 20
 N_ITEMS = 4000

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from qaeval_core.errors import ConfigError, ModelLoadError
+from qaeval_core.metrics._support.loading import resolve_model_path
 from qaeval_core.metrics.base import get_metric, metric_ids
 from qaeval_core.metrics.crossjudge import (
     DELTA_FILE,
@@ -25,7 +26,6 @@ from qaeval_core.metrics.crossjudge import (
     default_weights,
     sha256_file,
 )
-from qaeval_core.models import resolve_model_path
 from qaeval_core.schema import Item
 
 pytestmark = pytest.mark.slow

@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 
 from qaeval_core.calibrate import fit_judge, score_items
-from qaeval_core.calibrate.fusion import FusionClassifier
-from qaeval_core.calibrate.stacker import StackerClassifier
-from qaeval_core.calibrate.thresholds import ThresholdClassifier
 from qaeval_core.errors import ConfigError
 from qaeval_core.judge import JUDGE_SCHEMA_VERSION, FeatureSpec, Judge, config_checksum
+from qaeval_core.judge.combiners.fusion import FusionClassifier
+from qaeval_core.judge.combiners.stacker import StackerClassifier
+from qaeval_core.judge.combiners.threshold import ThresholdClassifier
 from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.schema import Item
 
@@ -277,8 +277,8 @@ def test_frame_needs_the_item_columns(fitted) -> None:
 
 
 def test_text_reading_panda_judge_round_trips(tmp_path: Path) -> None:
-    from qaeval_core.calibrate.panda_fit import PandaFitClassifier
     from qaeval_core.judge import frame_to_items, items_frame
+    from qaeval_core.judge.combiners.panda_refit import PandaFitClassifier
 
     frame, y = _items(seed=2)
     items = frame_to_items(frame)

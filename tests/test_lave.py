@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from qaeval_core.metrics._support.llm_backend import LLMEndpointError, OpenAIChatClient
 from qaeval_core.metrics.base import get_metric
 from qaeval_core.metrics.lave import (
     DEMOS_BINARY,
@@ -26,7 +27,6 @@ from qaeval_core.metrics.lave import (
     parse_rating,
     rating_to_score,
 )
-from qaeval_core.metrics.llm_backend import LLMEndpointError, OpenAIChatClient
 from qaeval_core.schema import Item
 
 ALL_DEMOS = DEMOS_OTHER + DEMOS_BINARY

@@ -7,7 +7,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
 
 from qaeval_core.store import session as store_session
-from qaeval_core.store.models import Base
+from qaeval_core.store.orm import Base
 
 TABLES = {
     "datasets", "items", "users", "assignments", "labels", "adjudications", "scores",

@@ -12,7 +12,8 @@ from sqlalchemy import func, insert, select
 from qaeval_core import io
 from qaeval_core.errors import ConfigError, NotFoundError, StoreError, ValidationError
 from qaeval_core.store import repo
-from qaeval_core.store.models import Dataset, Item, Label, User
+from qaeval_core.store.orm import Dataset, Label, User
+from qaeval_core.store.orm import ItemRecord as Item
 from qaeval_core.store.session import session_scope
 
 DATA = Path(__file__).parent / "data"
@@ -87,7 +88,7 @@ def test_a_failure_halfway_leaves_the_store_unchanged(db_url: str, monkeypatch):
         assert session.execute(select(func.count()).select_from(Item)).scalar_one() > 2
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(repo, "_insert_labels", explode)
+    monkeypatch.setattr("qaeval_core.store.repo.imports._insert_labels", explode)
     with pytest.raises(RuntimeError, match="disk full"):
         repo.import_file(db_url, str(DATA / "shared_form.jsonl"), "new-dataset")
     assert counts(db_url) == before

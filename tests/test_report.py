@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from qaeval_core.agreement import krippendorff_alpha
+from qaeval_core.analysis.agreement import krippendorff_alpha
+from qaeval_core.analysis.report import build_report, render_html, to_jsonable, write_report
 from qaeval_core.errors import QAEvalError
-from qaeval_core.report import build_report, render_html, to_jsonable, write_report
 
 EVIL = "<script>alert('x')</script>"
 

@@ -19,10 +19,10 @@ from qaeval_core.scoring import (
     parse_metric_spec,
     resolve_metrics,
     score,
-    score_dataset,
     score_items,
 )
 from qaeval_core.store import repo
+from qaeval_core.workflows import score_dataset
 
 # -- specs ------------------------------------------------------------------------------------
 
@@ -223,3 +223,71 @@ def test_non_finite_scores_are_stored_as_zero_with_the_reason(sqlite_url: str) -
     stored = repo.scores(sqlite_url, "toy", metric_id="em")
     assert stored["value"].tolist() == [0.0, 0.0, 0.0]
     assert "non-finite" in stored["details"].iloc[0]["error"]
+
+
+# -- one NaN policy on every path -------------------------------------------------------------
+
+
+class _NaNOnOddRows(type(get_metric("f1"))):
+    """F1, except that odd rows score NaN (a metric bug on some items)."""
+
+    def score_batch(self, items):
+        res = super().score_batch(items)
+        res.scores[1::2] = np.nan
+        return res
+
+
+def _nan_items() -> list[Item]:
+    return [
+        Item(question=f"q{i}", references=("Paris",), candidate="Paris" if i % 4 < 2 else "Rome")
+        for i in range(40)
+    ]
+
+
+def _policy_holds(scores: np.ndarray, decisions: np.ndarray | None = None) -> None:
+    from qaeval_core.scoring import NAN_SCORE
+
+    assert np.isfinite(scores).all()
+    assert (scores[1::2] == NAN_SCORE).all()
+    assert scores[0::2].tolist() == [1.0 if i % 4 < 2 else 0.0 for i in range(0, 40, 2)]
+    if decisions is not None:
+        assert not decisions[1::2].any()
+
+
+def test_the_nan_policy_is_the_same_from_score_calibrate_and_a_judge(sqlite_url: str) -> None:
+    """``score`` (frames), ``score_dataset`` (the store), calibration's inputs and a judge all
+    replace a non-finite score by 0.0, decided not correct, with the reason in the details."""
+    from qaeval_core.calibrate import feature_scores, fit_judge
+    from qaeval_core.judge import FeatureSpec, Judge
+    from qaeval_core.metrics import base
+
+    metric = _NaNOnOddRows()
+    items = _nan_items()
+    frame = pd.DataFrame(
+        {"question": [it.question for it in items], "references": [["Paris"]] * len(items),
+         "candidate": [it.candidate for it in items]}
+    )  # fmt: skip
+
+    scored = score(frame, [metric])
+    _policy_holds(scored["f1"].to_numpy(), scored["f1_correct"].to_numpy())
+    assert "non-finite score nan stored as 0.0" in scored["f1_details"].iloc[1]
+
+    res = score_items(items, [metric])["f1"]
+    _policy_holds(res.scores, res.decisions)
+    assert res.details[1]["error"] == "non-finite score nan stored as 0.0"
+
+    scores, decisions, specs = feature_scores(items, [metric])
+    _policy_holds(scores["f1"].to_numpy(), decisions["f1"].to_numpy())
+
+    y = np.array([i % 4 < 2 for i in range(len(items))])
+    fitted, _ = fit_judge(scores, y, specs, candidates=["threshold"], n_boot=20)
+    judge = Judge([FeatureSpec.from_metric(metric, "f1")], fitted.model, fitted_on=fitted.fitted_on)
+    judge._metrics = {"f1": metric}  # the NaN metric is not in the registry
+    _policy_holds(judge.score_matrix(items)["f1"].to_numpy())
+    assert base.get_metric("f1").score_batch(items).scores[1] == 1.0  # the real F1 is untouched
+
+    _import(sqlite_url)
+    score_dataset(sqlite_url, "toy", [metric])
+    stored = repo.scores(sqlite_url, "toy", metric_id="f1").sort_values("item_id")
+    assert np.isfinite(stored["value"]).all()
+    assert stored["details"].iloc[1]["error"] == "non-finite score nan stored as 0.0"

@@ -1,6 +1,6 @@
 """The analysis of stored data: load one dataset's frames, run agreement / comparison, adjudicate.
 
-:mod:`qaeval_core.agreement`, :mod:`qaeval_core.compare` and :mod:`qaeval_core.report` are pure
+:mod:`.agreement`, :mod:`.compare` and :mod:`.report` are pure
 functions on frames; this package is the one place that reads those frames out of the store, so
 the app pages and ``qaeval report`` analyse exactly the same data the same way. Everything is
 importable from here:

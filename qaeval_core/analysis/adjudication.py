@@ -1,26 +1,23 @@
 """Adjudication: the queue of items whose raters disagree, and researchers' final labels.
 
 Adjudication is the only write of :mod:`qaeval_core.analysis`: one ``INSERT`` in a short
-``BEGIN IMMEDIATE`` transaction, append-only like labels, so the history of who decided what
-and when is never lost.
+``BEGIN IMMEDIATE`` transaction (:func:`qaeval_core.store.repo.add_adjudication`), append-only
+like labels, so the history of who decided what and when is never lost. This module checks the
+decision (a label value, a reason) and builds the queue with pandas; the store does the SQL.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
-
 import numpy as np
 import pandas as pd
-from sqlalchemy import select
 
 from qaeval_core.analysis.analyses import human_verdicts
 from qaeval_core.analysis.formatting import label_text, rule_text
-from qaeval_core.analysis.frames import load_frames, read_adjudications, session_for
-from qaeval_core.errors import ConfigError, NotFoundError, PermissionDenied
+from qaeval_core.analysis.frames import load_frames, read_adjudications
+from qaeval_core.errors import ConfigError
 from qaeval_core.schema import parse_label_value
 from qaeval_core.store import repo
-from qaeval_core.store.models import Adjudication, Item, User, utcnow
+from qaeval_core.store.repo import AdjudicationRecord
 
 __all__ = [
     "ADJUDICATOR_ROLES",
@@ -34,18 +31,6 @@ __all__ = [
 #: Roles that may settle disagreements.
 ADJUDICATOR_ROLES = ("researcher", "admin")
 MAX_REASON_CHARS = 5000
-
-
-@dataclass(frozen=True)
-class AdjudicationRecord:
-    """One committed adjudication (who decided what, when and why)."""
-
-    id: int
-    item_id: int
-    user: str
-    value: int
-    reason: str
-    created_at: datetime
 
 
 def adjudicate(
@@ -65,22 +50,7 @@ def adjudicate(
         raise ConfigError(
             f"The reason has {len(text)} characters; the limit is {MAX_REASON_CHARS}."
         )
-    with session_for(db, write=True) as s:
-        user = s.execute(select(User).where(User.name == researcher_name)).scalar_one_or_none()
-        if user is None or not user.active or user.role not in ADJUDICATOR_ROLES:
-            role = "no active account" if user is None or not user.active else user.role
-            raise PermissionDenied(
-                f"{researcher_name!r} ({role}) cannot adjudicate; only "
-                f"{' or '.join(ADJUDICATOR_ROLES)} accounts can."
-            )
-        if s.get(Item, int(item_id)) is None:
-            raise NotFoundError(f"No item with id {item_id}.")
-        row = Adjudication(
-            item_id=int(item_id), user_id=user.id, value=val, reason=text, created_at=utcnow()
-        )
-        s.add(row)
-        s.flush()
-        return AdjudicationRecord(row.id, row.item_id, user.name, val, text, row.created_at)
+    return repo.add_adjudication(db, item_id, researcher_name, val, text, roles=ADJUDICATOR_ROLES)
 
 
 def adjudication_history(db: repo.Store, item_id: int) -> pd.DataFrame:
@@ -88,8 +58,7 @@ def adjudication_history(db: repo.Store, item_id: int) -> pd.DataFrame:
 
     Columns: ``adjudication_id``, ``item_id``, ``user``, ``value``, ``reason``, ``created_at``.
     """
-    with session_for(db) as s:
-        return read_adjudications(s, None, int(item_id))
+    return read_adjudications(db, None, int(item_id))
 
 
 def _label_summary(rows: pd.DataFrame) -> str:

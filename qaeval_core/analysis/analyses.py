@@ -1,8 +1,8 @@
 """The analyses of loaded :class:`~qaeval_core.analysis.frames.Frames`: agreement, metrics, models.
 
 Each function takes frames (never the store), so one load serves every table of a page, and the
-pure functions of :mod:`qaeval_core.agreement`, :mod:`qaeval_core.compare` and
-:mod:`qaeval_core.report` get the same inputs wherever they are called from.
+pure functions of :mod:`qaeval_core.analysis.agreement`, :mod:`qaeval_core.analysis.compare` and
+:mod:`qaeval_core.analysis.report` get the same inputs wherever they are called from.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from qaeval_core.agreement import (
+from qaeval_core.analysis.agreement import (
     ScorePolicy,
     aggregate_labels,
     alpha_by_group,
@@ -21,9 +21,7 @@ from qaeval_core.agreement import (
     pairwise_kappa,
     rater_vs_rest,
 )
-from qaeval_core.analysis.formatting import format_details
-from qaeval_core.analysis.frames import Frames, load_frames
-from qaeval_core.compare import (
+from qaeval_core.analysis.compare import (
     confusion_table,
     join_scores,
     metric_vs_human,
@@ -32,8 +30,10 @@ from qaeval_core.compare import (
     ranking_changes,
     worst_disagreements,
 )
+from qaeval_core.analysis.formatting import format_details
+from qaeval_core.analysis.frames import Frames, load_frames
+from qaeval_core.analysis.report import Report, build_report
 from qaeval_core.errors import NotFoundError
-from qaeval_core.report import Report, build_report
 from qaeval_core.store import repo
 
 __all__ = [
@@ -58,7 +58,7 @@ def human_verdicts(frames: Frames, *, score_policy: ScorePolicy = "mean") -> pd.
 
 @dataclass(frozen=True)
 class AgreementTables:
-    """The agreement page's numbers (see :mod:`qaeval_core.agreement` for each column)."""
+    """The agreement page's numbers (see :mod:`qaeval_core.analysis.agreement` for each column)."""
 
     alpha: pd.DataFrame
     kappa: pd.DataFrame
@@ -177,7 +177,7 @@ def metric_view(
 class Leaderboard:
     """QA-model accuracy per metric next to the humans'.
 
-    ``table``: long (:func:`~qaeval_core.compare.model_leaderboard`); ``wide``: one row per
+    ``table``: long (:func:`~qaeval_core.analysis.compare.model_leaderboard`); ``wide``: one row per
     (dataset, model) with the human accuracy and one ``<metric>`` accuracy and
     ``<metric> rank`` column per metric; ``ranking``: rank correlation and flipped pairs.
     """
@@ -222,7 +222,7 @@ def dataset_report(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> Report:
-    """:func:`qaeval_core.report.build_report` on one stored dataset (for ``qaeval report``)."""
+    """:func:`.report.build_report` on one stored dataset (for ``qaeval report``)."""
     frames = load_frames(db, dataset, metrics=metrics, config_hashes=config_hashes)
     report = build_report(
         frames.items,

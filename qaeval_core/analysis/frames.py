@@ -11,24 +11,23 @@ same rows:
 - ``scores``: one configuration per metric id. A metric scored under several configurations
   (changed parameters give a new ``config_hash``) would otherwise be counted twice; the most
   recently written configuration is taken unless the caller names the hashes.
+
+The SQL lives in the store (:mod:`qaeval_core.store.repo.frames`); this module opens one read
+transaction with :func:`session_for`, passes it to the store's readers and does the rest (which
+configuration to use, the frames) with pandas.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
 
-from qaeval_core.agreement import aggregate_labels
+from qaeval_core.analysis.agreement import aggregate_labels
 from qaeval_core.errors import NotFoundError
 from qaeval_core.store import repo
-from qaeval_core.store.models import Adjudication, Dataset, Item, Label, Score, User
-from qaeval_core.store.session import session_scope, write_scope
 
 __all__ = [
     "ADJUDICATION_COLUMNS",
@@ -47,33 +46,15 @@ __all__ = [
     "session_for",
 ]
 
-ITEM_COLUMNS = [
-    "item_id", "dataset", "external_id", "question", "references", "candidate", "context",
-    "qa_model",
-]  # fmt: skip
-LABEL_COLUMNS = ["item_id", "rater", "role", "value", "rule", "note", "source", "created_at"]
-ADJUDICATION_COLUMNS = [
-    "adjudication_id", "item_id", "user", "value", "reason", "created_at",
-]  # fmt: skip
-SCORE_COLUMNS = ["item_id", "metric_id", "config_hash", "value", "decision", "details"]
+ITEM_COLUMNS = repo.FRAME_ITEM_COLUMNS
+LABEL_COLUMNS = repo.FRAME_LABEL_COLUMNS
+ADJUDICATION_COLUMNS = repo.ADJUDICATION_COLUMNS
+SCORE_COLUMNS = repo.FRAME_SCORE_COLUMNS
 CONFIG_COLUMNS = ["metric_id", "config_hash", "n_items", "last_scored", "used"]
 
-
-@contextmanager
-def session_for(db: repo.Store, *, write: bool = False) -> Iterator[Session]:
-    """The caller's session (joins its transaction) or a new one on the URL."""
-    if isinstance(db, Session):
-        yield db
-        return
-    with (write_scope if write else session_scope)(db) as session:
-        yield session
-
-
-def _dataset_filter(session: Session, dataset: str | None) -> Any:
-    if dataset is None:
-        return True
-    # repo's lookup gives the "known datasets: ..." message for a typo
-    return Item.dataset_id == repo.get_dataset(session, dataset).id
+#: The caller's session (joins its transaction) or a new one on the URL; ``write=True`` takes
+#: the write lock first. Pass what it yields as ``db`` to read several frames consistently.
+session_for = repo.session_for
 
 
 def data_version(db: repo.Store) -> tuple[Any, ...]:
@@ -82,18 +63,7 @@ def data_version(db: repo.Store) -> tuple[Any, ...]:
     The app keys its caches on it, so a new label, score or adjudication shows on the next
     rerun while unchanged data is not re-analysed (bootstraps take seconds).
     """
-    with session_for(db) as s:
-        row = s.execute(
-            select(
-                select(func.count(Item.id)).scalar_subquery(),
-                select(func.max(Item.id)).scalar_subquery(),
-                select(func.max(Label.id)).scalar_subquery(),
-                select(func.max(Adjudication.id)).scalar_subquery(),
-                select(func.count(Score.id)).scalar_subquery(),
-                select(func.max(Score.created_at)).scalar_subquery(),
-            )
-        ).one()
-    return tuple(str(v) for v in row)
+    return tuple(str(v) for v in repo.data_fingerprint(db))
 
 
 def score_configs(db: repo.Store, dataset: str | None = None) -> pd.DataFrame:
@@ -103,21 +73,7 @@ def score_configs(db: repo.Store, dataset: str | None = None) -> pd.DataFrame:
     were written last. Returns columns ``metric_id``, ``config_hash``, ``n_items``,
     ``last_scored``, ``used``.
     """
-    with session_for(db) as s:
-        stmt = (
-            select(
-                Score.metric_id,
-                Score.config_hash,
-                func.count(Score.id),
-                func.max(Score.created_at),
-                func.max(Score.id),
-            )
-            .join(Item, Item.id == Score.item_id)
-            .where(_dataset_filter(s, dataset))
-            .group_by(Score.metric_id, Score.config_hash)
-        )
-        rows = [tuple(r) for r in s.execute(stmt).all()]
-    frame = pd.DataFrame(rows, columns=[*CONFIG_COLUMNS[:4], "last_id"])
+    frame = repo.score_config_rows(db, dataset)
     frame = frame.sort_values(
         ["metric_id", "last_scored", "last_id"], ascending=[True, False, False]
     )
@@ -125,80 +81,22 @@ def score_configs(db: repo.Store, dataset: str | None = None) -> pd.DataFrame:
     return frame[CONFIG_COLUMNS].reset_index(drop=True)
 
 
-def _items(s: Session, dataset: str | None) -> pd.DataFrame:
-    stmt = (
-        select(
-            Item.id, Dataset.name, Item.external_id, Item.question, Item.references,
-            Item.candidate, Item.context, Item.qa_model,
-        )
-        .join(Dataset, Dataset.id == Item.dataset_id)
-        .where(_dataset_filter(s, dataset))
-        .order_by(Item.id)
-    )  # fmt: skip
-    return pd.DataFrame([tuple(r) for r in s.execute(stmt).all()], columns=ITEM_COLUMNS)
-
-
-def _labels(s: Session, dataset: str | None, item_id: int | None = None) -> pd.DataFrame:
-    latest = select(func.max(Label.id)).group_by(Label.item_id, Label.user_id)
-    stmt = (
-        select(
-            Label.item_id, User.name, User.role, Label.value, Label.rule, Label.note,
-            Label.source, Label.created_at,
-        )
-        .join(Item, Item.id == Label.item_id)
-        .join(User, User.id == Label.user_id)
-        .where(Label.id.in_(latest), _dataset_filter(s, dataset))
-        .order_by(Label.id)
-    )  # fmt: skip
-    if item_id is not None:
-        stmt = stmt.where(Label.item_id == item_id)
-    frame = pd.DataFrame([tuple(r) for r in s.execute(stmt).all()], columns=LABEL_COLUMNS)
-    frame["value"] = frame["value"].astype(int)
-    frame["rule"] = frame["rule"].astype("Int64")
-    return frame
-
-
-def read_adjudications(s: Session, dataset: str | None, item_id: int | None = None) -> pd.DataFrame:
+def read_adjudications(
+    s: repo.Store, dataset: str | None, item_id: int | None = None
+) -> pd.DataFrame:
     """Adjudication rows (oldest first) of a dataset or one item; the adjudication history too."""
-    stmt = (
-        select(
-            Adjudication.id, Adjudication.item_id, User.name, Adjudication.value,
-            Adjudication.reason, Adjudication.created_at,
-        )
-        .join(Item, Item.id == Adjudication.item_id)
-        .join(User, User.id == Adjudication.user_id)
-        .where(_dataset_filter(s, dataset))
-        .order_by(Adjudication.id)
-    )  # fmt: skip
-    if item_id is not None:
-        stmt = stmt.where(Adjudication.item_id == item_id)
-    rows = [tuple(r) for r in s.execute(stmt).all()]
-    frame = pd.DataFrame(rows, columns=ADJUDICATION_COLUMNS)
-    frame["value"] = frame["value"].astype(int)
-    return frame
+    return repo.adjudication_rows(s, dataset, item_id)
 
 
 def _pairs(frame: pd.DataFrame) -> pd.MultiIndex:
     return pd.MultiIndex.from_frame(frame[["metric_id", "config_hash"]])
 
 
-def _scores(s: Session, dataset: str | None, chosen: Sequence[tuple[str, str]]) -> pd.DataFrame:
+def _scores(db: repo.Store, dataset: str | None, chosen: Sequence[tuple[str, str]]) -> pd.DataFrame:
     if not chosen:
         return pd.DataFrame(columns=SCORE_COLUMNS)
-    hashes = {h for _, h in chosen}
-    stmt = (
-        select(
-            Score.item_id, Score.metric_id, Score.config_hash, Score.value, Score.decision,
-            Score.details,
-        )
-        .join(Item, Item.id == Score.item_id)
-        .where(_dataset_filter(s, dataset), Score.config_hash.in_(hashes))
-        .order_by(Score.metric_id, Score.item_id)
-    )  # fmt: skip
-    frame = pd.DataFrame([tuple(r) for r in s.execute(stmt).all()], columns=SCORE_COLUMNS)
+    frame = repo.frame_scores(db, dataset, {h for _, h in chosen})
     frame = frame[_pairs(frame).isin(list(chosen))]
-    frame["value"] = frame["value"].astype(float)
-    frame["decision"] = frame["decision"].astype("boolean")
     return frame.reset_index(drop=True)
 
 
@@ -283,8 +181,8 @@ def load_frames(
         chosen = configs.loc[configs["used"], ["metric_id", "config_hash"]]
         return Frames(
             dataset=dataset,
-            items=_items(s, dataset),
-            labels=_labels(s, dataset),
+            items=repo.frame_items(s, dataset),
+            labels=repo.frame_labels(s, dataset),
             adjudications=read_adjudications(s, dataset),
             scores=_scores(s, dataset, list(chosen.itertuples(index=False, name=None))),
             configs=configs,
@@ -313,28 +211,12 @@ class ItemDetail:
 def item_detail(db: repo.Store, item_id: int) -> ItemDetail:
     """One item with its labels (current, every rater), adjudication history and all scores."""
     with session_for(db) as s:
-        row = s.execute(
-            select(Item, Dataset.name)
-            .join(Dataset, Dataset.id == Item.dataset_id)
-            .where(Item.id == int(item_id))
-        ).one_or_none()
-        if row is None:
+        item = repo.item_row(s, int(item_id))
+        if item is None:
             raise NotFoundError(f"No item with id {item_id}.")
-        it, dataset = row
-        item = {
-            "item_id": it.id, "dataset": dataset, "external_id": it.external_id,
-            "question": it.question, "references": list(it.references),
-            "candidate": it.candidate, "context": it.context, "qa_model": it.qa_model,
-        }  # fmt: skip
-        stmt = (
-            select(*(getattr(Score, c) for c in SCORE_COLUMNS))
-            .where(Score.item_id == it.id)
-            .order_by(Score.metric_id, Score.created_at.desc())
-        )
-        scores = pd.DataFrame([tuple(r) for r in s.execute(stmt).all()], columns=SCORE_COLUMNS)
         return ItemDetail(
             item=item,
-            labels=_labels(s, None, it.id),
-            adjudications=read_adjudications(s, None, it.id),
-            scores=scores,
+            labels=repo.frame_labels(s, None, item["item_id"]),
+            adjudications=read_adjudications(s, None, item["item_id"]),
+            scores=repo.item_scores(s, item["item_id"]),
         )

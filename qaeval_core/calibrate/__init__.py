@@ -1,26 +1,27 @@
-"""Calibration: fit automatic judges to human labels and measure them honestly.
+"""Calibration, the training side: fit judges to human labels and measure them honestly.
 
-* :class:`ThresholdClassifier` - a cut on one metric's score (accuracy / balanced accuracy / F1).
-* :class:`FusionClassifier` - the fusion paper's precision filters + odd voting subset.
-* :class:`StackerClassifier` - logistic regression on all metric scores.
-* :mod:`~qaeval_core.calibrate.select` - SMILE's ``w`` and A-VERT's model by cross-validation.
 * :mod:`~qaeval_core.calibrate.protocol` - grouped folds, held-out splits, learning curves,
   bootstrap CIs; nothing is ever scored by a model fitted on it.
-* :func:`fit_judge` - compare the combiners by CV and export the winner as a
+* :mod:`~qaeval_core.calibrate.fit` - :func:`fit_judge` compares the combiners of
+  :mod:`qaeval_core.judge.combiners` by CV and exports the winner as a
   :class:`~qaeval_core.judge.Judge`.
+* :mod:`~qaeval_core.calibrate.select` - SMILE's ``w`` and A-VERT's model by cross-validation.
+* :mod:`~qaeval_core.calibrate.inputs` - the default input metrics and question grouping.
+* :mod:`~qaeval_core.calibrate.summary` - the quality tables and learning curves the page shows.
+* :mod:`~qaeval_core.calibrate.active` - which unlabelled items to label next.
 
-Every fitted model serialises to plain JSON (``to_dict`` / :func:`model_from_dict`), never pickle.
+It never touches the store: :mod:`qaeval_core.workflows` joins the store, scoring and this
+package. The combiner classes are re-exported here for code written against the old layout.
 """
 
-from qaeval_core.calibrate._base import model_from_dict, model_types, rho
 from qaeval_core.calibrate.fit import (
     CANDIDATES,
     DEFAULT_CANDIDATES,
     CalibrationReport,
+    feature_scores,
     fit_judge,
     score_items,
 )
-from qaeval_core.calibrate.fusion import FusionClassifier
 from qaeval_core.calibrate.protocol import (
     assign_folds,
     bootstrap_ci,
@@ -37,8 +38,14 @@ from qaeval_core.calibrate.select import (
     select_avert_model,
     select_smile_weight,
 )
-from qaeval_core.calibrate.stacker import StackerClassifier
-from qaeval_core.calibrate.thresholds import ThresholdClassifier
+from qaeval_core.judge.combiners import (
+    FusionClassifier,
+    StackerClassifier,
+    ThresholdClassifier,
+    model_from_dict,
+    model_types,
+    rho,
+)
 
 __all__ = [
     "CANDIDATES",
@@ -53,6 +60,7 @@ __all__ = [
     "cross_val_predict_proba",
     "cross_validate",
     "cv_select",
+    "feature_scores",
     "fit_judge",
     "held_out_split",
     "learning_curve",

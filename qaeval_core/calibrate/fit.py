@@ -19,6 +19,7 @@ points at 100-200 labels by picking a lucky threshold or fusion (first run, expe
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,35 +28,37 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from qaeval_core.calibrate._base import CalibratedClassifier, as_binary
-from qaeval_core.calibrate.fusion import FusionClassifier
-from qaeval_core.calibrate.panda_fit import TEXT_COLUMNS
 from qaeval_core.calibrate.protocol import (
     assign_folds,
     bootstrap_ci,
     cross_val_predict_proba,
     quality,
 )
-from qaeval_core.calibrate.stacker import StackerClassifier
-from qaeval_core.calibrate.thresholds import ThresholdClassifier
+from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.judge import FeatureSpec, Judge
+from qaeval_core.judge.combiners import (
+    TEXT_COLUMNS,
+    CalibratedClassifier,
+    FusionClassifier,
+    PandaFitClassifier,
+    StackerClassifier,
+    ThresholdClassifier,
+    as_binary,
+)
 from qaeval_core.metrics.base import Metric
 from qaeval_core.schema import Item
+from qaeval_core.scoring import ScoringJob, run_jobs
 
 __all__ = [
     "CANDIDATES",
     "DEFAULT_CANDIDATES",
     "CalibrationReport",
+    "check_candidates",
+    "feature_scores",
     "fit_judge",
     "score_items",
     "used_columns",
 ]
-
-
-def _panda() -> CalibratedClassifier:
-    from qaeval_core.calibrate.panda_fit import PandaFitClassifier
-
-    return PandaFitClassifier()
 
 
 #: Candidate combiners by name. ``panda`` reads the items' text (PANDA refitted on the labels) and
@@ -64,27 +67,61 @@ CANDIDATES: dict[str, Callable[[], CalibratedClassifier]] = {
     "threshold": lambda: ThresholdClassifier(column="best"),
     "fusion": lambda: FusionClassifier(),
     "stacker": lambda: StackerClassifier(),
-    "panda": _panda,
+    "panda": lambda: PandaFitClassifier(),
 }
 #: Compared by default; the first is preferred unless another is clearly better (see above).
 DEFAULT_CANDIDATES: tuple[str, ...] = ("stacker", "threshold", "fusion")
 
 
-def score_items(
+def check_candidates(names: Sequence[str]) -> list[str]:
+    """The candidate names, checked against :data:`CANDIDATES` (callers check flags early)."""
+    names = list(names)
+    unknown = [c for c in names if c not in CANDIDATES]
+    if unknown:
+        raise ConfigError(
+            f"Unknown candidate combiner(s) {unknown}; choose from {list(CANDIDATES)} "
+            "(e.g. --candidates stacker,threshold)."
+        )
+    if not names:
+        raise ConfigError(
+            f"No candidate combiners to compare; name at least one of {list(CANDIDATES)}."
+        )
+    return names
+
+
+def feature_scores(
     items: Sequence[Item], metrics: Sequence[Metric], *, columns: Sequence[str] | None = None
 ) -> tuple[pd.DataFrame, pd.DataFrame, list[FeatureSpec]]:
-    """Scores and default decisions of every metric on the items, and their feature specs."""
+    """Scores and default decisions of every metric on the items (one column per metric, run
+    through :func:`qaeval_core.scoring.run_jobs` and its NaN policy), and their feature specs.
+    """
     items = list(items)
     columns = list(columns) if columns is not None else [m.id for m in metrics]
     if len(columns) != len(metrics) or len(set(columns)) != len(columns):
-        raise ValueError(f"Need one unique column name per metric, got {columns}.")
-    scores, decisions = {}, {}
-    for col, metric in zip(columns, metrics, strict=True):
-        res = metric.score_batch(items)
-        scores[col] = np.asarray(res.scores, dtype=float)
-        decisions[col] = np.asarray(res.decisions, dtype=bool)
+        raise ConfigError(
+            f"Need one unique column name per metric, got {columns} for {len(metrics)} "
+            "metric(s); pass columns=[...] naming each metric once."
+        )
+    jobs = [ScoringJob(col, m, items) for col, m in zip(columns, metrics, strict=True)]
+    results = run_jobs(jobs)
+    scores = pd.DataFrame({col: results[col].scores for col in columns})
+    decisions = pd.DataFrame({col: results[col].decisions for col in columns})
     specs = [FeatureSpec.from_metric(m, c) for m, c in zip(metrics, columns, strict=True)]
-    return pd.DataFrame(scores), pd.DataFrame(decisions), specs
+    return scores, decisions, specs
+
+
+def score_items(
+    items: Sequence[Item], metrics: Sequence[Metric], *, columns: Sequence[str] | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame, list[FeatureSpec]]:
+    """Deprecated name of :func:`feature_scores` (kept for one release; ``score_items`` is
+    :func:`qaeval_core.scoring.score_items`, which returns metric results)."""
+    warnings.warn(
+        "qaeval_core.calibrate.score_items is renamed feature_scores; the old name goes in "
+        "the next release.",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return feature_scores(items, metrics, columns=columns)
 
 
 def used_columns(model: CalibratedClassifier) -> list[str]:
@@ -189,30 +226,33 @@ def fit_judge(
     yb = as_binary(y)
     cols = [f.column for f in features]
     if list(scores.columns) != cols:
-        raise ValueError(f"scores columns {list(scores.columns)} differ from features {cols}.")
+        raise InputError(
+            f"scores columns {list(scores.columns)} differ from features {cols}; pass one "
+            "score column per feature, in the features' order."
+        )
     if len(scores) != len(yb):
-        raise ValueError(f"{len(scores)} score rows for {len(yb)} labels.")
+        raise InputError(f"{len(scores)} score rows for {len(yb)} labels; give one label per row.")
     if isinstance(candidates, Mapping):
         factories = dict(candidates)
     else:
-        unknown = [c for c in candidates if c not in CANDIDATES]
-        if unknown:
-            raise ValueError(f"Unknown candidate(s) {unknown}; choose from {list(CANDIDATES)}.")
-        factories = {c: CANDIDATES[c] for c in candidates}
+        factories = {c: CANDIDATES[c] for c in check_candidates(candidates)}
     if not factories:
-        raise ValueError("No candidate combiners to compare.")
+        raise InputError(f"No candidate combiners to compare; name some of {list(CANDIDATES)}.")
     X = scores.reset_index(drop=True)
     XT = None
     if texts is not None:
         if len(texts) != len(X):
-            raise ValueError(f"texts has {len(texts)} rows for {len(X)} score rows.")
+            raise InputError(
+                f"texts has {len(texts)} rows for {len(X)} score rows; pass the text of "
+                "exactly the scored rows."
+            )
         XT = pd.concat([X, texts.reset_index(drop=True)[list(TEXT_COLUMNS)]], axis=1)
 
     def inputs(factory: Callable[[], CalibratedClassifier]) -> pd.DataFrame:
         if not getattr(factory(), "needs_text", False):
             return X
         if XT is None:
-            raise ValueError("A text-reading candidate (panda) needs texts=<question, ...>.")
+            raise InputError("A text-reading candidate (panda) needs texts=<question, ...>.")
         return XT
 
     g = None if groups is None else np.asarray(groups, dtype=object)

@@ -27,7 +27,9 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from qaeval_core.calibrate._base import as_binary
+from qaeval_core.errors import InputError
+from qaeval_core.judge.combiners.base import as_binary
+from qaeval_core.judge.combiners.folds import assign_folds, group_codes
 
 __all__ = [
     "Fold",
@@ -58,69 +60,6 @@ class Fold:
     index: int
     train: np.ndarray
     test: np.ndarray
-
-
-def _group_codes(n_items: int, groups: Sequence[Any] | np.ndarray | None) -> np.ndarray:
-    if groups is None:
-        return np.arange(n_items)
-    g = np.asarray(groups, dtype=object)
-    if len(g) != n_items:
-        raise ValueError(f"groups has {len(g)} entries for {n_items} items.")
-    # Missing group ids (None/NaN) make each such item its own group.
-    keys = [
-        ("__item__", i) if v is None or (isinstance(v, float) and np.isnan(v)) else ("g", v)
-        for i, v in enumerate(g)
-    ]
-    _, codes = np.unique(np.array([repr(k) for k in keys]), return_inverse=True)
-    return codes
-
-
-def assign_folds(
-    n_items: int,
-    n_splits: int = 5,
-    *,
-    groups: Sequence[Any] | np.ndarray | None = None,
-    y: Any = None,
-    seed: int = 0,
-) -> np.ndarray:
-    """A fold number in ``0..n_splits-1`` for every item.
-
-    Groups are shuffled with ``seed`` and dealt, largest first, to the fold that currently has
-    the fewest items (ties: the fewest positives when ``y`` is given, so folds keep a similar
-    share of correct answers). Every item of a group gets the same fold.
-    """
-    if n_splits < 2:
-        raise ValueError(f"n_splits must be >= 2, got {n_splits}.")
-    codes = _group_codes(n_items, groups)
-    n_groups = int(codes.max()) + 1 if n_items else 0
-    if n_groups < n_splits:
-        raise ValueError(
-            f"Cannot make {n_splits} folds from {n_groups} group(s); label more questions or "
-            "lower n_splits."
-        )
-    yb = None if y is None else as_binary(y)
-    if yb is not None and len(yb) != n_items:
-        raise ValueError(f"y has {len(yb)} labels for {n_items} items.")
-    rng = np.random.default_rng(seed)
-    sizes = np.bincount(codes, minlength=n_groups)
-    pos = (
-        np.bincount(codes, weights=yb.astype(float), minlength=n_groups)
-        if yb is not None
-        else np.zeros(n_groups)
-    )
-    order = rng.permutation(n_groups)
-    order = order[np.argsort(-sizes[order], kind="stable")]
-    fold_size = np.zeros(n_splits)
-    fold_pos = np.zeros(n_splits)
-    group_fold = np.empty(n_groups, dtype=int)
-    tiebreak = rng.permutation(n_splits)
-    for g in order:
-        key = np.lexsort((tiebreak, fold_pos, fold_size))
-        f = int(key[0])
-        group_fold[g] = f
-        fold_size[f] += sizes[g]
-        fold_pos[f] += pos[g]
-    return group_fold[codes]
 
 
 def check_split(
@@ -228,12 +167,12 @@ def held_out_split(
     set never exceeds ``n_train`` and no question is split between fitting and testing.
     """
     if n_train < 1:
-        raise ValueError(f"n_train must be >= 1, got {n_train}.")
+        raise InputError(f"n_train must be >= 1 (labels to fit on), got {n_train}.")
     if n_train >= n_items:
-        raise ValueError(
+        raise InputError(
             f"n_train={n_train} leaves nothing to test among {n_items} items; use fewer labels."
         )
-    codes = _group_codes(n_items, groups)
+    codes = group_codes(n_items, groups)
     rng = np.random.default_rng(seed)
     n_groups = int(codes.max()) + 1
     sizes = np.bincount(codes, minlength=n_groups)
@@ -321,7 +260,7 @@ def _from_counts(tp: Any, fp: Any, fn: Any, tn: Any, name: str) -> Any:
             tpr = np.where(p > 0, tp / np.where(p > 0, p, 1), np.nan)
             tnr = np.where(n > 0, tn / np.where(n > 0, n, 1), np.nan)
             return np.nanmean(np.stack([tpr, tnr]), axis=0)
-    raise ValueError(
+    raise InputError(
         f"Unknown quality {name!r}; choose accuracy, balanced_accuracy, f1, precision, recall."
     )
 
@@ -349,7 +288,7 @@ def _bootstrap_rows(
     rng = np.random.default_rng(seed)
     if groups is None:
         return rng.integers(0, n, size=(n_boot, n))
-    codes = _group_codes(n, groups)
+    codes = group_codes(n, groups)
     n_groups = int(codes.max()) + 1
     members = [np.flatnonzero(codes == k) for k in range(n_groups)]
     draws = rng.integers(0, n_groups, size=(n_boot, n_groups))

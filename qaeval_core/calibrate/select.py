@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from qaeval_core.calibrate._base import as_binary
 from qaeval_core.calibrate.protocol import assign_folds, iter_folds, quality
-from qaeval_core.calibrate.thresholds import Objective, ThresholdClassifier
+from qaeval_core.errors import InputError
+from qaeval_core.judge.combiners.base import as_binary
+from qaeval_core.judge.combiners.threshold import Objective, ThresholdClassifier
 
 __all__ = ["Selection", "cv_select", "select_smile_weight", "select_avert_model"]
 
@@ -62,18 +63,23 @@ def cv_select(
     first candidate) wins unless the best beats it by > ``tolerance``.
     """
     if not candidates:
-        raise ValueError("No candidates to choose from.")
+        raise InputError("No candidates to choose from; pass {name: scores} for at least one.")
     yb = as_binary(y)
     folds = assign_folds(len(yb), n_splits, groups=groups, y=yb, seed=seed)
     keys = list(candidates)
     default = keys[0] if default is None else default
     if default not in candidates:
-        raise ValueError(f"default {default!r} is not among the candidates {keys}.")
+        raise InputError(
+            f"default {default!r} is not among the candidates {keys}; pick one of them."
+        )
     rows = []
     for key in keys:
         s = np.asarray(candidates[key], dtype=float)
         if s.shape != yb.shape:
-            raise ValueError(f"candidate {key!r} has {s.shape} scores for {len(yb)} labels.")
+            raise InputError(
+                f"candidate {key!r} has {s.shape} scores for {len(yb)} labels; give one score "
+                "per label."
+            )
         pred = np.zeros(len(yb), dtype=bool)
         decided = np.asarray(candidates[key]).dtype == bool
         for fold in iter_folds(folds, groups=groups):
@@ -114,7 +120,7 @@ def select_smile_weight(
     if default not in ws:
         ws = [float(default), *ws]
     if any(not 0.0 <= w <= 1.0 for w in ws):
-        raise ValueError(f"weights must lie in [0, 1], got {ws}.")
+        raise InputError(f"weights must lie in [0, 1] (e.g. 0.3, 0.5, 0.7), got {ws}.")
     candidates = {w: w * ss + (1.0 - w) * sl for w in ws}
     return cv_select(candidates, y, default=float(default), **kwargs)
 

@@ -67,22 +67,41 @@ def register(app: typer.Typer) -> None:
         refitted on every label used and written to OUTPUT, which `qaeval score --config
         OUTPUT` applies to new data.
         """
-        from qaeval_core.calibrate.dataset import calibrate_dataset
+        from qaeval_core.calibrate.fit import check_candidates
+        from qaeval_core.calibrate.inputs import metric_specs
+        from qaeval_core.errors import NotFoundError
         from qaeval_core.store import repo
         from qaeval_core.store import session as store_session
+        from qaeval_core.workflows import calibrate_dataset
 
+        # Every flag is checked before any label or score is read.
         if output.suffix.lower() != ".json":
             raise ConfigError(f"--output must be a .json file, got {output}.")
         if folds < 2:
             raise ConfigError(f"--folds must be >= 2, got {folds}.")
+        if max_labels is not None and max_labels < 20:
+            raise ConfigError(f"--max-labels {max_labels} is too few to calibrate; use >= 20.")
+        chosen = check_candidates(_split(candidates) or [])
+        metric_specs(_split(metrics))  # unknown ids or bad names fail here, not after scoring
         url = store_session.upgrade(db)
+        repo.get_dataset(url, dataset)
+        if name and not overwrite:
+            try:
+                repo.get_calibration(url, name)
+            except NotFoundError:
+                pass
+            else:
+                raise ConfigError(
+                    f"A calibration named {name!r} already exists; choose another --name or "
+                    "add --overwrite."
+                )
         result = calibrate_dataset(
             url,
             dataset,
             metrics=_split(metrics),
             max_labels=max_labels,
             seed=seed,
-            candidates=_split(candidates) or [],
+            candidates=chosen,
             n_splits=folds,
             name=name or output.stem,
             progress=lambda msg: err_console.print(msg, markup=False),

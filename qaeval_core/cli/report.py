@@ -12,9 +12,9 @@ from typing import Annotated
 import typer
 
 from qaeval_core import analysis
+from qaeval_core.analysis.report import write_report
 from qaeval_core.cli.common import DbOption, console
 from qaeval_core.errors import ConfigError
-from qaeval_core.report import write_report
 from qaeval_core.store import session as store_session
 
 SCORE_POLICIES = ("mean", "final", "soft")

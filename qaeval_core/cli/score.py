@@ -16,6 +16,7 @@ import typer
 
 from qaeval_core.cli.common import DbOption, console
 from qaeval_core.errors import ConfigError
+from qaeval_core.jsonable import to_jsonable
 
 #: Metric groups accepted by ``--metrics`` next to single ids.
 GROUPS = {
@@ -106,7 +107,7 @@ def register(app: typer.Typer) -> None:
                 }
             )
         if as_json:
-            console.print_json(json.dumps(rows, default=str))
+            console.print_json(json.dumps(to_jsonable(rows)))
             return
         table = Table(title="qaeval metrics (use --metrics id or id:param=value,...)")
         table.add_column("id", no_wrap=True)
@@ -182,14 +183,24 @@ def register(app: typer.Typer) -> None:
                 "--output with --dataset is for judge results (--config); export stored "
                 "scores with `qaeval export --dataset NAME --what scores -o FILE`."
             )
+        # Every flag is checked before any file is read or metric run.
         specs = expand_metric_list(metrics) if metrics else []
+        if specs:
+            from qaeval_core.metrics.specs import resolve_metrics
+
+            resolve_metrics(specs)  # unknown ids and bad parameters fail here
+        judge = _load_judge(config) if config is not None else None
+        if output is not None:
+            from qaeval_core import io
+
+            io.detect_format(output)
         if progress is None:
             progress = sys.stderr.isatty()
         if dataset is not None:
-            _score_dataset(dataset, specs, config, output, batch_size, rescore, progress, db)
+            _score_dataset(dataset, specs, judge, output, batch_size, rescore, progress, db)
         else:
             assert file is not None
-            _score_file(file, specs, config, output, fmt, batch_size, progress)
+            _score_file(file, specs, judge, output, fmt, batch_size, progress)
 
 
 def _run_metrics(frame: Any, specs: list[str], batch_size: int | None, progress: bool):
@@ -204,16 +215,16 @@ def _run_metrics(frame: Any, specs: list[str], batch_size: int | None, progress:
     return frame, [label for label, _ in resolved], seconds
 
 
-def _apply_judge(frame: Any, config: Path) -> Any:
+def _load_judge(config: Path) -> Any:
     from qaeval_core.judge import Judge
 
-    return Judge.from_config(config).score_frame(frame)
+    return Judge.from_config(config)
 
 
 def _score_file(
     file: Path,
     specs: list[str],
-    config: Path | None,
+    judge: Any,
     output: Path | None,
     fmt: str | None,
     batch_size: int | None,
@@ -226,13 +237,13 @@ def _score_file(
     seconds: dict[str, float] = {}
     if specs:
         frame, labels, seconds = _run_metrics(frame, specs, batch_size, progress)
-    if config is not None:
-        frame = _apply_judge(frame, config)
+    if judge is not None:
+        frame = judge.score_frame(frame)
     target = output or _default_output(file)
     io.write_records(frame, target)
     if labels:
         _summary(frame, labels, seconds)
-    if config is not None:
+    if judge is not None:
         console.print(
             f"judge: share correct {frame['judge_correct'].mean():.3f} "
             f"(mean score {frame['judge_score'].mean():.3f})",
@@ -244,7 +255,7 @@ def _score_file(
 def _score_dataset(
     dataset: str,
     specs: list[str],
-    config: Path | None,
+    judge: Any,
     output: Path | None,
     batch_size: int | None,
     rescore: bool,
@@ -253,24 +264,28 @@ def _score_dataset(
 ) -> None:
     from rich.table import Table
 
-    from qaeval_core import io, scoring
+    from qaeval_core import io, workflows
     from qaeval_core.store import session as store_session
 
-    url = store_session.upgrade(db)
-    if specs:
-        summary = scoring.score_dataset(
-            url, dataset, specs, rescore=rescore, batch_size=batch_size, progress=progress
-        )
-        table = Table(title=f"dataset {dataset}: scores saved in the store")
+    def show(title: str, summary: dict[str, dict[str, Any]]) -> None:
+        table = Table(title=title)
         for col in ("metric", "config hash", "scored", "already stored"):
             table.add_column(col)
         for label, info in summary.items():
             table.add_row(label, info["config_hash"], str(info["scored"]), str(info["skipped"]))
         console.print(table)
-    if config is not None:
-        from qaeval_core.store import repo
 
-        frame = _apply_judge(repo.list_items(url, dataset), config)
+    url = store_session.upgrade(db)
+    if specs:
+        summary = workflows.score_dataset(
+            url, dataset, specs, rescore=rescore, batch_size=batch_size, progress=progress
+        )
+        show(f"dataset {dataset}: scores saved in the store", summary)
+    if judge is not None:
+        frame, summary = workflows.judge_dataset(
+            url, dataset, judge, rescore=rescore, batch_size=batch_size, progress=progress
+        )
+        show(f"dataset {dataset}: the judge's inputs", summary)
         console.print(
             f"judge on {dataset}: share correct {frame['judge_correct'].mean():.3f} "
             f"over {len(frame)} items",

@@ -9,7 +9,7 @@ import typer
 from qaeval_core.cli.common import DbOption, console
 from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
-from qaeval_core.store.models import ROLES
+from qaeval_core.store.orm import ROLES
 
 
 def register(app: typer.Typer) -> None:

@@ -12,17 +12,16 @@ from __future__ import annotations
 import csv
 import io as _stdio
 import json
-import math
 import os
 import re
 import sys
 import tempfile
 from collections.abc import Iterable, Mapping
-from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 from qaeval_core.errors import ConfigError, RowError
+from qaeval_core.jsonable import to_jsonable
 
 __all__ = [
     "FORMATS",
@@ -30,7 +29,6 @@ __all__ = [
     "describe_utf8_error",
     "detect_format",
     "plain_records",
-    "plain_value",
     "read_records",
     "write_records",
 ]
@@ -225,37 +223,11 @@ def _read_parquet(
 # -- writing -------------------------------------------------------------------------------
 
 
-def plain_value(value: Any) -> Any:
-    """A JSON-friendly Python value (numpy scalars, NaN/NA, timestamps handled)."""
-    if value is None or isinstance(value, str | bool | int):
-        return value
-    if isinstance(value, float):
-        return None if math.isnan(value) else value
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {str(k): plain_value(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set):
-        return [plain_value(v) for v in value]
-    if hasattr(value, "tolist"):  # numpy arrays and scalars
-        return plain_value(value.tolist())
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    try:
-        import pandas as pd
-
-        if pd.isna(value):
-            return None
-    except (TypeError, ValueError):
-        pass
-    return str(value)
-
-
 def plain_records(data: Any) -> list[dict[str, Any]]:
-    """Records (or a DataFrame's rows) as dicts of :func:`plain_value` s, ready to write."""
+    """Records (or a DataFrame's rows) as dicts of plain JSON values, ready to write."""
     if hasattr(data, "to_dict") and hasattr(data, "columns"):
         data = data.to_dict(orient="records")
-    return [{str(k): plain_value(v) for k, v in rec.items()} for rec in data]
+    return [{str(k): to_jsonable(v) for k, v in rec.items()} for rec in data]
 
 
 def _cell(value: Any) -> str:

@@ -41,6 +41,10 @@ non-negative scores; raw cosines can dip below 0). **Decision**: correct when th
 correct share is >= every other group's (ties count as correct, as in the authors' code); an
 empty response is wrong (score 0). **Score** = the normalised correct-group share in [0, 1];
 the margin (correct share minus the best other share) is a confidence (paper, section 5.2).
+
+Why it is one module: it is one paper's method end to end (enhancement templates, the correct /
+wrong / refusal groups, distractor choice, embedding or cross-encoder ranking), and each step is
+only meaningful inside it.
 """
 
 from __future__ import annotations
@@ -52,12 +56,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from qaeval_core.embed_cache import get_cache
 from qaeval_core.errors import ConfigError
+from qaeval_core.metrics._support.embed_cache import get_cache
+from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL, load_cross_encoder
+from qaeval_core.metrics._support.text import contains_on_token_boundary, normalize_answer
 from qaeval_core.metrics.base import Metric, MetricResult, register
-from qaeval_core.models import DEFAULT_EMBEDDING_MODEL, load_cross_encoder
 from qaeval_core.schema import Item
-from qaeval_core.text import contains_on_token_boundary, normalize_answer
 
 __all__ = [
     "AVert",

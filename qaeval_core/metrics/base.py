@@ -22,6 +22,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from qaeval_core.errors import ConfigError
+from qaeval_core.jsonable import to_jsonable
 from qaeval_core.schema import Item
 
 __all__ = [
@@ -101,7 +102,8 @@ class Metric(ABC):
 
     def config(self) -> dict[str, Any]:
         """What identifies this metric's scores: id, version and parameters."""
-        return {"id": self.id, "version": self.version, "params": _jsonable(self.get_params())}
+        params = to_jsonable(self.get_params(), unknown=repr)
+        return {"id": self.id, "version": self.version, "params": params}
 
     def config_hash(self) -> str:
         """Stable 16-hex-digit hash of :meth:`config` (stored next to each score)."""
@@ -117,16 +119,9 @@ class Metric(ABC):
         return f"{type(self).__name__}({args})"
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return repr(value)
-
-
+#: Metric classes by id. Importing this module imports the ``qaeval_core.metrics`` package
+#: first (Python runs a package's ``__init__`` before any submodule), and the package imports
+#: every built-in family, so the built-ins are always registered before a lookup.
 _REGISTRY: dict[str, type[Metric]] = {}
 M = TypeVar("M", bound=type[Metric])
 
@@ -139,19 +134,12 @@ def register(cls: M) -> M:
     return cls
 
 
-def _load_builtin() -> None:
-    # Importing the package registers every built-in metric.
-    import qaeval_core.metrics  # noqa: F401
-
-
 def metric_ids() -> list[str]:
     """Ids of all registered metrics, sorted."""
-    _load_builtin()
     return sorted(_REGISTRY)
 
 
 def metric_class(metric_id: str) -> type[Metric]:
-    _load_builtin()
     try:
         return _REGISTRY[metric_id]
     except KeyError:

@@ -25,6 +25,9 @@ without references scores 0 without running the model.
 Limits: trained on SQuAD-style answer-equivalence pairs (short answers, one reference); long
 chatty LLM answers are out of its training distribution. It is English only and inherits
 MiniLM's 512-token position limit (inputs here are at most ``max_length`` tokens).
+
+Why it is one module: one metric: checking the base model, merging the shipped delta and scoring
+are one load path that must stay together to keep the base checksum check next to its use.
 """
 
 from __future__ import annotations
@@ -41,8 +44,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from qaeval_core.errors import ConfigError, ModelLoadError
+from qaeval_core.metrics._support.loading import (
+    DEFAULT_EMBEDDING_MODEL,
+    choose_device,
+    resolve_model_path,
+)
 from qaeval_core.metrics.base import Metric, MetricResult, register
-from qaeval_core.models import DEFAULT_EMBEDDING_MODEL, choose_device, resolve_model_path
 from qaeval_core.schema import Item
 
 __all__ = [

@@ -2,11 +2,11 @@
 
 Both compare the candidate with every reference and keep the best (max over references, as
 LAVE's S-BERTScore and BERTScore baselines do). Models load by local path, packaged alias or
-hub name through :mod:`qaeval_core.models`; the default ``minilm`` is all-MiniLM-L6-v2 shipped
+hub name through :mod:`._support.loading`; the default ``minilm`` is all-MiniLM-L6-v2 shipped
 inside a PyPI package, so both work offline. ``device=None`` picks CUDA when present.
 
 * ``embed_cosine``: cosine of unit-normalised sentence embeddings from the shared
-  :mod:`qaeval_core.embed_cache` (each unique string is embedded once and persisted). The score
+  :mod:`._support.embed_cache` (each unique string is embedded once and persisted). The score
   is the raw cosine clipped to [0, 1] by default (``scale="clip"``), because that is what the
   S-BERTScore baseline and the multi-layer-fusion paper threshold; ``scale="shift"`` gives
   SMILE's ``(1 + cos) / 2`` instead (then a threshold near 0.8 corresponds to cosine 0.6).
@@ -31,8 +31,12 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from qaeval_core.metrics._support.loading import (
+    DEFAULT_EMBEDDING_MODEL,
+    choose_device,
+    load_sentence_encoder,
+)
 from qaeval_core.metrics.base import Metric, MetricResult, register
-from qaeval_core.models import DEFAULT_EMBEDDING_MODEL, choose_device, load_sentence_encoder
 from qaeval_core.schema import Item
 
 __all__ = [
@@ -133,8 +137,8 @@ class EmbeddingCosine(_EmbeddingMetric):
         self.device = device
 
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
-        from qaeval_core.embed_cache import get_cache
         from qaeval_core.errors import ConfigError
+        from qaeval_core.metrics._support.embed_cache import get_cache
 
         if self.scale not in ("clip", "shift"):
             raise ConfigError(f"embed_cosine: scale must be 'clip' or 'shift', got {self.scale!r}.")
@@ -191,7 +195,7 @@ class _TokenEmbeddings:
     def _encode(self, texts: list[str], batch_size: int | None) -> list[np.ndarray]:
         import torch
 
-        from qaeval_core.models import default_batch_size
+        from qaeval_core.metrics._support.loading import default_batch_size
 
         encoder = load_sentence_encoder(self.model, self.device)
         with torch.inference_mode():

@@ -31,6 +31,9 @@ Two extractors:
 
 Use it as the wrapper metric ``extract`` with the inner metric as a parameter:
 ``get_metric("extract", metric="f1")``.
+
+Why it is one module: short-answer extraction is one pipeline (candidate spans, their ranking,
+the wrapped metric) whose stages share the span representation; none is used alone.
 """
 
 from __future__ import annotations
@@ -44,12 +47,16 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from qaeval_core.embed_cache import get_cache
 from qaeval_core.errors import ConfigError, ModelLoadError
+from qaeval_core.metrics._support.embed_cache import get_cache
+from qaeval_core.metrics._support.loading import (
+    DEFAULT_EMBEDDING_MODEL,
+    choose_device,
+    resolve_model_path,
+)
+from qaeval_core.metrics._support.text import normalize_answer
 from qaeval_core.metrics.base import Metric, MetricResult, get_metric, register
-from qaeval_core.models import DEFAULT_EMBEDDING_MODEL, choose_device, resolve_model_path
 from qaeval_core.schema import Item
-from qaeval_core.text import normalize_answer
 
 __all__ = [
     "Extraction",

@@ -4,14 +4,14 @@ plumbing every lexical metric shares (:class:`LexicalMetric`); ROUGE / BLEU / ME
 
 Every metric compares the candidate with each reference and keeps the best reference (max over
 references, as SQuAD and LAVE do), reporting it in ``details["best_reference"]`` together with
-the subscores. Text goes through the SQuAD normalisation of :mod:`qaeval_core.metrics.normalize`
+the subscores. Text goes through the SQuAD normalisation of :mod:`._support.normalize`
 (lowercase, punctuation to spaces, articles dropped, spaces collapsed) before any comparison.
 
 Speed matters because lexical metrics run on every item of every dataset and inside
 calibration loops. The math lives in pure functions over memoised per-string data (the
 normalised string, its token bag): references are shared by many candidates, and several
-metrics reuse one normalisation (:mod:`qaeval_core.metrics.normalize`; identical to
-:func:`qaeval_core.text.normalize_answer`, checked in the tests).
+metrics reuse one normalisation (:mod:`qaeval_core.metrics._support.normalize`; identical to
+:func:`qaeval_core.metrics._support.text.normalize_answer`, checked in the tests).
 
 Conventions (and where they differ from the ``qa-metrics`` package of the PANDA authors):
 
@@ -27,6 +27,10 @@ Conventions (and where they differ from the ``qa-metrics`` package of the PANDA 
   (``Counter`` intersection), precision = overlap / candidate tokens. qa-metrics uses token
   *sets*, lemmatises, and swaps precision and recall.
 * Empty token lists follow SQuAD: 1.0 when both sides are empty, else 0.0.
+
+Why it is one module: EM, containment and token precision / recall / F1 share the batch
+normalisation, the reference bookkeeping and EM's two paths (the optional C kernel and the numpy
+fingerprint path), which must give identical results.
 """
 
 from __future__ import annotations
@@ -40,9 +44,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from qaeval_core.metrics.base import Metric, MetricResult, register
-from qaeval_core.metrics.fingerprint import fingerprints
-from qaeval_core.metrics.normalize import (
+from qaeval_core.metrics._support.fingerprint import fingerprints
+from qaeval_core.metrics._support.normalize import (
     clear_caches,
     norm_tokens,
     normalize,
@@ -50,10 +53,11 @@ from qaeval_core.metrics.normalize import (
     normalize_many,
     token_bag,
 )
+from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.schema import Item
 
 try:  # the optional C kernel of exact match (setup.py builds it when a compiler is there)
-    from qaeval_core.metrics import _squad
+    import qaeval_core.metrics._squad as _squad
 except ImportError:
     _squad = None
 
@@ -79,7 +83,7 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------------------------
-# Normalisation: see qaeval_core.metrics.normalize
+# Normalisation: see qaeval_core.metrics._support.normalize
 # --------------------------------------------------------------------------------------------
 
 
@@ -103,7 +107,7 @@ def exact_match_batch(
     """Per item: 1.0 if the normalised candidate equals a normalised reference, and the index
     of the first matching reference (-1 when none).
 
-    Most pairs are told apart by their fingerprints (:mod:`qaeval_core.metrics.fingerprint`,
+    Most pairs are told apart by their fingerprints (:mod:`._support.fingerprint`,
     computed for the whole batch with a few array passes); only the strings of the pairs whose
     fingerprints agree are normalised (:func:`normalize_column`) and compared. No per-item
     Python loop runs: EM is cheap enough that such a loop was most of its cost.

@@ -14,10 +14,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from qaeval_core.metrics._support.normalize import norm_tokens
+from qaeval_core.metrics._support.wordnet import (
+    NoSynonyms,
+    StemAwareWordNet,
+    wordnet,
+    wordnet_present,
+)
 from qaeval_core.metrics.base import register
 from qaeval_core.metrics.lexical import LexicalMetric, reference_at
-from qaeval_core.metrics.normalize import norm_tokens
-from qaeval_core.metrics.wordnet import NoSynonyms, StemAwareWordNet, wordnet, wordnet_present
 
 __all__ = ["Rouge1", "Rouge2", "RougeL", "Bleu", "Meteor"]
 

@@ -23,6 +23,10 @@ Model files are **data**: vocabulary, idf, coefficients and intercept in gzip-co
 cannot run code (no pickle). Prediction does not use scikit-learn at all: the tf-idf dot
 product is computed from token ids with numpy (one ``np.unique`` over the batch), which is what
 makes batch scoring fast. The shipped default was trained by ``scripts/train_panda.py``.
+
+Why it is one module: PANDA's features, its classifier and the metric that applies the shipped
+weights are one method; the features are shared by fitting (scripts/train_panda.py, the refitted
+combiner) and scoring, so they live next to each other.
 """
 
 from __future__ import annotations
@@ -42,9 +46,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from qaeval_core.errors import ConfigError
+from qaeval_core.metrics._support.text import PUNCTUATION
 from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.schema import Item
-from qaeval_core.text import PUNCTUATION
 
 __all__ = [
     "Panda",
@@ -93,7 +97,7 @@ _PUNCT = str.maketrans({c: " " for c in PUNCTUATION})
 @lru_cache(maxsize=200_000)
 def panda_tokens(text: str) -> tuple[str, ...]:
     """SQuAD-normalised tokens (lowercase, punctuation -> space, no articles), computed
-    without regular expressions: the tokens of :func:`qaeval_core.text.normalize_answer`
+    without regular expressions: the tokens of :func:`._support.text.normalize_answer`
     (NFKC only for non-ASCII text), about 4x faster, which is most of PANDA's cost."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)

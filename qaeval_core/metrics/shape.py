@@ -39,9 +39,9 @@ from typing import Any
 
 import numpy as np
 
+from qaeval_core.metrics._support.text import tokens
 from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.schema import Item
-from qaeval_core.text import tokens
 
 __all__ = [
     "extract_numbers",

@@ -1,7 +1,7 @@
 """SMILE: semantic + lexical similarity with a synthetic full-sentence answer (papers/smile.txt).
 
 Per (item, reference) pair, with an embedding model ``e`` (MiniLM by default; the paper used
-ember-v1) and the synthetic answer ``s~`` from :mod:`qaeval_core.metrics.synth`:
+ember-v1) and the synthetic answer ``s~`` from :mod:`qaeval_core.metrics._support.synth`:
 
 * semantic subscore: cosine of ``e(candidate)`` and ``e(s~)`` (raw texts);
 * keyword embedding score: the best cosine between ``e(reference')`` and ``e(g)`` over the
@@ -39,6 +39,9 @@ Speed: every unique text of the batch (candidates, synthetic answers, processed 
 candidate n-grams) is embedded in one call through the shared embedding cache, and texts are
 pre-processed once per unique string. The paper's "precompute e(s~) and e(r)" is what the
 persistent embedding cache does across runs.
+
+Why it is one module: SMILE's semantic and keyword subscores, its two variants (code and paper)
+and the binning are one method and share the per-reference synthetic answers.
 """
 
 from __future__ import annotations
@@ -52,13 +55,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from qaeval_core.embed_cache import get_cache
 from qaeval_core.errors import ConfigError
+from qaeval_core.metrics._support.embed_cache import get_cache
+from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL
+from qaeval_core.metrics._support.synth import synthetic_answers
+from qaeval_core.metrics._support.text import contains_on_token_boundary, ngrams
 from qaeval_core.metrics.base import Metric, MetricResult, register
-from qaeval_core.metrics.synth import synthetic_answers
-from qaeval_core.models import DEFAULT_EMBEDDING_MODEL
 from qaeval_core.schema import Item
-from qaeval_core.text import contains_on_token_boundary, ngrams
 
 __all__ = [
     "Smile",
@@ -220,7 +223,7 @@ class Smile(Metric):
     threshold : correct when score >= threshold; 0.67 is the paper's "bin >= 4 of 0-5".
     model : sentence-embedding model (path, alias or hub name).
     generator : synthetic-answer generator, "template" (default) or a local LLM such as
-        "smollm2"; see :mod:`qaeval_core.metrics.synth`.
+        "smollm2"; see :mod:`qaeval_core.metrics._support.synth`.
     lemmatizer : spaCy package name or path, or "none".
     max_ngrams : cap on candidate n-grams per reference (evenly spaced), bounding the cost of
         very long answers.

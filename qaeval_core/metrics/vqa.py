@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from qaeval_core.metrics._support.normalize import normalize
 from qaeval_core.metrics.base import register
 from qaeval_core.metrics.lexical import LexicalMetric, reference_at
-from qaeval_core.metrics.normalize import normalize
 
 __all__ = ["vqa_accuracy", "soft_vqa_accuracy", "VQAAccuracy", "SoftVQAAccuracy"]
 

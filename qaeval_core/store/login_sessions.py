@@ -16,8 +16,8 @@ from datetime import timedelta
 
 from sqlalchemy import select, update
 
-from qaeval_core.store.models import LoginSession, User, utcnow
-from qaeval_core.store.repo import UserInfo, user_info
+from qaeval_core.store.orm import LoginSession, User, utcnow
+from qaeval_core.store.repo.users import UserInfo, user_info
 from qaeval_core.store.session import session_scope, write_scope
 
 __all__ = ["DEFAULT_HOURS", "open_session", "resume_session", "close_session"]

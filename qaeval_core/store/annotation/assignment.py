@@ -24,7 +24,7 @@ from qaeval_core.store.annotation.lookups import (
     lookup_user,
 )
 from qaeval_core.store.annotation.progress import annotator_counts
-from qaeval_core.store.models import Assignment, Item, User
+from qaeval_core.store.orm import Assignment, ItemRecord, User
 from qaeval_core.store.session import session_scope, write_scope
 
 __all__ = [
@@ -157,13 +157,15 @@ def deal(
                 f"number of annotators ({n}), got {extra_k}. Add annotators or lower extra_k."
             )
         item_ids = list(
-            session.scalars(select(Item.id).where(Item.dataset_id == ds.id).order_by(Item.id))
+            session.scalars(
+                select(ItemRecord.id).where(ItemRecord.dataset_id == ds.id).order_by(ItemRecord.id)
+            )
         )
         existing: dict[int, set[int]] = defaultdict(set)
         assignees = select(Assignment.item_id, Assignment.user_id).join(
-            Item, Item.id == Assignment.item_id
+            ItemRecord, ItemRecord.id == Assignment.item_id
         )
-        for item_id, user_id in session.execute(assignees.where(Item.dataset_id == ds.id)):
+        for item_id, user_id in session.execute(assignees.where(ItemRecord.dataset_id == ds.id)):
             existing[item_id].add(user_id)
 
         by_rank = sorted(item_ids, key=lambda i: _rank(seed, i))
@@ -232,9 +234,9 @@ def reassign(
         remaining = list(
             session.execute(
                 select(Assignment.item_id, Assignment.position)
-                .join(Item, Item.id == Assignment.item_id)
+                .join(ItemRecord, ItemRecord.id == Assignment.item_id)
                 .where(
-                    Item.dataset_id == ds.id,
+                    ItemRecord.dataset_id == ds.id,
                     Assignment.user_id == gone.id,
                     ~labelled_by(gone.id, Assignment.item_id),
                 )
@@ -246,8 +248,8 @@ def reassign(
         if remaining:
             held = session.execute(
                 select(Assignment.item_id, Assignment.user_id)
-                .join(Item, Item.id == Assignment.item_id)
-                .where(Item.dataset_id == ds.id, Assignment.user_id.in_(rec_ids))
+                .join(ItemRecord, ItemRecord.id == Assignment.item_id)
+                .where(ItemRecord.dataset_id == ds.id, Assignment.user_id.in_(rec_ids))
             )
             for item_id, uid in held:
                 holders[item_id].add(uid)

@@ -34,7 +34,7 @@ from qaeval_core.store.annotation.lookups import (
     lookup_dataset_id,
     lookup_user_id,
 )
-from qaeval_core.store.models import Assignment, Item, Label, utcnow
+from qaeval_core.store.orm import Assignment, ItemRecord, Label, utcnow
 from qaeval_core.store.session import session_scope, write_scope
 
 __all__ = [
@@ -227,11 +227,11 @@ def labelled_items(
             .scalar_subquery()
         )
         rows = session.execute(
-            select(Item.id, Item.external_id, Item.question, Label, edits)
-            .join(Item, Item.id == Label.item_id)
+            select(ItemRecord.id, ItemRecord.external_id, ItemRecord.question, Label, edits)
+            .join(ItemRecord, ItemRecord.id == Label.item_id)
             .where(
                 Label.user_id == uid,
-                Item.dataset_id == did,
+                ItemRecord.dataset_id == did,
                 ~exists().where(
                     newer.item_id == Label.item_id, newer.user_id == uid, newer.id > Label.id
                 ),

@@ -14,7 +14,7 @@ from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from qaeval_core.errors import NotFoundError
-from qaeval_core.store.models import Dataset, Label, User
+from qaeval_core.store.orm import Dataset, Label, User
 
 __all__ = [
     "DatasetRef",

@@ -22,7 +22,7 @@ from qaeval_core.store.annotation.lookups import (
     lookup_dataset_id,
     lookup_user,
 )
-from qaeval_core.store.models import Assignment, Item, Label, User
+from qaeval_core.store.orm import Assignment, ItemRecord, Label, User
 from qaeval_core.store.session import session_scope
 
 __all__ = [
@@ -104,8 +104,8 @@ def annotator_counts(
     done = case((labelled_by(Assignment.user_id, Assignment.item_id), 1), else_=0)
     stmt = (
         select(Assignment.user_id, func.count(), func.coalesce(func.sum(done), 0))
-        .join(Item, Item.id == Assignment.item_id)
-        .where(Item.dataset_id == dataset_id)
+        .join(ItemRecord, ItemRecord.id == Assignment.item_id)
+        .where(ItemRecord.dataset_id == dataset_id)
         .group_by(Assignment.user_id)
     )
     if user_ids is not None:
@@ -121,8 +121,8 @@ def _seconds_by_user(
         return {}
     first = (
         select(func.min(Label.id).label("id"))
-        .join(Item, Item.id == Label.item_id)
-        .where(Item.dataset_id == dataset_id, Label.user_id.in_(list(user_ids)))
+        .join(ItemRecord, ItemRecord.id == Label.item_id)
+        .where(ItemRecord.dataset_id == dataset_id, Label.user_id.in_(list(user_ids)))
         .group_by(Label.user_id, Label.item_id)
         .subquery()
     )
@@ -158,7 +158,7 @@ def dataset_progress(dataset: DatasetRef, *, url: str | None = None) -> DatasetP
             for uid, name in session.execute(select(User.id, User.name).where(User.id.in_(ids)))
         }
         secs = _seconds_by_user(session, ds.id, ids)
-        n_items = session.scalar(select(func.count()).where(Item.dataset_id == ds.id)) or 0
+        n_items = session.scalar(select(func.count()).where(ItemRecord.dataset_id == ds.id)) or 0
         done = case((labelled_by(Assignment.user_id, Assignment.item_id), 1), else_=0)
         per_item = (
             select(
@@ -166,8 +166,8 @@ def dataset_progress(dataset: DatasetRef, *, url: str | None = None) -> DatasetP
                 func.count().label("k"),
                 func.sum(done).label("d"),
             )
-            .join(Item, Item.id == Assignment.item_id)
-            .where(Item.dataset_id == ds.id)
+            .join(ItemRecord, ItemRecord.id == Assignment.item_id)
+            .where(ItemRecord.dataset_id == ds.id)
             .group_by(Assignment.item_id)
             .subquery()
         )

@@ -21,7 +21,7 @@ from qaeval_core.store.annotation.lookups import (
     lookup_dataset_id,
     lookup_user_id,
 )
-from qaeval_core.store.models import Assignment, Dataset, Item, Label
+from qaeval_core.store.orm import Assignment, Dataset, ItemRecord, Label
 from qaeval_core.store.session import session_scope
 
 __all__ = [
@@ -54,13 +54,13 @@ class QueueItem:
 #: The only item columns an annotator is shown (selected as columns, not ORM entities: the
 #: queue is the hot path and skipping the ORM identity map saves about a third of its time).
 _SHOWN = (
-    Item.id,
-    Item.external_id,
-    Item.question,
-    Item.references,
-    Item.candidate,
-    Item.context,
-    Item.choices,
+    ItemRecord.id,
+    ItemRecord.external_id,
+    ItemRecord.question,
+    ItemRecord.references,
+    ItemRecord.candidate,
+    ItemRecord.context,
+    ItemRecord.choices,
 )
 
 
@@ -77,16 +77,16 @@ def _queue_item(row: Any) -> QueueItem:
 
 
 def _shown_item(session: Session, item_id: int) -> QueueItem:
-    return _queue_item(session.execute(select(*_SHOWN).where(Item.id == item_id)).one())
+    return _queue_item(session.execute(select(*_SHOWN).where(ItemRecord.id == item_id)).one())
 
 
 #: The next-item query, built once (building it per call cost a third of the call's time).
 _NEXT_ITEM = (
     select(*_SHOWN)
-    .join(Assignment, Assignment.item_id == Item.id)
+    .join(Assignment, Assignment.item_id == ItemRecord.id)
     .where(
         Assignment.user_id == bindparam("uid"),
-        Item.dataset_id == bindparam("did"),
+        ItemRecord.dataset_id == bindparam("did"),
         ~exists().where(Label.item_id == Assignment.item_id, Label.user_id == bindparam("uid")),
         Assignment.item_id.not_in(bindparam("skip", expanding=True)),
     )
@@ -126,10 +126,10 @@ def _first_labels(user_id: int, dataset_id: int) -> Select[Any]:
     earlier = aliased(Label)
     return (
         select(Label.id, Label.item_id)
-        .join(Item, Item.id == Label.item_id)
+        .join(ItemRecord, ItemRecord.id == Label.item_id)
         .where(
             Label.user_id == user_id,
-            Item.dataset_id == dataset_id,
+            ItemRecord.dataset_id == dataset_id,
             ~exists().where(
                 earlier.item_id == Label.item_id,
                 earlier.user_id == user_id,
@@ -198,8 +198,8 @@ def get_item(user: UserRef, item_id: int, *, url: str | None = None) -> QueueIte
         uid = lookup_user_id(session, user)
         row = session.execute(
             select(*_SHOWN)
-            .join(Assignment, Assignment.item_id == Item.id)
-            .where(Assignment.user_id == uid, Item.id == item_id)
+            .join(Assignment, Assignment.item_id == ItemRecord.id)
+            .where(Assignment.user_id == uid, ItemRecord.id == item_id)
         ).first()
         if row is None:
             raise PermissionDenied(f"Item {item_id} is not in your queue.")
@@ -215,7 +215,9 @@ def datasets_for_user(user: UserRef, *, url: str | None = None) -> list[str]:
             .where(
                 exists()
                 .where(Assignment.user_id == uid)
-                .where(and_(Assignment.item_id == Item.id, Item.dataset_id == Dataset.id))
+                .where(
+                    and_(Assignment.item_id == ItemRecord.id, ItemRecord.dataset_id == Dataset.id)
+                )
             )
             .order_by(Dataset.name)
         )

@@ -1,0 +1,168 @@
+"""What the analysis views share (agreement, disagreements, explorer, leaderboard, calibrate):
+cached analysis results, the dataset picker, number formatting and the item detail panel.
+
+The numbers come from :mod:`qaeval_core.analysis`; this module only caches and renders them.
+Caches are keyed on :func:`qaeval_core.analysis.data_version`, a fingerprint of the store that
+changes on every write: a bootstrap takes seconds and Streamlit reruns the page on every click,
+so unchanged data is analysed once, while an adjudication shows on the very next rerun.
+
+Item text, rater names, notes and reasons are untrusted: they are shown with ``st.text``, in
+dataframes, or through :func:`app.components.safe_text.escape_markdown`, never as HTML; chart
+labels are HTML-escaped because plotly.js interprets a few tags in them.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app.components import safe_text
+from qaeval_core import analysis
+from qaeval_core.store import repo
+
+__all__ = [
+    "ALL_DATASETS",
+    "dataset_picker",
+    "load_frames",
+    "agreement",
+    "metric_statistics",
+    "chart_labels",
+    "fmt",
+    "fmt_ci",
+    "show_labels",
+    "show_item",
+]
+
+ALL_DATASETS = "(all datasets)"
+
+
+def dataset_picker(url: str, *, key: str, allow_all: bool = False) -> str | None:
+    """A dataset select box; stops the page with a hint when the store has no data.
+
+    Returns the dataset name, or None for "all datasets" when ``allow_all``.
+    """
+    names = [d.name for d in repo.list_datasets(url) if d.n_items]
+    if not names:
+        st.info("The store has no items yet. Import a dataset on the Data page (or `qaeval demo`).")
+        st.stop()
+    options = ([ALL_DATASETS] if allow_all and len(names) > 1 else []) + names
+    choice = st.selectbox("Dataset", options, key=key)
+    return None if choice == ALL_DATASETS else choice
+
+
+@st.cache_data(show_spinner="Reading the store...", max_entries=16)
+def _frames(url: str, dataset: str | None, version: tuple[Any, ...]) -> analysis.Frames:
+    return analysis.load_frames(url, dataset)
+
+
+def load_frames(url: str, dataset: str | None) -> analysis.Frames:
+    """The dataset's frames (latest configuration per metric), cached until the store changes."""
+    return _frames(url, dataset, analysis.data_version(url))
+
+
+@st.cache_data(show_spinner="Bootstrapping agreement...", max_entries=16)
+def _agreement(
+    url: str, dataset: str | None, version: tuple[Any, ...], n_boot: int, seed: int
+) -> analysis.AgreementTables:
+    return analysis.agreement_tables(_frames(url, dataset, version), n_boot=n_boot, seed=seed)
+
+
+def agreement(url: str, dataset: str | None, *, n_boot: int, seed: int) -> analysis.AgreementTables:
+    """:func:`qaeval_core.analysis.agreement_tables`, cached until the store changes."""
+    return _agreement(url, dataset, analysis.data_version(url), n_boot, seed)
+
+
+@st.cache_data(show_spinner="Bootstrapping metric statistics...", max_entries=16)
+def _metric_statistics(
+    url: str, dataset: str | None, version: tuple[Any, ...], n_boot: int, seed: int
+) -> pd.DataFrame:
+    return analysis.metric_statistics(_frames(url, dataset, version), n_boot=n_boot, seed=seed)
+
+
+def metric_statistics(url: str, dataset: str | None, *, n_boot: int, seed: int) -> pd.DataFrame:
+    """:func:`qaeval_core.analysis.metric_statistics`, cached until the store changes."""
+    return _metric_statistics(url, dataset, analysis.data_version(url), n_boot, seed)
+
+
+# -- formatting --------------------------------------------------------------------------------
+def chart_labels(values: Iterable[Any]) -> list[str]:
+    """Category names safe for plotly (it renders ``<b>``, ``<a href>`` and friends)."""
+    return [html.escape(str(v)) for v in values]
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    """A number for a metric tile; an em dash when it is undefined."""
+    if value is None or value is pd.NA:
+        return "—"
+    value = float(value)
+    return "—" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def fmt_ci(estimate: Any, low: Any, high: Any, digits: int = 3) -> str:
+    """``0.753 [0.685, 0.820]``."""
+    return f"{fmt(estimate, digits)} [{fmt(low, digits)}, {fmt(high, digits)}]"
+
+
+def _text_block(caption: str, text: Any) -> None:
+    st.caption(caption)
+    st.text(str(text) if text is not None and str(text) != "" else "—")
+
+
+def show_labels(labels: Sequence[dict[str, Any]] | pd.DataFrame, *, key: str) -> None:
+    """Each rater's current label, cited rule and note in side-by-side columns (plain text)."""
+    rows = labels.to_dict("records") if isinstance(labels, pd.DataFrame) else list(labels)
+    if not rows:
+        st.info("Nobody has labelled this item yet.")
+        return
+    per_row = 4
+    for start in range(0, len(rows), per_row):
+        chunk = rows[start : start + per_row]
+        for column, row in zip(st.columns(per_row), chunk, strict=False):
+            with column.container(border=True):
+                st.markdown(f"**{safe_text.escape_markdown(str(row['rater']))}**")
+                st.caption(str(row.get("role") or ""))
+                st.text(analysis.label_text(row["value"]))
+                _text_block("rule", analysis.rule_text(row.get("rule")))
+                _text_block("note", row.get("note"))
+
+
+def show_item(detail: analysis.ItemDetail, *, key: str, show_scores: bool = True) -> None:
+    """An item in full: question, references, answer, labels, adjudications and scores."""
+    item = detail.item
+    st.text(f"item {item['item_id']} · id {item['external_id']} · dataset {item['dataset']}")
+    _text_block("Question", item["question"])
+    _text_block("References", "\n".join(map(str, item["references"])))
+    _text_block("Answer", item["candidate"])
+    if item.get("context"):
+        with st.expander("Context"):
+            st.text(item["context"])
+    _text_block("QA model(s)", item.get("qa_model"))
+    st.markdown("###### Labels")
+    show_labels(detail.labels, key=f"{key}_labels")
+    final = detail.final
+    st.markdown("###### Adjudication")
+    if detail.adjudications.empty:
+        majority = "" if final is None else f" Raters' majority: {analysis.label_text(final)}."
+        st.text(f"Not adjudicated.{majority}")
+    else:
+        history = detail.adjudications.assign(
+            value=detail.adjudications["value"].map(analysis.label_text)
+        )
+        st.dataframe(
+            history[["created_at", "user", "value", "reason"]],
+            hide_index=True,
+            key=f"{key}_adjudications",
+        )
+    if show_scores and not detail.scores.empty:
+        st.markdown("###### Metric scores")
+        scores = detail.scores.assign(details=detail.scores["details"].map(analysis.format_details))
+        st.dataframe(
+            scores[["metric_id", "config_hash", "value", "decision", "details"]],
+            hide_index=True,
+            key=f"{key}_scores",
+        )

@@ -1,0 +1,163 @@
+"""Who is using the app: logging in and out, login sessions, and the role check every page
+starts with.
+
+Every page starts with :func:`page_setup`, which re-reads the logged-in account from the store
+and checks its role on the server, so hiding a link is never the only protection: a page opened
+by URL, or by an account whose role changed since login, stops before it renders anything.
+:func:`store_url` (the store this app serves, schema upgraded once per process) lives here too,
+because the login check is the first thing that needs it on every run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import streamlit as st
+
+from qaeval_core.errors import NotFoundError
+from qaeval_core.store import login_sessions, repo
+from qaeval_core.store import session as store_session
+
+__all__ = [
+    "LABELLERS",
+    "RESEARCHERS",
+    "ADMINS",
+    "SessionUser",
+    "store_url",
+    "current_user",
+    "log_in",
+    "log_out",
+    "page_setup",
+]
+
+#: Roles allowed on a page (the router in app/main.py shows the link, page_setup enforces it).
+LABELLERS = ("annotator", "researcher", "admin")
+RESEARCHERS = ("researcher", "admin")
+ADMINS = ("admin",)
+
+_USER_KEY = "qaeval_user"
+_TOKEN_KEY = "qaeval_session_token"
+#: The URL query parameter that carries the login session token.
+SESSION_PARAM = "session"
+
+
+@dataclass(frozen=True)
+class SessionUser:
+    """The logged-in account as the pages need it (never the password hash)."""
+
+    id: int
+    name: str
+    role: str
+
+
+def _as_dict(user: SessionUser) -> dict[str, object]:
+    # Session state keeps a plain dict: Streamlit may re-import this module between runs, and
+    # an instance of the old class would then fail isinstance checks.
+    return {"id": user.id, "name": user.name, "role": user.role}
+
+
+@st.cache_resource(show_spinner=False)
+def _upgraded(url: str) -> str:
+    """Bring the schema up to date once per server process and store URL."""
+    return store_session.upgrade(url)
+
+
+def store_url() -> str:
+    """The store this app serves (``QAEVAL_DATABASE_URL`` or the default), schema upgraded."""
+    return _upgraded(store_session.resolve_url(None))
+
+
+def log_in(name: str, password: str) -> SessionUser | None:
+    """Check credentials against the store; remember the account in this browser session and
+    open a login session whose token goes into the page URL, so a reload keeps the user in."""
+    info = repo.authenticate(store_url(), name.strip(), password)
+    if info is None:
+        return None
+    user = SessionUser(info.id, info.name, info.role)
+    st.session_state[_USER_KEY] = _as_dict(user)
+    token = login_sessions.open_session(store_url(), info.id)
+    st.session_state[_TOKEN_KEY] = token
+    st.query_params[SESSION_PARAM] = token
+    return user
+
+
+def log_out() -> None:
+    """End the login session and forget everything about this browser session (account,
+    queues, selections)."""
+    token = st.session_state.get(_TOKEN_KEY) or st.query_params.get(SESSION_PARAM)
+    if token:
+        login_sessions.close_session(store_url(), str(token))
+    st.query_params.pop(SESSION_PARAM, None)
+    for key in list(st.session_state.keys()):
+        del st.session_state[key]
+
+
+def _resume() -> dict[str, object] | None:
+    """After a reload: the account of the login session named in the URL, if still live."""
+    token = st.query_params.get(SESSION_PARAM)
+    if not token:
+        return None
+    info = login_sessions.resume_session(store_url(), str(token))
+    if info is None:
+        st.query_params.pop(SESSION_PARAM, None)  # expired or ended: the login form shows
+        return None
+    raw = _as_dict(SessionUser(info.id, info.name, info.role))
+    st.session_state[_USER_KEY] = raw
+    st.session_state[_TOKEN_KEY] = str(token)
+    return raw
+
+
+def current_user() -> SessionUser | None:
+    """The logged-in account, re-validated against the store on every run.
+
+    A deactivated, deleted or re-roled account takes effect on the next click, not at the next
+    login, and logging out in one tab ends the login in the others. Page navigation clears the
+    URL's query parameters, so the session token is put back on every run; a reload finds it.
+    """
+    raw = st.session_state.get(_USER_KEY)
+    if not isinstance(raw, dict):
+        raw = _resume()
+    if not isinstance(raw, dict):
+        return None
+    token = st.session_state.get(_TOKEN_KEY)
+    if token and st.query_params.get(SESSION_PARAM) != token:
+        st.query_params[SESSION_PARAM] = token
+    remembered = SessionUser(int(raw["id"]), str(raw["name"]), str(raw["role"]))
+    try:
+        # With a login session, the session itself must still be live: logging out in one tab
+        # ends every tab's login on its next click.
+        found = login_sessions.resume_session(store_url(), str(token)) if token else None
+        info = found if token else repo.get_user(store_url(), remembered.name)
+    except NotFoundError:
+        info = None
+    if info is None or not info.active or info.role == "external" or info.id != remembered.id:
+        log_out()
+        return None
+    if info.role != remembered.role:
+        remembered = SessionUser(info.id, info.name, info.role)
+        st.session_state[_USER_KEY] = _as_dict(remembered)
+    return remembered
+
+
+def page_setup(title: str, roles: Iterable[str], *, caption: str | None = None) -> SessionUser:
+    """Start a page: require a logged-in user with one of ``roles``, then show the title.
+
+    Stops the script (``st.stop``) otherwise, so nothing below the call runs for a user who
+    may not see it.
+    """
+    user = current_user()
+    allowed = tuple(roles)
+    if user is None:
+        st.warning("Please log in first.")
+        st.stop()
+    if user.role not in allowed:
+        st.error(
+            f"Your account ({user.role}) cannot open {title!r}; it is for "
+            f"{' or '.join(allowed)} accounts. Ask an admin if you need access."
+        )
+        st.stop()
+    st.title(title)
+    if caption:
+        st.caption(caption)
+    return user

@@ -1,0 +1,328 @@
+"""Calibrate (researchers): fit a judge to a dataset's human labels, see how good it will be,
+save it, and steer labelling to where it helps the calibration most.
+
+The fitting is :func:`qaeval_core.workflows.calibrate_dataset` (what ``qaeval calibrate``
+runs); the numbers shown next to it come from :mod:`qaeval_core.calibrate.summary`, the queue
+ordering from :func:`qaeval_core.workflows.reorder_queue` and the label budget from
+:mod:`qaeval_core.calibrate.active`. A fit takes seconds to
+minutes, so its result is kept in ``st.session_state`` and survives reruns until the next fit.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from app.components import analysis_widgets as aui
+from app.components import auth, safe_text
+from qaeval_core import analysis, workflows
+from qaeval_core.calibrate import active, summary
+from qaeval_core.calibrate.fit import CANDIDATES, DEFAULT_CANDIDATES
+from qaeval_core.calibrate.inputs import DEFAULT_METRICS, FEATURE_ONLY
+from qaeval_core.errors import QAEvalError
+from qaeval_core.judge import Judge
+from qaeval_core.metrics.base import Metric, get_metric
+from qaeval_core.store import annotation as ann
+from qaeval_core.store import repo
+from qaeval_core.workflows import DatasetCalibration, calibrate_dataset, score_dataset
+
+_RESULT = "calibrate_result"
+#: What "score with fast CPU metrics" runs (seconds for thousands of items).
+FAST_METRICS = ("em", "f1", "contains", "rougeL")
+MEASURE_NAMES = {"accuracy": "accuracy", "balanced_accuracy": "balanced acc.", "f1": "F1"}
+
+
+@dataclass
+class FitRun:
+    """One fit as the page shows it (kept in session state as a dict of these fields)."""
+
+    dataset: str
+    fit: DatasetCalibration
+    quality: pd.DataFrame
+    curves: pd.DataFrame
+
+
+def _metrics(columns: list[str]) -> list[Metric] | None:
+    """The chosen default columns as metrics (None: the library's whole default set)."""
+    if set(columns) == {c for c, _, _ in DEFAULT_METRICS}:
+        return None
+    return [get_metric(mid, **params) for col, mid, params in DEFAULT_METRICS if col in columns]
+
+
+def _fit_form(url: str, dataset: str) -> None:
+    defaults = [c for c, _, _ in DEFAULT_METRICS]
+    with st.form("calibrate_form"):
+        chosen = st.multiselect(
+            "Metrics",
+            defaults,
+            default=defaults,
+            key="calibrate_metrics",
+            help="Default: the library's calibration set. The neural ones (embed_cosine, "
+            "bertscore, smile, avert, extract_f1) take minutes per thousand items on a CPU; "
+            "scores are stored and reused.",
+        )
+        c1, c2, c3, c4 = st.columns(4)
+        max_labels = c1.number_input(
+            "Max. labels (0 = all)", 0, 1_000_000, 0, key="calibrate_max_labels",
+            help="Fit on at most this many labelled items, drawn by question with the seed.",
+        )  # fmt: skip
+        seed = c2.number_input("Seed", 0, 2**31 - 1, 0, key="calibrate_seed")
+        folds = c3.number_input("CV folds", 2, 20, 5, key="calibrate_folds")
+        n_boot = c4.number_input(
+            "Bootstrap resamples", 100, 10_000, 1000, 100, key="calibrate_boot"
+        )
+        candidates = st.multiselect(
+            "Combiners compared", list(CANDIDATES), default=list(DEFAULT_CANDIDATES),
+            key="calibrate_candidates",
+            help="The first wins unless another is better by more than one CV point.",
+        )  # fmt: skip
+        curves = st.toggle("Learning curves", value=True, key="calibrate_curves")
+        submitted = st.form_submit_button("Fit", type="primary", key="calibrate_fit")
+    if not submitted:
+        return
+    metrics = _metrics(chosen)
+    try:
+        with st.status("Fitting...", expanded=False) as status:
+            fit = calibrate_dataset(
+                url, dataset, metrics=metrics, max_labels=int(max_labels) or None,
+                seed=int(seed), candidates=candidates, n_splits=int(folds), n_boot=int(n_boot),
+                name=f"{dataset}-judge", progress=status.write,
+            )  # fmt: skip
+            status.write("Bootstrapping quality of every judge ...")
+            metric_ids = None if metrics is None else [m.id for m in metrics]
+            data = workflows.labelled_data(url, dataset, fit.used_item_ids, metrics=metric_ids)
+            quality = summary.quality_table(fit, data, n_boot=int(n_boot))
+            curve = pd.DataFrame()
+            if curves:
+                status.write("Learning curves ...")
+                curve = summary.learning_curves(
+                    data, candidates=list(dict.fromkeys([fit.report.winner, "threshold"])),
+                    seeds=(0, 1), n_boot=300,
+                )  # fmt: skip
+            status.update(label=f"Fitted on {fit.report.n_labels} labels.", state="complete")
+    except (QAEvalError, ValueError) as exc:
+        st.error(str(exc), icon=":material/error:")
+        return
+    # A plain dict: Streamlit re-executes this file as __main__ on every run, so an instance of
+    # the previous run's FitRun class would fail isinstance checks on the next one.
+    st.session_state[_RESULT] = {
+        "dataset": dataset,
+        "fit": fit,
+        "quality": quality,
+        "curves": curve,
+    }
+
+
+def _quality_wide(quality: pd.DataFrame) -> pd.DataFrame:
+    """One row per judge, one "estimate [low, high]" cell per measure."""
+    triples = quality[["estimate", "lo", "hi"]].itertuples(index=False)
+    cells = quality.assign(cell=[aui.fmt_ci(e, lo, hi) for e, lo, hi in triples])
+    wide = cells.pivot(index=["judge", "kind"], columns="measure", values="cell")
+    wide = wide.reindex(columns=list(summary.MEASURES)).rename(columns=MEASURE_NAMES)
+    order = {"calibrated (winner)": 0, "calibrated": 1, "uncalibrated": 2}
+    wide = wide.reset_index()
+    return wide.sort_values("kind", key=lambda k: k.map(order), kind="stable")
+
+
+def _quality_chart(quality: pd.DataFrame) -> go.Figure:
+    fig = go.Figure()
+    judges = list(dict.fromkeys(quality["judge"]))
+    for measure in summary.MEASURES:
+        part = quality[quality["measure"] == measure].set_index("judge").loc[judges]
+        fig.add_bar(
+            name=MEASURE_NAMES[measure], x=aui.chart_labels(judges), y=part["estimate"],
+            error_y={"type": "data", "symmetric": False,
+                     "array": part["hi"] - part["estimate"],
+                     "arrayminus": part["estimate"] - part["lo"]},
+        )  # fmt: skip
+    fig.update_layout(
+        barmode="group", yaxis_title="cross-validated quality", yaxis_range=[0, 1], height=400,
+        legend={"orientation": "h", "y": 1.12}, margin={"t": 40},
+    )  # fmt: skip
+    return fig
+
+
+def _curve_chart(curves: pd.DataFrame) -> go.Figure:
+    fig = go.Figure()
+    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
+    for k, (judge, part) in enumerate(curves.groupby("judge", sort=True)):
+        color = palette[k % len(palette)]
+        name = aui.chart_labels([judge])[0]
+        band = pd.concat([part["size"], part["size"][::-1]])
+        fig.add_scatter(
+            x=band, y=pd.concat([part["hi"], part["lo"][::-1]]), fill="toself", opacity=0.15,
+            line={"width": 0}, fillcolor=color, hoverinfo="skip", showlegend=False,
+        )  # fmt: skip
+        fig.add_scatter(x=part["size"], y=part["accuracy"], mode="lines+markers", name=name,
+                        line={"color": color})  # fmt: skip
+    fig.update_layout(
+        xaxis_title="labels used for fitting", yaxis_title="accuracy on the unseen rest",
+        height=400, legend={"orientation": "h", "y": 1.12}, margin={"t": 40},
+    )  # fmt: skip
+    return fig
+
+
+def _results(url: str, user: auth.SessionUser, run: FitRun) -> None:
+    report = run.fit.report
+    st.subheader("Cross-validated quality")
+    win = report.candidates.set_index("candidate").loc[report.winner]
+    m = st.columns(4)
+    m[0].metric("Winner", report.winner)
+    m[1].metric("Labels used", report.n_labels)
+    m[2].metric("Held back unseen", len(run.fit.unseen_item_ids))
+    m[3].metric("CV accuracy", aui.fmt(win["accuracy"]))
+    st.caption(
+        f"{report.n_splits}-fold cross-validation grouped by question; 95% bootstrap CIs over "
+        "questions. Calibrated judges are scored out of fold; uncalibrated metrics at their "
+        "shipped thresholds on the same labels."
+    )
+    st.dataframe(_quality_wide(run.quality), hide_index=True, key="calibrate_quality")
+    st.plotly_chart(_quality_chart(run.quality), key="calibrate_quality_chart")
+    if not run.curves.empty:
+        st.subheader("Learning curves")
+        st.plotly_chart(_curve_chart(run.curves), key="calibrate_curves_chart")
+        st.caption(
+            "Fitted on N labels drawn by question, measured on all other labelled items "
+            "(mean of two draws; band: mean 95% CI)."
+        )
+
+    st.subheader("Save")
+    with st.form("calibrate_save"):
+        c1, c2 = st.columns([3, 1])
+        name = c1.text_input("Calibration name", f"{run.dataset}-judge", key="calibrate_name")
+        overwrite = c2.checkbox("Replace existing", key="calibrate_overwrite")
+        saved = st.form_submit_button("Save calibration", key="calibrate_save_submit")
+    name = name.strip() or f"{run.dataset}-judge"
+    config = _named_config(run.fit.judge, name)
+    if saved:
+        try:
+            info = repo.save_calibration(
+                url, name, config, dataset=run.dataset, created_by=user.name, overwrite=overwrite
+            )
+            st.success(f"Saved calibration {info.name!r}.")
+        except QAEvalError as exc:
+            safe_text.show_error(exc)
+    st.download_button(
+        "Download judge config (JSON)", json.dumps(config, indent=2, ensure_ascii=False),
+        file_name=f"{name}.json", mime="application/json",
+        key="calibrate_download", icon=":material/download:",
+    )  # fmt: skip
+
+
+def _named_config(judge: Judge, name: str) -> dict[str, Any]:
+    """The judge's config under ``name`` (re-read and re-written, so its checksum matches)."""
+    named = Judge.from_config(judge.to_config())
+    named.name = name
+    return named.to_config()
+
+
+def _saved(url: str) -> None:
+    st.subheader("Saved calibrations")
+    saved = repo.list_calibrations(url)
+    if not saved:
+        st.info("None saved yet.")
+        return
+    rows = []
+    for c in saved:
+        q = c.config.get("quality") or {}
+        fitted = c.config.get("fitted_on") or {}
+        rows.append({
+            "name": c.name, "dataset": c.dataset, "by": c.created_by, "created": c.created_at,
+            "judge": q.get("winner"), "labels": fitted.get("n_labels"),
+            "cv accuracy": q.get("cv_accuracy"),
+        })  # fmt: skip
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="calibrate_saved")
+
+
+def _active(url: str, dataset: str, run: FitRun | None) -> None:
+    st.subheader("Label where it helps most")
+    frames = aui.load_frames(url, dataset)
+    scored = [m for m in frames.metric_ids if m not in FEATURE_ONLY]
+    if len(scored) < 2:
+        st.info(
+            f"Ordering the queue needs stored scores of two or more metrics (found: "
+            f"{', '.join(scored) or 'none'}). Score the dataset from a shell, or here with fast "
+            f"CPU metrics ({', '.join(FAST_METRICS)})."
+        )
+        st.code(f"qaeval score --dataset {dataset} --metrics em,f1,contains", language="bash")
+        if st.button("Score with fast CPU metrics", key="calibrate_score_fast"):
+            with st.spinner("Scoring..."):
+                score_dataset(url, dataset, list(FAST_METRICS))
+            st.rerun()
+    else:
+        people = ["(everybody)"] + [n for n, _ in ann.queue_users(url=url)]
+        c1, c2 = st.columns([2, 1])
+        who = c1.selectbox("Queue of", people, key="calibrate_queue_user")
+        if c2.button("Order queue by metric disagreement", key="calibrate_reorder"):
+            try:
+                res = workflows.reorder_queue(url, dataset, None if who == people[0] else who)
+            except QAEvalError as exc:
+                safe_text.show_error(exc)
+            else:
+                per = ", ".join(f"{n}: {k}" for n, k in res.per_user.items()) or "none"
+                st.success(
+                    f"Re-ordered {res.reordered} unlabelled assignment(s) by disagreement of "
+                    f"{', '.join(res.metrics)} (per annotator: {per})."
+                )
+        st.caption(
+            "Items where the metrics' votes split (and scores sit near their thresholds) come "
+            "first; items somebody already labelled come after never-labelled ones. Only "
+            "unlabelled assignments move."
+        )
+    _labels_needed(frames, run)
+
+
+def _labels_needed(frames: analysis.Frames, run: FitRun | None) -> None:
+    safe_text.section("How many more labels?")
+    if run is not None:
+        win = run.fit.report.candidates.set_index("candidate").loc[run.fit.report.winner]
+        p, n = float(win["accuracy"]), int(run.fit.report.n_labels)
+        measured = float(win["accuracy_hi"] - win["accuracy_lo"])
+    else:
+        p, n, measured = 0.8, int(frames.labels["item_id"].nunique()), 0.0  # type: ignore[attr-defined]
+    c1, c2, c3, c4 = st.columns(4)
+    # Keys carry the defaults, so a new fit (new estimate) resets the two inputs to its values.
+    p = c1.number_input(
+        "Accuracy estimate", 0.0, 1.0, round(p, 3), 0.01, "%.3f", key=f"calibrate_p_{p:.4f}",
+        help="The fitted judge's CV accuracy after a fit; a guess before one.",
+    )  # fmt: skip
+    n = c2.number_input("Labels so far", 0, 10_000_000, n, key=f"calibrate_n_{n}")
+    width = c3.number_input("Target CI width", 0.005, 1.0, 0.1, 0.01, key="calibrate_width")
+    conf = c4.selectbox("Confidence", [0.9, 0.95, 0.99], index=1, key="calibrate_conf")
+    base = active.ci_width(p, n) if n else 0.0
+    deff = max(1.0, (measured / base) ** 2) if measured and base else 1.0
+    more = active.labels_needed_for_ci(p, int(n), float(width), float(conf), design_effect=deff)
+    st.metric("More labels needed", more)
+    st.caption(
+        f"Wilson interval for a proportion of {p:.3f}"
+        + (f", inflated by the design effect {deff:.2f} that the fit's grouped bootstrap CI "
+           "showed (answers to one question are correlated)" if deff > 1 else "")
+        + ". An estimate: the accuracy moves as labels come in."
+    )  # fmt: skip
+
+
+def main() -> None:
+    user = auth.page_setup(
+        "Calibrate",
+        auth.RESEARCHERS,
+        caption="Fit the automatic judges to the human labels, measure them honestly, export.",
+    )
+    url = auth.store_url()
+    dataset = aui.dataset_picker(url, key="calibrate_dataset")
+    assert dataset is not None
+    _fit_form(url, dataset)
+    kept = st.session_state.get(_RESULT)
+    run = FitRun(**kept) if isinstance(kept, dict) and kept["dataset"] == dataset else None
+    if run is not None:
+        _results(url, user, run)
+    _saved(url)
+    _active(url, dataset, run)
+
+
+if __name__ == "__main__":  # Streamlit runs pages as __main__; tests import helpers
+    main()

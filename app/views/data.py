@@ -1,0 +1,163 @@
+"""Data (researchers): import a file into a dataset and export labels and scores.
+
+The import is the foundation's all-or-nothing import; a file with bad rows imports nothing and
+every bad row is listed with its row number and reason.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from app.components import auth, safe_text
+from qaeval_core import io
+from qaeval_core.errors import ConfigError, QAEvalError, ValidationError
+from qaeval_core.store import repo
+
+EXPORTS = {
+    "Items with current labels": "items",
+    "Labels (current)": "labels",
+    "Labels (full history)": "labels-history",
+    "Scores": "scores",
+}
+MIME = {"jsonl": "application/jsonl", "csv": "text/csv", "parquet": "application/octet-stream"}
+
+
+def parse_mapping(text: str) -> dict[str, str]:
+    """``"a=references, b=candidate"`` -> ``{"a": "references", "b": "candidate"}``."""
+    mapping: dict[str, str] = {}
+    for pair in (p.strip() for p in text.split(",")):
+        if not pair:
+            continue
+        column, sep, field = pair.partition("=")
+        if not sep or not column.strip() or not field.strip():
+            raise ConfigError(
+                f"Column mapping expects COLUMN=FIELD pairs separated by commas, got {pair!r}."
+            )
+        mapping[column.strip()] = field.strip()
+    return mapping
+
+
+def _import_section(url: str, datasets: list[str]) -> None:
+    safe_text.section("Import a file")
+    with st.form("import", clear_on_submit=False):
+        upload = st.file_uploader(
+            "JSON lines, JSON, CSV, TSV or Parquet",
+            type=["jsonl", "ndjson", "json", "csv", "tsv", "parquet"],
+            key="import_file",
+        )
+        c1, c2, c3 = st.columns(3)
+        name = c1.text_input(
+            "Dataset",
+            key="import_dataset",
+            placeholder="new or existing name",
+            help=f"Existing: {', '.join(datasets)}" if datasets else None,
+        )
+        scale = c2.selectbox(
+            "Plain labels are",
+            ["binary", "three"],
+            key="import_scale",
+            help="binary: 0/1; three: 0/1/2 (incorrect/unclear/correct)",
+        )
+        sep = c3.text_input("Alias separator in references", "/", key="import_sep")
+        mapping_text = st.text_input(
+            "Column mapping (optional)",
+            key="import_map",
+            placeholder="gold_answer=references, model_output=candidate",
+            help="COLUMN=FIELD pairs for columns the importer does not recognise by name; "
+            "fields: " + ", ".join(io.FIELD_ALIASES),
+        )
+        submitted = st.form_submit_button("Import", type="primary", key="import_submit")
+    if not submitted:
+        return
+    if upload is None or not name.strip():
+        st.warning("Choose a file and a dataset name.")
+        return
+    try:
+        rows = io.read_items(
+            upload.getvalue(),
+            name=upload.name,
+            mapping=parse_mapping(mapping_text),
+            label_scale=scale,
+            alias_separator=sep or None,
+        )
+        report = repo.import_items(url, name.strip(), rows, source=upload.name)
+    except ValidationError as exc:
+        st.error(
+            f"{upload.name}: {len(exc.errors)} invalid row(s); nothing was imported. "
+            "Fix them and upload again."
+        )
+        st.dataframe(
+            pd.DataFrame(
+                {"row": [e.row for e in exc.errors], "reason": [e.reason for e in exc.errors]}
+            ),
+            hide_index=True,
+        )
+        return
+    except QAEvalError as exc:
+        safe_text.show_error(exc)
+        return
+    st.success(report.summary())
+
+
+def _export_bytes(url: str, dataset: str, what: str, fmt: str) -> Callable[[], bytes]:
+    """A deferred export: runs only when the download button is clicked."""
+
+    def build() -> bytes:
+        records = repo.export_records(url, dataset, what)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, f"export.{fmt}")
+            io.write_records(records, path)
+            with open(path, "rb") as fh:
+                return fh.read()
+
+    return build
+
+
+def _export_section(url: str, datasets: list[str]) -> None:
+    safe_text.section("Export")
+    if not datasets:
+        st.info("Nothing to export yet.")
+        return
+    c1, c2, c3 = st.columns(3)
+    dataset = c1.selectbox("Dataset", datasets, key="export_dataset")
+    label = c2.selectbox("What", list(EXPORTS), key="export_what")
+    fmt = c3.selectbox("Format", list(MIME), key="export_format")
+    what = EXPORTS[label]
+    st.download_button(
+        f"Download {label.lower()}",
+        data=_export_bytes(url, dataset, what, fmt),
+        file_name=f"{dataset}-{what}.{fmt}",
+        mime=MIME[fmt],
+        icon=":material/download:",
+        key="export_download",
+        on_click="ignore",
+    )
+
+
+def main() -> None:
+    auth.page_setup("Data", auth.RESEARCHERS, caption="Import datasets, export labels and scores.")
+    url = auth.store_url()
+    infos = repo.list_datasets(url)
+    if infos:
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    "dataset": [d.name for d in infos],
+                    "items": [d.n_items for d in infos],
+                    "source": [d.source or "" for d in infos],
+                }
+            ),
+            hide_index=True,
+        )
+    datasets = [d.name for d in infos]
+    _import_section(url, datasets)
+    _export_section(url, datasets)
+
+
+if __name__ == "__main__":  # Streamlit runs pages as __main__; tests import helpers
+    main()

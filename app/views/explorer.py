@@ -1,0 +1,143 @@
+"""Metric explorer (researchers): where one automatic judge parts from the humans, item by item.
+
+A confusion matrix against the human verdict (adjudicated label, else the raters' majority),
+the metric's score distribution per human label, and the contradictions the metric is most
+confident about, with its details (subscores, best reference or n-gram, rationale). Selecting a
+row opens the item with every rater's label and the adjudication history.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from app.components import analysis_widgets as aui
+from app.components import auth
+from qaeval_core import analysis
+
+ITEM_KEY = "explorer_item"
+TABLE_KEY = "explorer_worst"
+TILES = {
+    "accuracy": "Accuracy",
+    "balanced_accuracy": "Balanced acc.",
+    "precision": "Precision",
+    "recall": "Recall",
+    "kendall_tau_b": "Kendall tau-b",
+}
+
+
+def _pick_row(item_ids: list[int]) -> None:
+    """Selecting a row of the worst-disagreements table opens that item below."""
+    rows = st.session_state[TABLE_KEY].selection.rows
+    if rows:
+        st.session_state[ITEM_KEY] = item_ids[rows[0]]
+
+
+def _confusion_chart(confusion: pd.DataFrame) -> go.Figure:
+    z = confusion.to_numpy()
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=[analysis.label_text(c) for c in confusion.columns],
+            y=["metric: not correct", "metric: correct"],
+            colorscale="Blues",
+            text=z,
+            texttemplate="%{text}",
+            showscale=False,
+        )
+    )
+    fig.update_layout(xaxis_title="human verdict", height=320, margin={"t": 30, "b": 40})
+    return fig
+
+
+def _distribution_chart(joined: pd.DataFrame, metric_id: str) -> go.Figure:
+    fig = go.Figure()
+    for final, part in joined.groupby("final", sort=True):
+        fig.add_box(
+            y=part["value"], name=analysis.label_text(final), boxpoints="all", jitter=0.4,
+            pointpos=0, marker={"size": 4, "opacity": 0.5},
+        )  # fmt: skip
+    fig.update_layout(
+        yaxis_title=f"{aui.chart_labels([metric_id])[0]} score",
+        xaxis_title="human verdict",
+        showlegend=False,
+        height=320,
+        margin={"t": 30, "b": 40},
+    )
+    return fig
+
+
+def main() -> None:
+    auth.page_setup(
+        "Metric explorer",
+        auth.RESEARCHERS,
+        caption="Pick a metric: where does it disagree with people, and why?",
+    )
+    url = auth.store_url()
+    c1, c2 = st.columns(2)
+    with c1:
+        dataset = aui.dataset_picker(url, key="explorer_dataset")
+    frames = aui.load_frames(url, dataset)
+    if not frames.metric_ids:
+        st.info("This dataset has no metric scores yet: score it first, then come back.")
+        return
+    metric_id = c2.selectbox("Metric", frames.metric_ids, key="explorer_metric")
+    view = analysis.metric_view(frames, metric_id, limit=None)
+    st.caption(
+        f"config {view.config_hash} · {int(view.statistics['n_items'])} items with a human "
+        "verdict · the latest scored configuration of each metric is used"
+    )
+    for col, (stat, title) in zip(st.columns(len(TILES)), TILES.items(), strict=True):
+        col.metric(title, aui.fmt(view.statistics[stat]))
+
+    left, right = st.columns(2)
+    with left:
+        st.markdown("###### Decision vs human verdict")
+        st.plotly_chart(_confusion_chart(view.confusion), key="explorer_confusion")
+    with right:
+        st.markdown("###### Score per human verdict")
+        st.plotly_chart(_distribution_chart(view.joined, metric_id), key="explorer_scores")
+
+    st.markdown("###### Worst disagreements (metric confident, humans opposite)")
+    strict = st.toggle(
+        "Clear opposites only (leave out items humans found unclear)", key="explorer_strict"
+    )
+    worst = analysis.metric_view(frames, metric_id, strict=strict, limit=100).worst
+    if worst.empty:
+        st.success("The metric agrees with the humans on every judged item.")
+        return
+    item_ids = worst["item_id"].astype(int).tolist()
+    table = worst.assign(
+        human=worst["final"].map(analysis.label_text),
+        references=worst["references"].map(lambda refs: " | ".join(map(str, refs))),
+    )
+    st.dataframe(
+        table[
+            ["item_id", "confidence", "value", "human", "candidate", "references", "details_text",
+             "question", "qa_model"]
+        ],
+        hide_index=True,
+        key=TABLE_KEY,
+        on_select=partial(_pick_row, item_ids),
+        selection_mode="single-row",
+        height=320,
+        column_config={
+            "confidence": st.column_config.ProgressColumn(min_value=0, max_value=1, format="%.2f"),
+            "value": st.column_config.NumberColumn(f"{metric_id} score", format="%.3f"),
+            "question": st.column_config.TextColumn(width="medium"),
+            "candidate": st.column_config.TextColumn("answer", width="medium"),
+            "details_text": st.column_config.TextColumn("metric details", width="large"),
+        },
+    )  # fmt: skip
+    st.caption("Select a row to open the item.")
+    if st.session_state.get(ITEM_KEY) not in item_ids:
+        st.session_state.pop(ITEM_KEY, None)
+    item_id = st.selectbox("Item", item_ids, key=ITEM_KEY)
+    aui.show_item(analysis.item_detail(url, int(item_id)), key="explorer_detail")
+
+
+if __name__ == "__main__":  # Streamlit runs pages as __main__; tests import helpers
+    main()

@@ -1,0 +1,114 @@
+"""Leaderboard (researchers): would a metric rank the QA models the way people do?
+
+Each QA model's accuracy under the human verdict next to its accuracy under every metric, with
+ranks, the pairs of models a metric puts in the opposite order (the PANDA/SMILE tables), and
+each metric's agreement with humans with bootstrap CIs.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from app.components import analysis_widgets as aui
+from app.components import auth
+from qaeval_core import analysis
+from qaeval_core.analysis.compare import STATISTICS
+
+#: Metrics drawn next to the humans by default: more bars than this per model are unreadable.
+CHART_DEFAULT = 5
+
+
+def _best_rankers(board: analysis.Leaderboard, k: int = CHART_DEFAULT) -> list[str]:
+    """The ``k`` metrics whose model ranking is closest to the humans' (Kendall tau-b)."""
+    ranking = board.ranking.sort_values("kendall_tau_b", ascending=False, na_position="last")
+    return list(dict.fromkeys(ranking["metric_id"]))[:k]
+
+
+def _accuracy_chart(board: analysis.Leaderboard, metric_ids: list[str]) -> go.Figure:
+    wide = board.wide
+    models = aui.chart_labels(wide["qa_model"])
+    fig = go.Figure()
+    fig.add_bar(name="human", x=models, y=wide["human_accuracy"], marker_color="#333333")
+    for metric_id in metric_ids:
+        fig.add_bar(name=aui.chart_labels([metric_id])[0], x=models, y=wide[metric_id])
+    fig.update_layout(
+        barmode="group", yaxis_title="accuracy", yaxis_range=[0, 1], height=440,
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+        margin={"t": 60},
+    )  # fmt: skip
+    return fig
+
+
+def _statistics_table(stats: pd.DataFrame) -> pd.DataFrame:
+    """One row per metric, one "estimate [low, high]" cell per statistic."""
+    cells = stats.assign(
+        cell=[aui.fmt_ci(e, lo, hi) for e, lo, hi in stats[["estimate", "ci_low", "ci_high"]]
+              .itertuples(index=False)]
+    )  # fmt: skip
+    wide = cells.pivot(index="metric_id", columns="statistic", values="cell")
+    n = stats.groupby("metric_id")["n_items"].max()
+    return wide.reindex(columns=list(STATISTICS)).assign(n_items=n).reset_index()
+
+
+def main() -> None:
+    auth.page_setup(
+        "Leaderboard",
+        auth.RESEARCHERS,
+        caption="QA-model accuracy under each metric next to the human accuracy.",
+    )
+    url = auth.store_url()
+    c1, c2 = st.columns([3, 1])
+    with c1:
+        dataset = aui.dataset_picker(url, key="leaderboard_dataset", allow_all=True)
+    min_items = c2.number_input("Min. judged items per model", 1, 10_000, 5, key="leaderboard_min")
+    frames = aui.load_frames(url, dataset)
+    if not frames.metric_ids:
+        st.info("No metric scores yet: score the dataset first, then come back.")
+        return
+    board = analysis.leaderboard(frames, min_items=int(min_items))
+    if board.wide.empty:
+        st.info("No QA model has enough judged items (lower the minimum, or label more items).")
+        return
+
+    st.subheader("Accuracy per QA model")
+    shown = st.multiselect(
+        "Metrics in the chart",
+        sorted(board.table["metric_id"].unique()),
+        default=_best_rankers(board),
+        key="leaderboard_chart_metrics",
+        help=f"By default the {CHART_DEFAULT} metrics that rank the QA models most like the "
+        "humans (Kendall tau-b below); the table has every metric.",
+    )
+    st.plotly_chart(_accuracy_chart(board, shown), key="leaderboard_chart")
+    percent = st.column_config.NumberColumn(format="%.3f")
+    st.dataframe(
+        board.wide,
+        hide_index=True,
+        key="leaderboard_table",
+        column_config={"human_accuracy": percent}
+        | {m: percent for m in board.table["metric_id"].unique()},
+    )
+
+    st.subheader("Ranking changes")
+    ranking = board.ranking.assign(flips=board.ranking["flips"].map("; ".join))
+    st.dataframe(
+        ranking,
+        hide_index=True,
+        key="leaderboard_ranking",
+        column_config={"flips": st.column_config.TextColumn("flipped pairs (human order)")},
+    )
+    st.caption(
+        "Kendall tau-b between the models' human and metric accuracies; a flipped pair is two "
+        "models the metric orders opposite to the humans."
+    )
+
+    st.subheader("Metrics against humans (95% bootstrap CIs)")
+    n_boot = st.number_input("Bootstrap resamples", 0, 10_000, 1000, 100, key="leaderboard_boot")
+    stats = aui.metric_statistics(url, dataset, n_boot=int(n_boot), seed=0)
+    st.dataframe(_statistics_table(stats), hide_index=True, key="leaderboard_statistics")
+
+
+if __name__ == "__main__":  # Streamlit runs pages as __main__; tests import helpers
+    main()

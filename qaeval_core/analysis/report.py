@@ -1,0 +1,381 @@
+"""The analysis of one dataset as numbers (JSON) and as a self-contained HTML page (plotly).
+
+``qaeval report`` and CI call :func:`build_report` with plain frames (items, labels,
+adjudications, scores), so this module never touches the store; the page embeds plotly.js once
+and works offline. Every string that comes from data (model names, raters, questions, answers)
+is HTML-escaped before it reaches the page or a chart label.
+
+Frames: ``items`` (``item_id`` and optionally ``dataset``, ``qa_model``, ``question``,
+``candidate``, ``references``), ``labels`` / ``adjudications`` as in
+:mod:`.agreement`, ``scores`` as in :mod:`.compare` (an optional
+``details`` column is shown next to the worst disagreements).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.offline import get_plotlyjs
+
+from qaeval_core.analysis.agreement import (
+    ScorePolicy,
+    aggregate_labels,
+    alpha_by_group,
+    check_labels,
+    label_count_table,
+    pairwise_kappa,
+    rater_vs_rest,
+)
+from qaeval_core.analysis.compare import (
+    STATISTICS,
+    accuracy_deviation,
+    join_scores,
+    metric_vs_human,
+    model_leaderboard,
+    ranking_changes,
+    worst_disagreements,
+)
+from qaeval_core.errors import QAEvalError
+from qaeval_core.jsonable import to_jsonable
+
+__all__ = ["Report", "build_report", "render_html", "write_report", "to_jsonable"]
+
+
+@dataclass
+class Report:
+    """The numbers of one analysis (``numbers``, JSON-ready) and the frames behind them."""
+
+    title: str
+    numbers: dict[str, Any]
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        """Strict JSON (NaN becomes null), stable key order."""
+        return json.dumps(to_jsonable(self.numbers), indent=2, allow_nan=False)
+
+
+def _restrict(frame: pd.DataFrame | None, ids: set[Any]) -> pd.DataFrame | None:
+    if frame is None:
+        return None
+    return frame[frame["item_id"].isin(ids)].reset_index(drop=True)
+
+
+def build_report(
+    items: pd.DataFrame,
+    labels: pd.DataFrame,
+    adjudications: pd.DataFrame | None = None,
+    scores: pd.DataFrame | None = None,
+    *,
+    dataset: str | None = None,
+    thresholds: Mapping[str, float] | None = None,
+    score_policy: ScorePolicy = "mean",
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    worst_limit: int = 20,
+) -> Report:
+    """Agreement, aggregation and metric-vs-human analysis of one dataset.
+
+    ``dataset`` selects the items of one dataset when ``items`` holds several (an unknown name
+    raises, listing the known ones). Every bootstrap uses ``seed``, so the same inputs give the
+    same JSON.
+    """
+    if "item_id" not in items.columns:
+        raise QAEvalError("items frame: expected an item_id column.")
+    items = items.copy()
+    if dataset is not None:
+        known = sorted(map(str, items["dataset"].dropna().unique())) if "dataset" in items else []
+        if dataset not in known:
+            raise QAEvalError(
+                f"dataset {dataset!r} is not in the items; known: {', '.join(known) or 'none'}."
+            )
+        items = items[items["dataset"] == dataset]
+    ids = set(items["item_id"])
+    labels = check_labels(_restrict(labels, ids))  # type: ignore[arg-type]
+    adjudications = _restrict(adjudications, ids)
+    scores = _restrict(scores, ids)
+
+    human = aggregate_labels(labels, adjudications, items[["item_id"]], score=score_policy)
+    tables: dict[str, pd.DataFrame] = {
+        "human": human,
+        "label_counts": label_count_table(labels, items),
+        "alpha": alpha_by_group(labels, items, n_boot=n_boot, seed=seed, confidence=confidence),
+        "kappa": pairwise_kappa(labels),
+        "raters": rater_vs_rest(labels),
+    }
+    judged = human[human["final"].notna()]
+    numbers: dict[str, Any] = {
+        "dataset": dataset,
+        "settings": {
+            "n_boot": n_boot,
+            "seed": seed,
+            "confidence": confidence,
+            "score_policy": score_policy,
+            "thresholds": dict(thresholds or {}),
+        },
+        "counts": {
+            "items": len(items),
+            "labels": len(labels),
+            "raters": int(labels["rater"].nunique()),
+            "judged_items": len(judged),
+            "items_by_label_count": dict(
+                zip(
+                    tables["label_counts"]["n_labels"],
+                    tables["label_counts"]["n_items"],
+                    strict=True,
+                )
+            ),
+        },
+        "aggregation": {
+            "ties": int(human["tie"].sum()),
+            "needs_adjudication": int(human["needs_adjudication"].sum()),
+            "adjudicated": int(human["adjudicated"].notna().sum()),
+            "disagreements": int(human["disagreement"].sum()),
+            "human_accuracy": float(judged["human_correct"].astype(bool).mean())
+            if len(judged)
+            else None,
+            "final_distribution": {
+                str(k): int(v) for k, v in judged["final"].value_counts().sort_index().items()
+            },
+        },
+        "agreement": tables["alpha"],
+        "kappa": tables["kappa"],
+        "raters": tables["raters"],
+    }
+    if scores is not None and len(scores):
+        tables["metrics"] = metric_vs_human(
+            scores, human, thresholds=thresholds, n_boot=n_boot, seed=seed, confidence=confidence
+        )
+        tables["joined"] = join_scores(scores, human, items, thresholds=thresholds)
+        tables["deviation"] = accuracy_deviation(scores, human, items, thresholds=thresholds)
+        if "qa_model" in items.columns:
+            tables["leaderboard"] = model_leaderboard(scores, human, items, thresholds=thresholds)
+            tables["ranking"] = ranking_changes(tables["leaderboard"])
+        worst = [
+            worst_disagreements(scores, human, items, metric_id=m, thresholds=thresholds,
+                                limit=worst_limit)
+            for m in sorted(scores["metric_id"].unique())
+        ]  # fmt: skip
+        tables["worst"] = pd.concat(worst, ignore_index=True) if worst else pd.DataFrame()
+        numbers["metrics"] = tables["metrics"]
+        numbers["deviation"] = tables["deviation"]
+        for key in ("leaderboard", "ranking"):
+            if key in tables:
+                numbers[key] = tables[key]
+        keep = ["metric_id", "item_id", "value", "decision", "final", "confidence"]
+        numbers["worst_disagreements"] = tables["worst"].reindex(columns=keep)
+    title = f"qaeval analysis: {dataset}" if dataset else "qaeval analysis"
+    return Report(title=title, numbers=to_jsonable(numbers), tables=tables)
+
+
+# -- HTML --------------------------------------------------------------------------------------
+def _esc(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return ""
+    if isinstance(value, float | np.floating):
+        return f"{float(value):.3f}"
+    if isinstance(value, list | tuple | np.ndarray):
+        return html.escape("; ".join(map(str, value)))
+    return html.escape(str(value))
+
+
+def _table(frame: pd.DataFrame, columns: list[str] | None = None, max_chars: int = 400) -> str:
+    if frame is None or frame.empty:
+        return "<p class='empty'>nothing to show</p>"
+    columns = [c for c in (columns or list(frame.columns)) if c in frame.columns]
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
+    rows = []
+    for record in frame[columns].itertuples(index=False):
+        cells = []
+        for v in record:
+            text = _esc(v)
+            if len(text) > max_chars:
+                text = text[:max_chars] + "&hellip;"
+            cells.append(f"<td>{text}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _labels(values: Any) -> list[str]:
+    """Category names for plotly, escaped: plotly.js reads a few tags in labels."""
+    return [html.escape(str(v)) for v in values]
+
+
+def _figure_html(fig: go.Figure, index: int) -> str:
+    fig.update_layout(template="plotly_white", margin={"l": 60, "r": 20, "t": 50, "b": 60})
+    return fig.to_html(
+        full_html=False,
+        include_plotlyjs=False,
+        div_id=f"qaeval-figure-{index}",
+        config={"displaylogo": False, "responsive": True},
+        default_height="420px",
+    )
+
+
+def _ci_errors(frame: pd.DataFrame, col: str = "alpha") -> dict[str, Any]:
+    return {
+        "type": "data",
+        "symmetric": False,
+        "array": (frame["ci_high"] - frame[col]).fillna(0).tolist(),
+        "arrayminus": (frame[col] - frame["ci_low"]).fillna(0).tolist(),
+    }
+
+
+def _figures(report: Report) -> list[tuple[str, go.Figure]]:
+    t = report.tables
+    figs: list[tuple[str, go.Figure]] = []
+    counts = t["label_counts"]
+    figs.append(
+        (
+            "Items by number of labels",
+            go.Figure(go.Bar(x=_labels(counts["n_labels"]), y=counts["n_items"])).update_layout(
+                xaxis_title="labels per item", yaxis_title="items"
+            ),
+        )
+    )
+    alpha = t["alpha"]
+    for grouping in ("overall", "dataset", "qa_model", "rule"):
+        part = alpha[alpha["grouping"] == grouping]
+        if part.empty:
+            continue
+        fig = go.Figure()
+        for level, rows in part.groupby("level", sort=True):
+            fig.add_bar(
+                name=html.escape(str(level)),
+                x=_labels(rows["group"]),
+                y=rows["alpha"],
+                error_y=_ci_errors(rows),
+            )
+        fig.update_layout(barmode="group", yaxis_title="Krippendorff's alpha")
+        figs.append((f"Krippendorff's alpha ({grouping}) with bootstrap CI", fig))
+    kappa = t["kappa"]
+    if not kappa.empty:
+        raters = sorted(set(kappa["rater_a"]) | set(kappa["rater_b"]), key=str)
+        grid = pd.DataFrame(np.nan, index=raters, columns=raters)
+        for row in kappa.itertuples():
+            grid.loc[row.rater_a, row.rater_b] = grid.loc[row.rater_b, row.rater_a] = row.kappa
+        figs.append(
+            (
+                "Cohen's kappa per annotator pair (binary label)",
+                go.Figure(
+                    go.Heatmap(
+                        z=grid.to_numpy(), x=_labels(raters), y=_labels(raters),
+                        zmin=-1, zmax=1, colorscale="RdBu",
+                    )
+                ),
+            )
+        )  # fmt: skip
+    if "metrics" in t:
+        metrics = t["metrics"]
+        fig = go.Figure()
+        for stat in STATISTICS:
+            rows = metrics[metrics["statistic"] == stat]
+            fig.add_bar(
+                name=stat,
+                x=_labels(rows["metric_id"]),
+                y=rows["estimate"],
+                error_y=_ci_errors(rows, "estimate"),
+            )
+        fig.update_layout(barmode="group", yaxis_title="value")
+        figs.append(("Metric vs human with bootstrap CI", fig))
+        joined = t["joined"]
+        fig = go.Figure()
+        for final, rows in joined.groupby("final", sort=True):
+            fig.add_box(
+                name=f"human final = {int(final)}",
+                x=_labels(rows["metric_id"]),
+                y=rows["value"],
+                boxpoints=False,
+            )
+        fig.update_layout(boxmode="group", yaxis_title="metric score")
+        figs.append(("Score distributions per human label", fig))
+        dev = t["deviation"]
+        if not dev.empty and "qa_model" in dev.columns:
+            grid = dev.pivot_table(index="metric_id", columns="qa_model", values="deviation")
+            figs.append(
+                (
+                    "Accuracy deviation from humans (metric - human) per QA model",
+                    go.Figure(
+                        go.Heatmap(
+                            z=grid.to_numpy(), x=_labels(grid.columns), y=_labels(grid.index),
+                            zmid=0, colorscale="RdBu_r",
+                        )
+                    ),
+                )
+            )  # fmt: skip
+    return figs
+
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1200px;color:#222}
+table{border-collapse:collapse;margin:0.5rem 0 1.5rem;font-size:0.85rem}
+th,td{border:1px solid #ccc;padding:0.25rem 0.5rem;vertical-align:top;text-align:left}
+th{background:#f3f3f3} .empty{color:#888} h2{margin-top:2rem}
+"""
+
+
+def render_html(report: Report) -> str:
+    """A self-contained page: plotly.js inlined once, every data string escaped."""
+    t = report.tables
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{html.escape(report.title)}</title><style>{_CSS}</style>",
+        f"<script type='text/javascript'>{get_plotlyjs()}</script></head><body>",
+        f"<h1>{html.escape(report.title)}</h1>",
+    ]
+    counts = report.numbers["counts"]
+    agg = report.numbers["aggregation"]
+    summary = pd.DataFrame(
+        [
+            {"what": "items", "value": counts["items"]},
+            {"what": "labels", "value": counts["labels"]},
+            {"what": "raters", "value": counts["raters"]},
+            {"what": "items with a human verdict", "value": counts["judged_items"]},
+            {"what": "ties (majority unclear)", "value": agg["ties"]},
+            {"what": "ties awaiting adjudication", "value": agg["needs_adjudication"]},
+            {"what": "adjudicated items", "value": agg["adjudicated"]},
+            {"what": "human accuracy (final == clearly correct)", "value": agg["human_accuracy"]},
+        ]
+    )
+    parts += ["<h2>Summary</h2>", _table(summary)]
+    parts += ["<h2>Agreement</h2>", _table(t["alpha"])]
+    parts += ["<h3>Annotator pairs</h3>", _table(t["kappa"])]
+    parts += ["<h3>Each annotator against the others' majority</h3>", _table(t["raters"])]
+    if "metrics" in t:
+        wide = t["metrics"].pivot(index="metric_id", columns="statistic", values="estimate")
+        wide = wide.reindex(columns=list(STATISTICS)).reset_index()
+        parts += ["<h2>Metrics against humans</h2>", _table(wide)]
+        parts += ["<h3>With confidence intervals</h3>", _table(t["metrics"])]
+        if "leaderboard" in t:
+            parts += ["<h3>QA-model leaderboard</h3>", _table(t["leaderboard"])]
+            parts += ["<h3>Ranking changes</h3>", _table(t["ranking"])]
+        parts += ["<h3>Accuracy deviation</h3>", _table(t["deviation"])]
+        show = [
+            "metric_id", "item_id", "confidence", "value", "decision", "final", "qa_model",
+            "question", "references", "candidate", "details",
+        ]  # fmt: skip
+        parts += ["<h3>Worst disagreements</h3>", _table(t["worst"], show)]
+    parts.append("<h2>Charts</h2>")
+    for index, (caption, fig) in enumerate(_figures(report)):
+        parts += [f"<h3>{html.escape(caption)}</h3>", _figure_html(fig, index)]
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_report(
+    report: Report, *, html_path: str | Path | None = None, json_path: str | Path | None = None
+) -> None:
+    """Write the HTML page and/or the JSON numbers (UTF-8)."""
+    if html_path is not None:
+        Path(html_path).write_text(render_html(report), encoding="utf-8")
+    if json_path is not None:
+        Path(json_path).write_text(report.to_json() + "\n", encoding="utf-8")

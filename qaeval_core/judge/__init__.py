@@ -1,0 +1,46 @@
+"""A calibrated judge: which metrics to run, the fitted combiner, one checksummed JSON file.
+
+This package is all that applying a saved judge needs (``Judge.from_config(path)`` then
+``score_frame``): the :class:`Judge` and its file format (:mod:`.judge`), the metric it reads
+per input (:class:`FeatureSpec`, :mod:`.features`) and the fitted combiners
+(:mod:`.combiners`). It never imports :mod:`qaeval_core.calibrate`, the training side that
+builds judges, nor the store.
+"""
+
+from qaeval_core.io.frames import items_frame
+from qaeval_core.io.frames import items_from_frame as frame_to_items
+from qaeval_core.judge.combiners import (
+    CalibratedClassifier,
+    FusionClassifier,
+    PandaFitClassifier,
+    StackerClassifier,
+    ThresholdClassifier,
+    model_from_dict,
+    model_types,
+)
+from qaeval_core.judge.features import FeatureSpec
+from qaeval_core.judge.judge import (
+    COLUMN_PREFIX,
+    JUDGE_KIND,
+    JUDGE_SCHEMA_VERSION,
+    Judge,
+    config_checksum,
+)
+
+__all__ = [
+    "COLUMN_PREFIX",
+    "JUDGE_KIND",
+    "JUDGE_SCHEMA_VERSION",
+    "CalibratedClassifier",
+    "FeatureSpec",
+    "FusionClassifier",
+    "Judge",
+    "PandaFitClassifier",
+    "StackerClassifier",
+    "ThresholdClassifier",
+    "config_checksum",
+    "frame_to_items",
+    "items_frame",
+    "model_from_dict",
+    "model_types",
+]

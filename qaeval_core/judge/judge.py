@@ -1,0 +1,353 @@
+"""A calibrated judge: metrics + a fitted combiner, stored as one versioned JSON file.
+
+A judge file is what calibration produces and what ``qaeval score --config`` applies. It names
+every metric it needs (id, version, parameters and config hash, so the scores it sees at
+scoring time are computed exactly as during fitting), the fitted model that turns those scores
+into a decision (a threshold, fusion layers, a logistic stacker: plain numbers, never pickle),
+the data it was fitted on and its cross-validated quality.
+
+Format (``schema_version`` 1)::
+
+    {
+      "kind": "qaeval-judge",
+      "schema_version": 1,
+      "name": "nq301-judge",
+      "created_at": "2026-11-21T10:00:00+00:00",
+      "qaeval_version": "0.1.0",
+      "features": [
+        {"column": "f1", "metric": {"id": "f1", "version": "1", "params": {...}},
+         "config_hash": "0123456789abcdef"}
+      ],
+      "model": {"type": "threshold" | "fusion" | "stacker" | "panda", ...},
+      "fitted_on": {"dataset": "nq301", "n_labels": 300, "n_positive": 160,
+                    "date": "...", "seed": 0, "label_rule": "..."},
+      "quality": {...cross-validated numbers...},
+      "checksum": "sha256:<hex>"
+    }
+
+``model`` is the fitted combiner's ``to_dict()``: a cut and a Platt slope (threshold), the
+layer-1 filters and the voters' thresholds (fusion), standardisation and coefficients
+(stacker), or the refitted PANDA's vocabulary, idf and weights (panda, which reads the items'
+text and may need no metric at all, so ``features`` can be empty only for it).
+
+``checksum`` is the SHA-256 of the canonical JSON of everything else. It is not a signature
+(anyone can recompute it); it exists so that a file edited by hand or damaged in transit fails
+loudly with a clear message instead of silently scoring with a changed threshold. Every field
+is also validated on load, and an unknown or older ``schema_version`` is refused with the fix.
+
+Output of :meth:`Judge.score_frame`: every input column, plus ``judge_score`` (0-1; >= 0.5
+exactly when correct), ``judge_correct`` (bool) and ``judge_<column>`` per metric used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from qaeval_core.errors import ConfigError
+from qaeval_core.io.frames import items_frame, items_from_frame
+from qaeval_core.jsonable import to_jsonable
+from qaeval_core.judge.combiners import CalibratedClassifier, model_from_dict
+from qaeval_core.judge.features import FeatureSpec
+from qaeval_core.metrics.base import Metric
+from qaeval_core.schema import Item
+from qaeval_core.scoring import ScoringJob, run_jobs
+
+__all__ = [
+    "COLUMN_PREFIX",
+    "JUDGE_KIND",
+    "JUDGE_SCHEMA_VERSION",
+    "Judge",
+    "config_checksum",
+]
+
+JUDGE_KIND = "qaeval-judge"
+JUDGE_SCHEMA_VERSION = 1
+#: Prefix of the per-metric score columns a judge adds to a frame.
+COLUMN_PREFIX = "judge_"
+
+
+def _canonical(data: Any) -> bytes:
+    return json.dumps(
+        data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    ).encode("utf-8")
+
+
+def config_checksum(config: Mapping[str, Any]) -> str:
+    """``sha256:<hex>`` of the canonical JSON of a config without its checksum field."""
+    body = {k: v for k, v in config.items() if k != "checksum"}
+    return "sha256:" + hashlib.sha256(_canonical(body)).hexdigest()
+
+
+def _qaeval_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("qaeval")
+    except Exception:  # pragma: no cover - not installed (running from a checkout)
+        return "unknown"
+
+
+class Judge:
+    """A calibrated answer-correctness judge, applied without a store or the app.
+
+    Build one with :func:`qaeval_core.calibrate.fit_judge` (or ``qaeval calibrate``), save it
+    with :meth:`save`, load it with :meth:`from_config`.
+
+    Examples
+    --------
+    >>> judge = Judge.from_config("judge.json")  # doctest: +SKIP
+    >>> out = judge.score_frame(frame)  # doctest: +SKIP
+    >>> out[["judge_score", "judge_correct"]].head()  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        features: Sequence[FeatureSpec],
+        model: CalibratedClassifier,
+        *,
+        name: str | None = None,
+        fitted_on: Mapping[str, Any] | None = None,
+        quality: Mapping[str, Any] | None = None,
+        created_at: str | None = None,
+        qaeval_version: str | None = None,
+    ) -> None:
+        self.features = list(features)
+        self.model = model
+        self.name = name
+        self.fitted_on = dict(fitted_on or {})
+        self.quality = dict(quality or {})
+        self.created_at = created_at or datetime.now(UTC).isoformat(timespec="seconds")
+        self.qaeval_version = qaeval_version or _qaeval_version()
+        _check_columns(self.features, self.model)
+        self._metrics: dict[str, Metric] | None = None
+
+    # -- config ------------------------------------------------------------------------------
+    @property
+    def columns(self) -> list[str]:
+        """The metric score columns the model reads, in feature order."""
+        return [f.column for f in self.features]
+
+    def to_config(self) -> dict[str, Any]:
+        """The JSON-ready config, checksum included."""
+        config = {
+            "kind": JUDGE_KIND,
+            "schema_version": JUDGE_SCHEMA_VERSION,
+            "name": self.name,
+            "created_at": self.created_at,
+            "qaeval_version": self.qaeval_version,
+            "features": [f.to_dict() for f in self.features],
+            "model": to_jsonable(self.model.to_dict()),
+            "fitted_on": to_jsonable(self.fitted_on),
+            "quality": to_jsonable(self.quality),
+        }
+        config["checksum"] = config_checksum(config)
+        return config
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the config as indented JSON (atomically: a crash never leaves half a file)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(json.dumps(self.to_config(), indent=2, ensure_ascii=False) + "\n", "utf-8")
+        os.replace(tmp, path)
+        return path
+
+    @classmethod
+    def from_config(cls, source: str | os.PathLike[str] | Mapping[str, Any]) -> Judge:
+        """Load and validate a judge from a file path or an already parsed dict."""
+        if isinstance(source, Mapping):
+            return cls._from_dict(source, "judge config")
+        path = Path(source)
+        label = str(path)
+        try:
+            text = path.read_text("utf-8")
+        except FileNotFoundError:
+            raise ConfigError(f"Judge config {label} does not exist.") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"Cannot read judge config {label}: {exc}.") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"{label} is not valid JSON ({exc.msg} at line {exc.lineno}, column "
+                f"{exc.colno}); it may have been edited by hand. Re-export it with "
+                "`qaeval calibrate`."
+            ) from None
+        return cls._from_dict(data, label)
+
+    @classmethod
+    def _from_dict(cls, data: Any, label: str) -> Judge:
+        if not isinstance(data, Mapping):
+            raise ConfigError(
+                f"{label}: a judge config is a JSON object, got {type(data).__name__}."
+            )
+        if data.get("kind") != JUDGE_KIND:
+            raise ConfigError(
+                f"{label} is not a qaeval judge config (kind={data.get('kind')!r}, expected "
+                f"{JUDGE_KIND!r})."
+            )
+        version = data.get("schema_version")
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise ConfigError(f"{label}: schema_version must be an integer, got {version!r}.")
+        if version < JUDGE_SCHEMA_VERSION:
+            raise ConfigError(
+                f"{label} was written with judge schema version {version}, which this qaeval "
+                f"no longer reads (it reads version {JUDGE_SCHEMA_VERSION}). Re-run "
+                "`qaeval calibrate` on the same labels to rebuild it."
+            )
+        if version > JUDGE_SCHEMA_VERSION:
+            raise ConfigError(
+                f"{label} uses judge schema version {version}, newer than this qaeval reads "
+                f"({JUDGE_SCHEMA_VERSION}). Upgrade qaeval."
+            )
+        checksum = data.get("checksum")
+        if not isinstance(checksum, str):
+            raise ConfigError(f"{label} has no checksum; it was not written by qaeval.")
+        try:
+            expected = config_checksum(data)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{label} holds values that are not plain JSON: {exc}.") from None
+        if checksum != expected:
+            raise ConfigError(
+                f"{label} fails its checksum: the file was changed after qaeval wrote it "
+                "(hand edit or damage). Thresholds and weights must come from calibration; "
+                "re-export it with `qaeval calibrate` instead of editing it."
+            )
+        raw_features = data.get("features")
+        text_model = isinstance(data.get("model"), Mapping) and data["model"].get("type") == "panda"
+        if not isinstance(raw_features, list) or (not raw_features and not text_model):
+            raise ConfigError(f"{label}: features must be a non-empty list.")
+        features = [
+            FeatureSpec.from_dict(f, f"{label}: features[{i}]") for i, f in enumerate(raw_features)
+        ]
+        try:
+            model = model_from_dict(data.get("model"), where="model")
+        except ConfigError as exc:
+            raise ConfigError(f"{label}: {exc}") from None
+        for key in ("fitted_on", "quality"):
+            if not isinstance(data.get(key, {}), Mapping):
+                raise ConfigError(f"{label}: {key} must be an object.")
+        for key in ("name", "created_at", "qaeval_version"):
+            if data.get(key) is not None and not isinstance(data.get(key), str):
+                raise ConfigError(f"{label}: {key} must be a string or null.")
+        try:
+            judge = cls(
+                features,
+                model,
+                name=data.get("name"),
+                fitted_on=data.get("fitted_on", {}),
+                quality=data.get("quality", {}),
+                created_at=data.get("created_at"),
+                qaeval_version=data.get("qaeval_version"),
+            )
+        except ConfigError as exc:
+            raise ConfigError(f"{label}: {exc}") from None
+        # Fail at load time, not half-way through scoring, if a metric is unknown or changed.
+        judge.metrics()
+        return judge
+
+    # -- scoring -----------------------------------------------------------------------------
+    def metrics(self) -> dict[str, Metric]:
+        """The metric object per feature column (built once, checked against the config)."""
+        if self._metrics is None:
+            self._metrics = {f.column: f.build() for f in self.features}
+        return self._metrics
+
+    def score_matrix(
+        self, items: Sequence[Item], *, progress: bool = False, batch_size: int | None = None
+    ) -> pd.DataFrame:
+        """One column of metric scores per feature, one row per item (the one scoring loop,
+        :func:`qaeval_core.scoring.run_jobs`, with its NaN policy)."""
+        items = list(items)
+        jobs = [ScoringJob(column, metric, items) for column, metric in self.metrics().items()]
+        results = run_jobs(jobs, progress=progress, batch_size=batch_size, desc="judge inputs")
+        cols = {column: np.asarray(res.scores, dtype=float) for column, res in results.items()}
+        return pd.DataFrame(cols, columns=self.columns, index=pd.RangeIndex(len(items)))
+
+    @property
+    def needs_text(self) -> bool:
+        """Whether the model also reads the items' text (a refitted PANDA does)."""
+        return bool(getattr(self.model, "needs_text", False))
+
+    def apply_scores(
+        self, scores: pd.DataFrame, items: Sequence[Item] | None = None
+    ) -> pd.DataFrame:
+        """``judge_score`` and ``judge_correct`` from precomputed metric scores.
+
+        ``items`` (aligned with the rows) are needed when :attr:`needs_text` is true.
+        """
+        if len(scores) == 0 and not items:
+            empty = {"judge_score": pd.Series([], dtype=float)}
+            return pd.DataFrame({**empty, "judge_correct": pd.Series([], dtype=bool)})
+        missing = [c for c in self.columns if c not in scores.columns]
+        if missing:
+            raise ConfigError(f"Scores lack the column(s) {missing} the judge needs.")
+        X = scores[self.columns]
+        if self.needs_text:
+            if items is None or len(items) != len(scores):
+                raise ConfigError("This judge reads the items' text: pass the scored items too.")
+            X = pd.concat([X.reset_index(drop=True), items_frame(items)], axis=1)
+            X.index = scores.index
+        p = self.model.predict_proba(X)[:, 1]
+        return pd.DataFrame({"judge_score": p, "judge_correct": p >= 0.5}, index=scores.index)
+
+    def judge_items(self, items: Sequence[Item], *, progress: bool = False) -> pd.DataFrame:
+        """Per item: ``judge_score``, ``judge_correct`` and ``judge_<column>`` metric scores."""
+        items = list(items)
+        scores = self.score_matrix(items, progress=progress)
+        decided = self.apply_scores(scores, items)
+        return pd.concat([decided, scores.add_prefix(COLUMN_PREFIX)], axis=1)
+
+    def score_items(self, items: Sequence[Item]) -> pd.DataFrame:
+        """Deprecated name of :meth:`judge_items` (kept for one release: ``score_items``
+        elsewhere means :func:`qaeval_core.scoring.score_items`, which returns metric results).
+        """
+        warnings.warn(
+            "Judge.score_items is renamed Judge.judge_items; the old name goes in the next "
+            "release.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.judge_items(items)
+
+    def score_frame(self, frame: pd.DataFrame, *, progress: bool = False) -> pd.DataFrame:
+        """Every input column, plus the judge's score, decision and the metric scores it used.
+
+        The frame needs ``question``, ``references`` (a list, or a string of ``/``-separated
+        aliases) and ``candidate`` columns (the aliases of :mod:`qaeval_core.io` work too).
+        Existing ``judge_*`` columns (from an earlier run) are replaced.
+        """
+        items = items_from_frame(frame)
+        scored = self.judge_items(items, progress=progress)
+        scored.index = frame.index
+        out = frame.copy()
+        for col in scored.columns:
+            out[col] = scored[col]
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"Judge(name={self.name!r}, model={self.model.type_name}, "
+            f"metrics={[f.metric_id for f in self.features]})"
+        )
+
+
+def _check_columns(features: Sequence[FeatureSpec], model: CalibratedClassifier) -> None:
+    cols = [f.column for f in features]
+    if len(set(cols)) != len(cols):
+        raise ConfigError(f"feature columns must be unique, got {cols}.")
+    model_cols = getattr(model, "feature_names_in_", None)
+    if model_cols is not None and [str(c) for c in model_cols] != cols:
+        raise ConfigError(
+            f"the model reads columns {[str(c) for c in model_cols]} but the features are {cols}."
+        )

@@ -1,0 +1,229 @@
+"""The ORM schema (SQLAlchemy 2.0 typed declarative). Changed only through Alembic migrations.
+
+Outside the store only the Alembic environment (``migrations/env.py``) and tests import it; the
+rest of qaeval goes through :mod:`qaeval_core.store.repo` and :mod:`qaeval_core.store.annotation`,
+which hand out DataFrames and frozen dataclasses, never these classes. The item row is
+:class:`ItemRecord`, so that it is not mistaken for :class:`qaeval_core.schema.Item` (the metric
+input).
+
+Labels and adjudications are append-only histories: a new row supersedes the previous one for
+the same (item, annotator) / item; nothing is updated in place, so an acknowledged label is
+never lost or silently overwritten.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+__all__ = [
+    "Base",
+    "Dataset",
+    "ItemRecord",
+    "User",
+    "Assignment",
+    "Label",
+    "Adjudication",
+    "Score",
+    "Calibration",
+    "LoginSession",
+    "ROLES",
+    "NAMING_CONVENTION",
+    "utcnow",
+]
+
+#: Roles of a user. ``external`` raters come from imported files and cannot log in.
+ROLES = ("annotator", "researcher", "admin", "external")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+# Named constraints let Alembic's SQLite batch mode alter tables later.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class Dataset(Base):
+    __tablename__ = "datasets"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    description: Mapped[str | None] = mapped_column(Text)
+    source: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    items: Mapped[list[ItemRecord]] = relationship(back_populates="dataset", passive_deletes=True)
+
+
+class ItemRecord(Base):
+    """One question-answer item of a dataset (table ``items``)."""
+
+    __tablename__ = "items"
+    __table_args__ = (
+        UniqueConstraint("dataset_id", "content_hash", name="uq_items_dataset_hash"),
+        UniqueConstraint("dataset_id", "external_id", name="uq_items_dataset_external_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(
+        ForeignKey("datasets.id", ondelete="CASCADE"), index=True
+    )
+    external_id: Mapped[str] = mapped_column(String(300))
+    question: Mapped[str] = mapped_column(Text)
+    references: Mapped[list[Any]] = mapped_column(JSON)
+    candidate: Mapped[str] = mapped_column(Text)
+    context: Mapped[str | None] = mapped_column(Text)
+    choices: Mapped[list[Any] | None] = mapped_column(JSON)
+    wrong_answers: Mapped[list[Any] | None] = mapped_column(JSON)
+    qa_model: Mapped[str | None] = mapped_column(Text)
+    meta: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    dataset: Mapped[Dataset] = relationship(back_populates="items")
+
+
+class User(Base):
+    __tablename__ = "users"
+    __table_args__ = (
+        CheckConstraint("role IN ('annotator', 'researcher', 'admin', 'external')", name="role"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    role: Mapped[str] = mapped_column(String(20))
+    password_hash: Mapped[str | None] = mapped_column(String(300))
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Assignment(Base):
+    """One item in one annotator's queue. ``position`` orders the queue."""
+
+    __tablename__ = "assignments"
+    __table_args__ = (
+        UniqueConstraint("item_id", "user_id", name="uq_assignments_item_user"),
+        Index("ix_assignments_user_position", "user_id", "position"),
+        # Covering index for next_item(): walks one user's queue in order without table reads.
+        Index("ix_assignments_user_position_item", "user_id", "position", "item_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    position: Mapped[float] = mapped_column(Float, default=0.0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Label(Base):
+    """One judgment; append-only. The latest row per (item, user) is the current label."""
+
+    __tablename__ = "labels"
+    __table_args__ = (
+        CheckConstraint("value IN (0, 1, 2)", name="value"),
+        CheckConstraint("rule IS NULL OR (rule BETWEEN 1 AND 7)", name="rule"),
+        Index("ix_labels_item_user_id", "item_id", "user_id", "id"),
+        Index("ix_labels_user_id", "user_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    value: Mapped[int] = mapped_column(Integer)
+    rule: Mapped[int | None] = mapped_column(Integer)
+    note: Mapped[str | None] = mapped_column(Text)
+    seconds: Mapped[float | None] = mapped_column(Float)
+    source: Mapped[str] = mapped_column(String(20), default="app")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Adjudication(Base):
+    """A researcher's final label for an item; append-only, the latest row is current."""
+
+    __tablename__ = "adjudications"
+    __table_args__ = (
+        CheckConstraint("value IN (0, 1, 2)", name="value"),
+        Index("ix_adjudications_item_id", "item_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    value: Mapped[int] = mapped_column(Integer)
+    reason: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Score(Base):
+    """A metric's score of an item under one configuration (``config_hash``)."""
+
+    __tablename__ = "scores"
+    __table_args__ = (
+        UniqueConstraint("item_id", "metric_id", "config_hash", name="uq_scores_item_metric_cfg"),
+        Index("ix_scores_metric", "metric_id", "config_hash"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"))
+    metric_id: Mapped[str] = mapped_column(String(100))
+    config_hash: Mapped[str] = mapped_column(String(64))
+    value: Mapped[float] = mapped_column(Float)
+    decision: Mapped[bool | None] = mapped_column(Boolean)
+    details: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Calibration(Base):
+    """A saved calibrated judge config (the same JSON `qaeval calibrate` writes)."""
+
+    __tablename__ = "calibrations"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    dataset_id: Mapped[int | None] = mapped_column(ForeignKey("datasets.id", ondelete="SET NULL"))
+    config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class LoginSession(Base):
+    """A browser login that survives a page reload: the app keeps a random token in the page
+    URL and only its SHA-256 here, so the table alone cannot be used to log in. A session
+    ends when it expires or its user logs out (``revoked_at``)."""
+
+    __tablename__ = "login_sessions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -1,0 +1,144 @@
+"""The store API: datasets, imports, users, label readers, scores, calibrations, exports, and
+the reads and writes behind analysis, adjudication and queue ordering.
+
+Every function takes ``db`` first: a store URL (``None`` = ``QAEVAL_DATABASE_URL`` or the default
+SQLite file) or an open :class:`~sqlalchemy.orm.Session`. With a URL the function runs in its
+own transaction; with a Session it joins the caller's, so several calls can commit together
+(:func:`session_for` opens one without importing SQLAlchemy).
+
+Tables come back as pandas DataFrames (what the app, comparisons and exports consume); single
+objects as small frozen dataclasses, so callers never hold ORM objects after the session closes.
+
+Everything is importable from here (``from qaeval_core.store import repo; repo.X``); one module
+per concern:
+
+- :mod:`._common`: the :data:`Store` type, opening a transaction, error messages, name checks;
+- :mod:`.datasets`, :mod:`.imports` (item identity and idempotent re-imports are described
+  there), :mod:`.items`, :mod:`.users`, :mod:`.labels` (readers; the app writes labels through
+  :mod:`qaeval_core.store.annotation`), :mod:`.stored_scores`, :mod:`.calibrations`,
+  :mod:`.exports`;
+- :mod:`.frames`: the reads of :mod:`qaeval_core.analysis.frames`;
+- :mod:`.adjudications`: researchers' final labels (write and history);
+- :mod:`.ordering`: the reads and the write of :func:`qaeval_core.workflows.reorder_queue`.
+
+``label_history`` is the former name of :func:`label_history_frame`, kept for one release.
+"""
+
+from __future__ import annotations
+
+from qaeval_core.store.repo._common import Store, session_for
+from qaeval_core.store.repo.adjudications import (
+    ADJUDICATION_COLUMNS,
+    AdjudicationRecord,
+    add_adjudication,
+    adjudication_rows,
+)
+from qaeval_core.store.repo.calibrations import (
+    CalibrationInfo,
+    get_calibration,
+    list_calibrations,
+    save_calibration,
+)
+from qaeval_core.store.repo.datasets import (
+    DatasetInfo,
+    create_dataset,
+    delete_dataset,
+    get_dataset,
+    list_datasets,
+)
+from qaeval_core.store.repo.exports import EXPORTS, export_records
+from qaeval_core.store.repo.frames import (
+    FRAME_ITEM_COLUMNS,
+    FRAME_LABEL_COLUMNS,
+    FRAME_SCORE_COLUMNS,
+    SCORE_CONFIG_COLUMNS,
+    data_fingerprint,
+    frame_items,
+    frame_labels,
+    frame_scores,
+    item_row,
+    item_scores,
+    score_config_rows,
+)
+from qaeval_core.store.repo.imports import IMPORT_SOURCE, ImportReport, import_file, import_items
+from qaeval_core.store.repo.items import ITEM_COLUMNS, list_items, load_items
+from qaeval_core.store.repo.labels import (
+    LABEL_COLUMNS,
+    current_labels,
+    label_history,
+    label_history_frame,
+)
+from qaeval_core.store.repo.ordering import (
+    QueueSlot,
+    set_assignment_positions,
+    unlabelled_assignments,
+)
+from qaeval_core.store.repo.stored_scores import SCORE_COLUMNS, add_scores, scores
+from qaeval_core.store.repo.users import (
+    UserInfo,
+    add_user,
+    authenticate,
+    get_user,
+    list_users,
+    set_password,
+    user_info,
+)
+
+__all__ = [
+    "EXPORTS",
+    "export_records",
+    "Store",
+    "session_for",
+    "DatasetInfo",
+    "UserInfo",
+    "user_info",
+    "CalibrationInfo",
+    "ImportReport",
+    "create_dataset",
+    "get_dataset",
+    "list_datasets",
+    "delete_dataset",
+    "import_items",
+    "import_file",
+    "list_items",
+    "load_items",
+    "add_user",
+    "get_user",
+    "list_users",
+    "set_password",
+    "authenticate",
+    "current_labels",
+    "label_history_frame",
+    "label_history",
+    "scores",
+    "add_scores",
+    "save_calibration",
+    "get_calibration",
+    "list_calibrations",
+    # the reads behind qaeval_core.analysis.frames
+    "data_fingerprint",
+    "score_config_rows",
+    "frame_items",
+    "frame_labels",
+    "frame_scores",
+    "item_row",
+    "item_scores",
+    # adjudications
+    "AdjudicationRecord",
+    "add_adjudication",
+    "adjudication_rows",
+    # queue ordering (qaeval_core.workflows.reorder_queue)
+    "QueueSlot",
+    "unlabelled_assignments",
+    "set_assignment_positions",
+    # column lists
+    "ITEM_COLUMNS",
+    "LABEL_COLUMNS",
+    "SCORE_COLUMNS",
+    "IMPORT_SOURCE",
+    "ADJUDICATION_COLUMNS",
+    "FRAME_ITEM_COLUMNS",
+    "FRAME_LABEL_COLUMNS",
+    "FRAME_SCORE_COLUMNS",
+    "SCORE_CONFIG_COLUMNS",
+]

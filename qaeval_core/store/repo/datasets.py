@@ -1,0 +1,105 @@
+"""Datasets: create, look up, list with their item counts, delete.
+
+A dataset is a named collection of items; every other table hangs off it. :func:`_find_dataset`
+is the one name lookup the other store modules use, so a typo always gets the same "known
+datasets: ..." message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from qaeval_core.errors import NotFoundError, StoreError
+from qaeval_core.store.orm import Dataset, ItemRecord
+from qaeval_core.store.repo._common import Store, _check_name, _scope
+
+__all__ = ["DatasetInfo", "create_dataset", "delete_dataset", "get_dataset", "list_datasets"]
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    id: int
+    name: str
+    description: str | None
+    source: str | None
+    created_at: datetime
+    n_items: int = 0
+
+
+def _dataset_info(ds: Dataset, n_items: int = 0) -> DatasetInfo:
+    return DatasetInfo(ds.id, ds.name, ds.description, ds.source, ds.created_at, n_items)
+
+
+def _find_dataset(session: Session, name: str) -> Dataset:
+    ds = session.execute(select(Dataset).where(Dataset.name == name)).scalar_one_or_none()
+    if ds is None:
+        known = session.execute(select(Dataset.name).order_by(Dataset.name)).scalars().all()
+        hint = f"known datasets: {', '.join(known)}" if known else "the store has no datasets yet"
+        raise NotFoundError(f"No dataset named {name!r} ({hint}).")
+    return ds
+
+
+def _dataset_filter(session: Session, dataset: str | None) -> Any:
+    """A WHERE clause keeping one dataset's items (``True``: every dataset)."""
+    if dataset is None:
+        return True
+    # the lookup gives the "known datasets: ..." message for a typo
+    return ItemRecord.dataset_id == _find_dataset(session, dataset).id
+
+
+def create_dataset(
+    db: Store,
+    name: str,
+    *,
+    description: str | None = None,
+    source: str | None = None,
+    exist_ok: bool = False,
+) -> DatasetInfo:
+    """Create an empty dataset (``exist_ok``: return the existing one instead of failing)."""
+    name = _check_name(name, "dataset")
+    with _scope(db, write=True) as s:
+        ds = s.execute(select(Dataset).where(Dataset.name == name)).scalar_one_or_none()
+        if ds is not None:
+            if not exist_ok:
+                raise StoreError(f"A dataset named {name!r} already exists.")
+            return _dataset_info(ds)
+        ds = Dataset(name=name, description=description, source=source)
+        s.add(ds)
+        s.flush()
+        return _dataset_info(ds)
+
+
+def get_dataset(db: Store, name: str) -> DatasetInfo:
+    with _scope(db) as s:
+        ds = _find_dataset(s, name)
+        n = s.execute(
+            select(func.count(ItemRecord.id)).where(ItemRecord.dataset_id == ds.id)
+        ).scalar_one()
+        return _dataset_info(ds, n)
+
+
+def list_datasets(db: Store) -> list[DatasetInfo]:
+    """Every dataset with its item count, by name."""
+    counts = (
+        select(ItemRecord.dataset_id, func.count(ItemRecord.id).label("n"))
+        .group_by(ItemRecord.dataset_id)
+        .subquery()
+    )
+    stmt = (
+        select(Dataset, func.coalesce(counts.c.n, 0))
+        .outerjoin(counts, counts.c.dataset_id == Dataset.id)
+        .order_by(Dataset.name)
+    )
+    with _scope(db) as s:
+        return [_dataset_info(ds, n) for ds, n in s.execute(stmt).all()]
+
+
+def delete_dataset(db: Store, name: str) -> None:
+    """Delete a dataset with its items, labels, assignments and scores."""
+    with _scope(db, write=True) as s:
+        s.delete(_find_dataset(s, name))

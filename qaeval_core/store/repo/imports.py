@@ -1,0 +1,203 @@
+"""Importing files: items and their human labels into a dataset, all-or-nothing.
+
+Item identity: ``items.external_id`` is the file's id (or 16 hex digits of the content hash when
+the file has none) and ``items.content_hash`` hashes id *and* content. Re-importing a file skips
+the ids already present, so an import is idempotent; an id that comes back with different
+content is reported as an error instead of being overwritten. Raters named in the file become
+``external`` users (they cannot log in) and their labels get source ``"import"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import insert, select
+from sqlalchemy.orm import Session
+
+from qaeval_core import io
+from qaeval_core.errors import RowError, ValidationError
+from qaeval_core.store.orm import Dataset, ItemRecord, Label, User
+from qaeval_core.store.repo._common import Store, _check_name, _scope
+from qaeval_core.store.repo.labels import _current_values
+
+__all__ = ["IMPORT_SOURCE", "ImportReport", "import_file", "import_items"]
+
+IMPORT_SOURCE = "import"
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What an import did. ``items_skipped``: ids already in the dataset (re-import)."""
+
+    dataset: str
+    dataset_created: bool
+    rows: int
+    items_added: int
+    items_skipped: int
+    labels_added: int
+    labels_skipped: int
+    raters_created: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        parts = [
+            f"{self.items_added} item(s) added",
+            f"{self.items_skipped} already present",
+            f"{self.labels_added} label(s) added",
+        ]
+        if self.labels_skipped:
+            parts.append(f"{self.labels_skipped} label(s) already present")
+        if self.raters_created:
+            parts.append(f"{len(self.raters_created)} external rater(s) created")
+        new = " (new dataset)" if self.dataset_created else ""
+        return f"Dataset {self.dataset!r}{new}: {self.rows} row(s) read; " + ", ".join(parts) + "."
+
+
+def _parse_rows(
+    rows: Sequence[io.ItemRow] | Iterable[Mapping[str, Any]], source: str
+) -> list[io.ItemRow]:
+    rows = list(rows)
+    if all(isinstance(r, io.ItemRow) for r in rows):
+        return rows  # type: ignore[return-value]
+    return io.parse_records(rows, source=source)  # type: ignore[arg-type]
+
+
+def _insert_items(s: Session, dataset_id: int, rows: list[io.ItemRow]) -> dict[str, int]:
+    if rows:
+        s.execute(
+            insert(ItemRecord),
+            [
+                {
+                    "dataset_id": dataset_id,
+                    "external_id": r.external_id,
+                    "question": r.question,
+                    "references": r.references,
+                    "candidate": r.candidate,
+                    "context": r.context,
+                    "choices": r.choices,
+                    "wrong_answers": r.wrong_answers,
+                    "qa_model": r.qa_model,
+                    "meta": r.meta,
+                    "content_hash": r.content_hash,
+                }
+                for r in rows
+            ],
+        )
+    ids = s.execute(
+        select(ItemRecord.external_id, ItemRecord.id).where(ItemRecord.dataset_id == dataset_id)
+    )
+    return dict(ids.tuples().all())
+
+
+def _rater_ids(s: Session, names: set[str]) -> tuple[dict[str, int], list[str]]:
+    """User ids by name; unknown raters become ``external`` users (they cannot log in)."""
+    known = dict(s.execute(select(User.name, User.id)).tuples().all())
+    missing = sorted(names - known.keys())
+    if missing:
+        s.execute(
+            insert(User), [{"name": n, "role": "external", "password_hash": None} for n in missing]
+        )
+        known = dict(s.execute(select(User.name, User.id)).tuples().all())
+    return known, missing
+
+
+def _insert_labels(s: Session, labels: list[dict[str, Any]]) -> None:
+    if labels:
+        s.execute(insert(Label), labels)
+
+
+def import_items(
+    db: Store,
+    dataset_name: str,
+    rows: Sequence[io.ItemRow] | Iterable[Mapping[str, Any]],
+    *,
+    source: str | None = None,
+    description: str | None = None,
+) -> ImportReport:
+    """Add items and their human labels to a dataset (created if needed), all-or-nothing.
+
+    ``rows`` are validated :class:`~qaeval_core.io.ItemRow` (from :func:`io.read_items`) or
+    raw dicts in the file schema. Items whose id is already in the dataset are skipped; a
+    rater's label is added unless it already is that rater's current label, so importing the
+    same file twice adds nothing. Raters become ``external`` users; labels get source "import".
+    """
+    name = _check_name(dataset_name, "dataset")
+    items = _parse_rows(rows, source or "<rows>")
+    with _scope(db, write=True) as s:
+        ds = s.execute(select(Dataset).where(Dataset.name == name)).scalar_one_or_none()
+        created = ds is None
+        if ds is None:
+            ds = Dataset(name=name, description=description, source=source)
+            s.add(ds)
+            s.flush()
+        existing = dict(
+            s.execute(
+                select(ItemRecord.external_id, ItemRecord.content_hash).where(
+                    ItemRecord.dataset_id == ds.id
+                )
+            )
+            .tuples()
+            .all()
+        )
+        conflicts = [
+            RowError(
+                r.row,
+                f"id {r.external_id!r} is already in dataset {name!r} with different content "
+                "(give the changed item a new id, or import into a new dataset)",
+            )
+            for r in items
+            if r.external_id in existing and existing[r.external_id] != r.content_hash
+        ]
+        if conflicts:
+            raise ValidationError(source or "<rows>", conflicts)
+        new = [r for r in items if r.external_id not in existing]
+        item_ids = _insert_items(s, ds.id, new)
+        users, created_raters = _rater_ids(s, {lab.rater for r in items for lab in r.labels})
+        current = _current_values(s, ds.id) if len(new) < len(items) else {}
+        labels, skipped = [], 0
+        for r in items:
+            for lab in r.labels:
+                key = (item_ids[r.external_id], users[lab.rater])
+                if current.get(key) == lab.value:
+                    skipped += 1
+                    continue
+                labels.append(
+                    {
+                        "item_id": key[0],
+                        "user_id": key[1],
+                        "value": lab.value,
+                        "rule": lab.rule,
+                        "note": lab.note,
+                        "seconds": lab.seconds,
+                        "source": IMPORT_SOURCE,
+                    }
+                )
+        _insert_labels(s, labels)
+        return ImportReport(
+            dataset=name,
+            dataset_created=created,
+            rows=sum(len(r.rows) for r in items),
+            items_added=len(new),
+            items_skipped=len(items) - len(new),
+            labels_added=len(labels),
+            labels_skipped=skipped,
+            raters_created=created_raters,
+        )
+
+
+def import_file(
+    db: Store,
+    path: str,
+    dataset_name: str,
+    *,
+    fmt: str | None = None,
+    mapping: Mapping[str, str] | None = None,
+    label_scale: str = "binary",
+    alias_separator: str | None = "/",
+) -> ImportReport:
+    """Read, validate and import one file (see :mod:`qaeval_core.io` for the schema)."""
+    rows = io.read_items(
+        path, fmt=fmt, mapping=mapping, label_scale=label_scale, alias_separator=alias_separator
+    )
+    return import_items(db, dataset_name, rows, source=str(path))

@@ -1,0 +1,87 @@
+"""Reading a dataset's items: as a table (for the app and exports) or as metric inputs.
+
+Items are written only by imports (:mod:`.imports`); the store's integer ``item_id`` is what
+labels, assignments and scores refer to, and :func:`load_items` keeps it in
+``Item.meta["item_id"]`` so scores can be written back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+from sqlalchemy import select
+
+from qaeval_core.schema import Item as SchemaItem
+from qaeval_core.store.orm import ItemRecord
+from qaeval_core.store.repo._common import Store, _scope
+from qaeval_core.store.repo.datasets import _find_dataset
+
+__all__ = ["ITEM_COLUMNS", "list_items", "load_items"]
+
+ITEM_COLUMNS = [
+    "item_id",
+    "dataset",
+    "external_id",
+    "question",
+    "references",
+    "candidate",
+    "context",
+    "choices",
+    "wrong_answers",
+    "qa_model",
+    "meta",
+    "content_hash",
+    "created_at",
+]
+
+
+def list_items(db: Store, dataset: str, *, item_ids: Sequence[int] | None = None) -> pd.DataFrame:
+    """A dataset's items in import order (columns: :data:`ITEM_COLUMNS`)."""
+    with _scope(db) as s:
+        ds = _find_dataset(s, dataset)
+        stmt = select(ItemRecord).where(ItemRecord.dataset_id == ds.id).order_by(ItemRecord.id)
+        if item_ids is not None:
+            stmt = stmt.where(ItemRecord.id.in_(list(item_ids)))
+        rows = [
+            (
+                it.id,
+                ds.name,
+                it.external_id,
+                it.question,
+                it.references,
+                it.candidate,
+                it.context,
+                it.choices,
+                it.wrong_answers,
+                it.qa_model,
+                it.meta,
+                it.content_hash,
+                it.created_at,
+            )
+            for it in s.execute(stmt).scalars()
+        ]
+    return pd.DataFrame(rows, columns=ITEM_COLUMNS)
+
+
+def load_items(db: Store, dataset: str) -> list[SchemaItem]:
+    """A dataset's items as :class:`qaeval_core.schema.Item` (for metrics).
+
+    ``Item.id`` is the external id; the store's integer id is in ``Item.meta["item_id"]``.
+    """
+    frame = list_items(db, dataset)
+    return [
+        SchemaItem(
+            question=r.question,
+            references=tuple(r.references),
+            candidate=r.candidate,
+            context=r.context,
+            choices=r.choices,
+            wrong_answers=r.wrong_answers,
+            id=r.external_id,
+            dataset=dataset,
+            qa_model=r.qa_model,
+            meta={**(r.meta or {}), "item_id": int(r.item_id)},
+        )
+        for r in frame.itertuples(index=False)
+    ]

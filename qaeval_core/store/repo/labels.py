@@ -1,0 +1,94 @@
+"""Reading labels as tables: the current label per (item, user) and the whole history.
+
+Labels are written by the app through :mod:`qaeval_core.store.annotation` and by imports
+(:mod:`.imports`); this module only reads them, for exports, comparisons and calibration.
+:func:`label_history_frame` is the DataFrame of every label ever written;
+``label_history`` is its former name, kept for one release because
+:func:`qaeval_core.store.annotation.label_history` (one user's records) has the same name.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from qaeval_core.store.orm import Dataset, ItemRecord, Label, User
+from qaeval_core.store.repo._common import Store, _scope
+from qaeval_core.store.repo.datasets import _find_dataset
+
+__all__ = ["LABEL_COLUMNS", "current_labels", "label_history", "label_history_frame"]
+
+LABEL_COLUMNS = [
+    "label_id",
+    "item_id",
+    "external_id",
+    "dataset",
+    "user",
+    "role",
+    "value",
+    "rule",
+    "note",
+    "seconds",
+    "source",
+    "created_at",
+]
+
+
+def _current_values(s: Session, dataset_id: int) -> dict[tuple[int, int], int]:
+    latest = (
+        select(func.max(Label.id))
+        .join(ItemRecord, ItemRecord.id == Label.item_id)
+        .where(ItemRecord.dataset_id == dataset_id)
+        .group_by(Label.item_id, Label.user_id)
+    )
+    stmt = select(Label.item_id, Label.user_id, Label.value).where(Label.id.in_(latest))
+    return {(i, u): v for i, u, v in s.execute(stmt).tuples()}
+
+
+def _labels_frame(db: Store, dataset: str | None, *, current: bool) -> pd.DataFrame:
+    stmt = (
+        select(
+            Label.id,
+            Label.item_id,
+            ItemRecord.external_id,
+            Dataset.name,
+            User.name,
+            User.role,
+            Label.value,
+            Label.rule,
+            Label.note,
+            Label.seconds,
+            Label.source,
+            Label.created_at,
+        )
+        .join(ItemRecord, ItemRecord.id == Label.item_id)
+        .join(Dataset, Dataset.id == ItemRecord.dataset_id)
+        .join(User, User.id == Label.user_id)
+        .order_by(Label.id)
+    )
+    with _scope(db) as s:
+        if dataset is not None:
+            stmt = stmt.where(Dataset.id == _find_dataset(s, dataset).id)
+        if current:
+            latest = select(func.max(Label.id)).group_by(Label.item_id, Label.user_id)
+            stmt = stmt.where(Label.id.in_(latest))
+        rows = s.execute(stmt).all()
+    frame = pd.DataFrame([tuple(r) for r in rows], columns=LABEL_COLUMNS)
+    frame["rule"] = frame["rule"].astype("Int64")
+    return frame
+
+
+def current_labels(db: Store, dataset: str | None = None) -> pd.DataFrame:
+    """The current label per (item, user): the latest row of the append-only history."""
+    return _labels_frame(db, dataset, current=True)
+
+
+def label_history_frame(db: Store, dataset: str | None = None) -> pd.DataFrame:
+    """Every label ever written, oldest first (columns: :data:`LABEL_COLUMNS`)."""
+    return _labels_frame(db, dataset, current=False)
+
+
+#: Former name of :func:`label_history_frame`, kept for one release (it returns a DataFrame,
+#: unlike :func:`qaeval_core.store.annotation.label_history`, which returns one user's records).
+label_history = label_history_frame

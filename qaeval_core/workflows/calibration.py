@@ -1,0 +1,209 @@
+"""Calibration on a stored dataset: fit a judge on its human labels, read back what it used.
+
+* :func:`calibrate_dataset` fits a judge on (at most ``max_labels`` of) a dataset's human
+  labels, reusing stored input scores and storing the ones it computes.
+* :func:`labelled_data` reads back what a calibration used, for the page's summaries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from qaeval_core import analysis
+from qaeval_core.calibrate.fit import DEFAULT_CANDIDATES, CalibrationReport, fit_judge
+from qaeval_core.calibrate.inputs import FEATURE_ONLY, metric_specs, question_groups
+from qaeval_core.calibrate.protocol import held_out_split
+from qaeval_core.calibrate.summary import LabelledData
+from qaeval_core.errors import ConfigError
+from qaeval_core.io.frames import items_frame
+from qaeval_core.judge import FeatureSpec, Judge
+from qaeval_core.metrics.base import Metric, MetricResult
+from qaeval_core.schema import Item
+from qaeval_core.scoring import ScoringJob, run_jobs
+from qaeval_core.store import repo
+from qaeval_core.workflows.stored_scoring import score_rows, stored_scores
+
+__all__ = ["DatasetCalibration", "calibrate_dataset", "labelled_data"]
+
+
+def _item_id(item: Item) -> int:
+    return int(item.meta["item_id"])
+
+
+@dataclass
+class DatasetCalibration:
+    """A fitted judge, its report, and which labelled items were used or held back."""
+
+    judge: Judge
+    report: CalibrationReport
+    n_labelled: int
+    used_item_ids: list[int] = field(default_factory=list)
+    unseen_item_ids: list[int] = field(default_factory=list)
+
+
+def _calibration_inputs(
+    db: repo.Store,
+    dataset: str,
+    specs: Sequence[tuple[str, Metric]],
+    used: Sequence[Item],
+    *,
+    store_scores: bool,
+    say: Callable[[str], None],
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Scores and default decisions of every input on the used items, in their order.
+
+    A column whose scores are all stored is read back; any other is scored on all used items
+    at once (A-VERT draws its distractors from the batch, so a column is never assembled from
+    two batches) and, with ``store_scores``, stored.
+    """
+    used_ids = [_item_id(it) for it in used]
+    stored = stored_scores(db, dataset, [m for _, m in specs])
+    score_cols: dict[str, np.ndarray] = {}
+    decision_cols: dict[str, np.ndarray] = {}
+    jobs = []
+    for column, metric in specs:
+        have = stored[
+            (stored["metric_id"] == metric.id) & (stored["config_hash"] == metric.config_hash())
+        ].set_index("item_id")
+        if set(used_ids) <= set(have.index):
+            say(f"{column}: reusing stored scores.")
+            score_cols[column] = have.loc[used_ids, "value"].to_numpy(dtype=float)
+            thr = getattr(metric, "threshold", None)
+            decision_cols[column] = (
+                metric.decide(score_cols[column])
+                if thr is not None
+                else have.loc[used_ids, "decision"].fillna(False).to_numpy(dtype=bool)
+            )
+            continue
+        say(f"{column}: scoring {len(used)} items ...")
+        jobs.append(ScoringJob(column, metric, used))
+
+    def save(job: ScoringJob, result: MetricResult) -> None:
+        if store_scores:
+            repo.add_scores(db, score_rows(job.label, job.metric, job.items, result))
+
+    for column, result in run_jobs(jobs, on_result=save).items():
+        score_cols[column] = result.scores
+        decision_cols[column] = result.decisions
+    columns = [column for column, _ in specs]
+    return (
+        pd.DataFrame({c: score_cols[c] for c in columns}),
+        pd.DataFrame({c: decision_cols[c] for c in columns}),
+    )
+
+
+def calibrate_dataset(
+    db: repo.Store,
+    dataset: str,
+    *,
+    metrics: Sequence[str | Metric] | None = None,
+    max_labels: int | None = None,
+    seed: int = 0,
+    candidates: Sequence[str] = DEFAULT_CANDIDATES,
+    n_splits: int = 5,
+    n_boot: int = 2000,
+    name: str | None = None,
+    store_scores: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> DatasetCalibration:
+    """Fit a judge on (at most ``max_labels`` of) a stored dataset's human labels.
+
+    Steps: read the dataset's items and current human labels (one verdict per item by the
+    policy of :func:`qaeval_core.analysis.aggregate_labels`: adjudication, else majority;
+    "unclear" and ties count as not correct), keep at most ``max_labels`` labelled items chosen
+    at random with a seed (whole questions at a time, so the held-back rest stays truly unseen),
+    score them with the chosen metrics (reusing stored scores with the same config hash,
+    storing new ones), and run :func:`~qaeval_core.calibrate.fit.fit_judge`.
+    """
+    say = progress or (lambda _msg: None)
+    frames = analysis.load_frames(db, dataset, metrics=())  # labels only: scores below
+    verdicts = analysis.human_verdicts(frames)
+    verdicts = verdicts[verdicts["final"].notna()]
+    if verdicts.empty:
+        raise ConfigError(
+            f"Dataset {dataset!r} has no human labels yet; label some items (or import a file "
+            "with labels) before calibrating."
+        )
+    correct = dict(zip(verdicts["item_id"], verdicts["human_correct"].astype(bool), strict=True))
+    items = [it for it in repo.load_items(db, dataset) if it.meta["item_id"] in correct]
+    groups = question_groups(items)
+    n_labelled = len(items)
+    if max_labels is not None and max_labels < n_labelled:
+        if max_labels < 20:
+            raise ConfigError(f"--max-labels {max_labels} is too few to calibrate; use >= 20.")
+        train, _ = held_out_split(n_labelled, max_labels, groups=groups, seed=seed)
+    else:
+        train = np.arange(n_labelled)
+    used = [items[i] for i in train]
+    used_ids = [_item_id(it) for it in used]
+    unseen = sorted(set(_item_id(it) for it in items) - set(used_ids))
+    y = np.array([correct[i] for i in used_ids])
+    if y.all() or not y.any():
+        raise ConfigError(
+            f"The {len(y)} labels chosen are all {'correct' if y.all() else 'incorrect'}; "
+            "calibration needs both. Label more items or raise --max-labels."
+        )
+    say(f"{len(used)} of {n_labelled} labelled items used for fitting ({int(y.sum())} correct).")
+
+    specs_in = metric_specs(metrics)
+    scores, decisions = _calibration_inputs(
+        db, dataset, specs_in, used, store_scores=store_scores, say=say
+    )
+    # Answer-shape inputs are not judges: leave them out of the uncalibrated baselines.
+    decisions = decisions[[c for c in decisions.columns if c not in FEATURE_ONLY]]
+    specs = [FeatureSpec.from_metric(m, column) for column, m in specs_in]
+    say(f"Comparing {', '.join(candidates)} by {n_splits}-fold CV grouped by question ...")
+    judge, report = fit_judge(
+        scores,
+        y,
+        specs,
+        candidates=candidates,
+        groups=groups[train],
+        texts=items_frame(used),
+        default_decisions=decisions,
+        n_splits=n_splits,
+        seed=seed,
+        n_boot=n_boot,
+        name=name,
+        fitted_on={
+            "dataset": dataset,
+            "n_labelled_available": n_labelled,
+            "label_rule": "adjudicated, else majority of current labels; correct = clearly "
+            "correct (2); unclear and ties count as not correct",
+            "max_labels": max_labels,
+        },
+    )
+    return DatasetCalibration(judge, report, n_labelled, used_ids, unseen)
+
+
+def labelled_data(
+    db: repo.Store,
+    dataset: str,
+    item_ids: Sequence[int],
+    *,
+    metrics: Sequence[str] | None = None,
+) -> LabelledData:
+    """Verdicts and stored scores/decisions of ``item_ids`` (as fitted by
+    :func:`calibrate_dataset`, which stores the scores it computes) for the calibration's
+    metric columns, in the order given."""
+    frames = analysis.load_frames(db, dataset, metrics=())  # labels only: scores below
+    verdicts = analysis.human_verdicts(frames).set_index("item_id")
+    ids = [int(i) for i in item_ids]
+    y = verdicts.loc[ids, "human_correct"].astype(bool).to_numpy()
+    by_id = {_item_id(it): it for it in repo.load_items(db, dataset)}
+    groups = question_groups([by_id[i] for i in ids])
+    specs = metric_specs(metrics)
+    stored = stored_scores(db, dataset, [m for _, m in specs])
+    score_cols, decision_cols = {}, {}
+    for column, metric in specs:
+        rows = stored[
+            (stored["metric_id"] == metric.id) & (stored["config_hash"] == metric.config_hash())
+        ]
+        rows = rows.set_index("item_id").reindex(ids)
+        score_cols[column] = rows["value"].astype(float).to_numpy()
+        decision_cols[column] = rows["decision"].fillna(False).astype(bool).to_numpy()
+    return LabelledData(ids, y, groups, pd.DataFrame(score_cols), pd.DataFrame(decision_cols))

@@ -1,0 +1,162 @@
+"""Scores of stored datasets: score with metrics, or apply a calibrated judge.
+
+* :func:`score_dataset` scores a stored dataset and saves one score per item and metric
+  configuration, skipping items already scored under the same config hash, so adding a metric
+  or new items only computes what is missing.
+* :func:`judge_dataset` applies a calibrated judge to a stored dataset, reusing every stored
+  input score with the judge's config hash and storing the ones it had to compute, so judging
+  a scored dataset scores nothing again.
+
+Metrics always run through :func:`qaeval_core.scoring.run_jobs` (one loop, one NaN policy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from qaeval_core.analysis import load_scores
+from qaeval_core.jsonable import to_jsonable
+from qaeval_core.judge import COLUMN_PREFIX, Judge
+from qaeval_core.metrics.base import Metric, MetricResult
+from qaeval_core.metrics.specs import resolve_metrics
+from qaeval_core.schema import Item
+from qaeval_core.scoring import ScoringJob, run_jobs
+from qaeval_core.store import repo
+
+__all__ = ["judge_dataset", "score_dataset", "score_rows", "stored_scores"]
+
+
+def _item_id(item: Item) -> int:
+    return int(item.meta["item_id"])
+
+
+def score_rows(
+    label: str, metric: Metric, items: Sequence[Item], result: MetricResult
+) -> list[dict]:
+    """Store rows for one metric's results (non-finite scores were already replaced by the
+    scoring loop's NaN policy, with the reason in the details)."""
+    chash = metric.config_hash()
+    return [
+        {
+            "item_id": _item_id(it),
+            "metric_id": metric.id,
+            "config_hash": chash,
+            "value": float(value),
+            "decision": bool(decision),
+            "details": to_jsonable({**det, "label": label}),
+        }
+        for it, value, decision, det in zip(
+            items, result.scores.tolist(), result.decisions.tolist(), result.details, strict=True
+        )
+    ]
+
+
+def stored_scores(db: repo.Store, dataset: str, metrics: Iterable[Metric]) -> pd.DataFrame:
+    """Stored scores of exactly these metric configurations, one row per (config, item)."""
+    pairs = list(dict.fromkeys((m.id, m.config_hash()) for m in metrics))
+    stored = load_scores(db, dataset, pairs)
+    return stored.drop_duplicates(["metric_id", "config_hash", "item_id"], keep="last")
+
+
+def _stored_ids(stored: pd.DataFrame, metric: Metric) -> set[int]:
+    mine = stored[
+        (stored["metric_id"] == metric.id) & (stored["config_hash"] == metric.config_hash())
+    ]
+    return set(mine["item_id"].astype(int).tolist())
+
+
+def _score_missing(
+    db: repo.Store,
+    dataset: str,
+    named: Sequence[tuple[str, Metric]],
+    items: Sequence[Item],
+    *,
+    rescore: bool,
+    batch_size: int | None,
+    progress: bool,
+) -> dict[str, dict[str, Any]]:
+    """Score and store, per metric, the items that have no stored score under its config hash
+    (all of them with ``rescore``). Returns per label what was scored and skipped."""
+    stored = stored_scores(db, dataset, [m for _, m in named]) if not rescore else None
+    jobs, summary = [], {}
+    for label, metric in named:
+        done = _stored_ids(stored, metric) if stored is not None else set()
+        pending = [it for it in items if _item_id(it) not in done]
+        jobs.append(ScoringJob(label, metric, pending))
+        summary[label] = {
+            "metric_id": metric.id,
+            "config_hash": metric.config_hash(),
+            "scored": len(pending),
+            "skipped": len(items) - len(pending),
+        }
+
+    def save(job: ScoringJob, result: MetricResult) -> None:
+        repo.add_scores(db, score_rows(job.label, job.metric, job.items, result))
+
+    run_jobs(
+        jobs, batch_size=batch_size, progress=progress, desc=f"scoring {dataset}", on_result=save
+    )
+    return summary
+
+
+def score_dataset(
+    db: repo.Store,
+    dataset: str,
+    metrics: Iterable[str | Metric] | str,
+    *,
+    rescore: bool = False,
+    batch_size: int | None = None,
+    progress: bool = False,
+) -> dict[str, dict[str, Any]]:
+    """Score a stored dataset and save the scores (value, decision, details, config hash).
+
+    Items that already have a score for the same metric id and config hash are skipped unless
+    ``rescore``; a changed parameter or metric version gives a new hash, so both versions stay
+    side by side. Returns per metric label ``{"metric_id", "config_hash", "scored",
+    "skipped"}``.
+    """
+    named = resolve_metrics(metrics)
+    items = repo.load_items(db, dataset)
+    return _score_missing(
+        db, dataset, named, items, rescore=rescore, batch_size=batch_size, progress=progress
+    )
+
+
+def judge_dataset(
+    db: repo.Store,
+    dataset: str,
+    judge: Judge,
+    *,
+    rescore: bool = False,
+    batch_size: int | None = None,
+    progress: bool = False,
+) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
+    """A calibrated judge on a stored dataset: every item's stored fields plus
+    ``judge_score``, ``judge_correct`` and ``judge_<column>`` per input.
+
+    Input scores stored under the judge's config hashes are reused; missing ones are computed
+    and stored first (so a second run scores nothing). Returns the frame and, per input column,
+    what was scored and skipped.
+    """
+    frame = repo.list_items(db, dataset)
+    by_id = {_item_id(it): it for it in repo.load_items(db, dataset)}
+    ids = [int(i) for i in frame["item_id"]]
+    items = [by_id[i] for i in ids]
+    named = list(judge.metrics().items())
+    summary = _score_missing(
+        db, dataset, named, items, rescore=rescore, batch_size=batch_size, progress=progress
+    )
+    stored = stored_scores(db, dataset, [m for _, m in named])
+    matrix = {}
+    for column, metric in named:
+        mine = stored[
+            (stored["metric_id"] == metric.id) & (stored["config_hash"] == metric.config_hash())
+        ].set_index("item_id")
+        matrix[column] = mine["value"].reindex(ids).astype(float).to_numpy()
+    scores = pd.DataFrame(matrix, columns=judge.columns, index=frame.index)
+    decided = judge.apply_scores(scores, items)
+    out = pd.concat([frame, decided, scores.add_prefix(COLUMN_PREFIX)], axis=1)
+    return out, summary

@@ -1,0 +1,292 @@
+"""The package's layout promises, checked on the source tree (one home per job).
+
+* no import cycle among ``qaeval_core`` modules, counting imports inside functions too;
+* ``sqlalchemy`` is imported only under ``qaeval_core/store/``;
+* applying a saved judge loads neither the training code (``calibrate/``) nor the store;
+* one JSON converter (``qaeval_core.jsonable``);
+* a module over ~400 lines says in its docstring why it is one module;
+* every package directory is listed in pyproject's ``packages`` (a wheel would miss it).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import qaeval_core
+
+ROOT = Path(qaeval_core.__file__).resolve().parent
+REPO = ROOT.parent
+#: Lines above which a module must say why it is one module.
+MAX_LINES = 400
+LONG_MODULE_REASON = "Why it is one module"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+MODULES: dict[str, Path] = {_module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _import_nodes(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement, at any depth, except those under ``if TYPE_CHECKING:``."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                stack.extend(child.orelse)
+                continue
+            if isinstance(child, ast.Import | ast.ImportFrom):
+                yield child
+            stack.append(child)
+
+
+def _imported(name: str, path: Path, *, type_checking: bool = False) -> set[str]:
+    """Absolute names of the modules ``name`` imports (a ``from pkg import sub`` of a
+    submodule counts as importing the submodule)."""
+    tree = ast.parse(path.read_text("utf-8"))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    nodes = (
+        [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
+        if type_checking
+        else list(_import_nodes(tree))
+    )
+    out: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+            continue
+        base = node.module or ""
+        if node.level:
+            anchor = package.split(".")
+            anchor = anchor[: len(anchor) - (node.level - 1)]
+            base = ".".join([*anchor, base] if base else anchor)
+        for alias in node.names:
+            sub = f"{base}.{alias.name}"
+            out.add(sub if sub in MODULES else base)
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    return {name: _imported(name, path) & MODULES.keys() for name, path in MODULES.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module, or a module importing
+    itself (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in graph[node]:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"d"}, "e": {"a"}}
+    assert sorted(_cycles(graph)) == [["a", "b", "c"], ["d"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycles_in_the_core() -> None:
+    assert _cycles(_graph()) == []
+
+
+def test_sqlalchemy_is_imported_only_under_store() -> None:
+    outside = {
+        name: sorted(m for m in _imported(name, path, type_checking=True) if m == "sqlalchemy"
+                     or m.startswith("sqlalchemy."))
+        for name, path in MODULES.items()
+        if not name.startswith("qaeval_core.store")
+    }  # fmt: skip
+    assert {name: mods for name, mods in outside.items() if mods} == {}
+
+
+def test_judge_package_never_imports_the_training_side_or_the_store() -> None:
+    judge = {n: g for n, g in _graph().items() if n.startswith("qaeval_core.judge")}
+    reached, todo = set(judge), list(judge)
+    graph = _graph()
+    while todo:
+        for dep in graph[todo.pop()]:
+            if dep not in reached:
+                reached.add(dep)
+                todo.append(dep)
+    banned = ("qaeval_core.calibrate", "qaeval_core.store", "qaeval_core.workflows")
+    assert sorted(m for m in reached if m.startswith(banned)) == []
+
+
+def _fit_toy_judge(tmp_path: Path) -> Path:
+    from qaeval_core.calibrate import feature_scores, fit_judge
+    from qaeval_core.metrics.base import get_metric
+    from qaeval_core.schema import Item
+
+    rng = np.random.default_rng(0)
+    items, y = [], []
+    for i in range(80):
+        ok = bool(rng.random() < 0.5)
+        cand = "Paris" if ok else "Lyon"
+        items.append(Item(question=f"capital {i}?", references=("Paris",), candidate=cand))
+        y.append(ok)
+    scores, _, specs = feature_scores(items, [get_metric("f1"), get_metric("em")])
+    judge, _ = fit_judge(scores, np.array(y), specs, candidates=["stacker"], n_boot=50)
+    return judge.save(tmp_path / "judge.json")
+
+
+def test_applying_a_saved_judge_loads_no_training_code_or_store(tmp_path: Path) -> None:
+    config = _fit_toy_judge(tmp_path)
+    frame = pd.DataFrame(
+        {"question": ["capital?", "capital?"], "references": [["Paris"], ["Paris"]],
+         "candidate": ["Paris", "Lyon"]}
+    )  # fmt: skip
+    data = tmp_path / "frame.json"
+    frame.to_json(data, orient="records")
+    code = f"""
+import json, sys
+import pandas as pd
+from qaeval_core.judge import Judge
+judge = Judge.from_config({str(config)!r})
+out = judge.score_frame(pd.read_json({str(data)!r}, orient="records"))
+loaded = sorted(m for m in sys.modules if m.startswith(("qaeval_core.calibrate",
+    "qaeval_core.store", "qaeval_core.workflows", "sqlalchemy")))
+print(json.dumps({{"loaded": loaded, "correct": out["judge_correct"].tolist()}}))
+"""
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert result["loaded"] == []
+    assert result["correct"] == [True, False]
+
+
+def test_one_json_converter() -> None:
+    """No module but ``jsonable`` defines a JSON conversion (a ``*jsonable*`` function or a
+    ``json.dumps(..., default=...)`` hook); everything else calls ``to_jsonable``."""
+    offenders = []
+    for name, path in MODULES.items():
+        if name == "qaeval_core.jsonable":
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.FunctionDef) and (
+                "jsonable" in node.name or node.name in ("plain_value", "_numpy_default")
+            ):
+                offenders.append(f"{name}.{node.name}")
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "dumps"
+                and any(k.arg == "default" for k in node.keywords)
+            ):
+                offenders.append(f"{name}:{node.lineno} json.dumps(default=...)")
+    assert offenders == []
+
+
+def test_long_modules_say_why_they_are_one_module() -> None:
+    long = {}
+    for name, path in MODULES.items():
+        text = path.read_text("utf-8")
+        n_lines = text.count("\n")
+        if n_lines > MAX_LINES:
+            doc = ast.get_docstring(ast.parse(text)) or ""
+            if LONG_MODULE_REASON not in doc:
+                long[name] = n_lines
+    assert long == {}, (
+        f"over {MAX_LINES} lines without '{LONG_MODULE_REASON}: ...' in the docstring"
+    )
+
+
+def test_every_package_is_listed_in_pyproject() -> None:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
+    listed = set(config["tool"]["setuptools"]["packages"])
+    on_disk = {
+        _module_name(init)
+        for top in ("qaeval_core", "app")
+        for init in (REPO / top).rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    }
+    assert on_disk - listed == set()
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"a": np.float64(0.5), 3: np.int64(2)}, {"a": 0.5, "3": 2}),
+        ([np.nan, float("inf"), None, pd.NA, pd.NaT], [None, None, None, None, None]),
+        ((1, np.array([True, False])), [1, [True, False]]),
+        (pd.Timestamp("2026-01-02T03:04:05"), "2026-01-02T03:04:05"),
+        (pd.DataFrame({"x": [1.0, np.nan]}), [{"x": 1.0}, {"x": None}]),
+        ({1}, [1]),
+        (object, str(object)),
+    ],
+)
+def test_to_jsonable_rules(value: object, expected: object) -> None:
+    from qaeval_core.jsonable import to_jsonable
+
+    assert to_jsonable(value) == expected
+    json.dumps(to_jsonable(value), allow_nan=False)
+
+
+def test_to_jsonable_strict_refuses_what_would_not_load_back() -> None:
+    from qaeval_core.jsonable import to_jsonable
+
+    assert to_jsonable({"w": [np.float32(0.25)]}, strict=True) == {"w": [0.25]}
+    with pytest.raises(ValueError, match="non-finite"):
+        to_jsonable({"w": float("nan")}, strict=True)
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        to_jsonable({"w": object()}, strict=True)
+    assert to_jsonable(object(), unknown=lambda _v: "x") == "x"
