@@ -100,3 +100,19 @@ def test_bad_alphas_and_one_class() -> None:
         PandaFitClassifier(alphas=(2.0,)).fit(frame, y)
     with pytest.raises(ValueError, match="one class only"):
         PandaFitClassifier(shipped=False).fit(frame, np.ones(len(y), dtype=bool))
+
+
+def test_the_shipped_training_data_is_looked_for_beside_the_checkout(monkeypatch) -> None:
+    """The default path must not depend on where the module sits in the package (a move once
+    broke it while the test above skipped)."""
+    from pathlib import Path
+
+    import qaeval_core
+    from qaeval_core.judge.combiners.panda_refit import training_data_path
+
+    monkeypatch.delenv("QAEVAL_PANDA_TRAIN", raising=False)
+    checkout = Path(qaeval_core.__file__).resolve().parents[1]
+    expected = checkout.parent / "shared" / "data" / "pedants_ae_augmented_train.jsonl"
+    assert training_data_path() == expected
+    monkeypatch.setenv("QAEVAL_PANDA_TRAIN", "/elsewhere/train.jsonl")
+    assert training_data_path() == Path("/elsewhere/train.jsonl")

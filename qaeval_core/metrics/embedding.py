@@ -31,9 +31,12 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from qaeval_core.errors import ConfigError
+from qaeval_core.metrics._support.embed_cache import get_cache
 from qaeval_core.metrics._support.loading import (
     DEFAULT_EMBEDDING_MODEL,
     choose_device,
+    default_batch_size,
     load_sentence_encoder,
 )
 from qaeval_core.metrics.base import Metric, MetricResult, register
@@ -137,9 +140,6 @@ class EmbeddingCosine(_EmbeddingMetric):
         self.device = device
 
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
-        from qaeval_core.errors import ConfigError
-        from qaeval_core.metrics._support.embed_cache import get_cache
-
         if self.scale not in ("clip", "shift"):
             raise ConfigError(f"embed_cosine: scale must be 'clip' or 'shift', got {self.scale!r}.")
         cands, refs = _texts(items)
@@ -194,8 +194,6 @@ class _TokenEmbeddings:
 
     def _encode(self, texts: list[str], batch_size: int | None) -> list[np.ndarray]:
         import torch
-
-        from qaeval_core.metrics._support.loading import default_batch_size
 
         encoder = load_sentence_encoder(self.model, self.device)
         with torch.inference_mode():
@@ -262,7 +260,6 @@ class BERTScore(_EmbeddingMetric):
         self.batch_size = batch_size
 
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
-        from qaeval_core.errors import ConfigError
 
         if self.score not in _BS_INDEX:
             raise ConfigError(

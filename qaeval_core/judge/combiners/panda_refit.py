@@ -29,8 +29,10 @@ weights), the chosen ``alpha`` and the threshold model; never pickle.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -51,6 +53,7 @@ __all__ = [
     "item_triples",
     "panda_item_scores",
     "shipped_training_data",
+    "training_data_path",
 ]
 
 #: Columns a text-reading model needs in X (a frame of items).
@@ -99,24 +102,24 @@ def panda_item_scores(clf: Any, items: Sequence[Item]) -> np.ndarray:
     return scores
 
 
+def training_data_path() -> Path:
+    """``$QAEVAL_PANDA_TRAIN``, else ``pedants_ae_augmented_train.jsonl`` in
+    ``<checkout>/../shared/data``."""
+    env = os.environ.get("QAEVAL_PANDA_TRAIN")
+    if env:
+        return Path(env)
+    # parents: combiners/, judge/, qaeval_core/, the checkout, the checkout's parent.
+    beside_checkout = Path(__file__).resolve().parents[4] / "shared" / "data"
+    return beside_checkout / "pedants_ae_augmented_train.jsonl"
+
+
 @cache
 def shipped_training_data() -> tuple[tuple[Triple, ...], tuple[int, ...]]:
     """The PANDA augmented training set (``../shared/data``), as triples and labels.
 
     Found next to the checkout (``<repo>/../shared/data``) or at ``$QAEVAL_PANDA_TRAIN``.
     """
-    import os
-    from pathlib import Path
-
-    env = os.environ.get("QAEVAL_PANDA_TRAIN")
-    path = (
-        Path(env)
-        if env
-        else Path(__file__).resolve().parents[3]
-        / "shared"
-        / "data"
-        / "pedants_ae_augmented_train.jsonl"
-    )
+    path = training_data_path()
     if not path.exists():
         raise ConfigError(
             f"PANDA's training data is not at {path}; set QAEVAL_PANDA_TRAIN to the "
