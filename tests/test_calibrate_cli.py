@@ -271,3 +271,57 @@ def test_bad_score_flags_fail_before_any_work(
     assert code != 0
     assert message in err
     assert "Traceback" not in err
+
+
+def test_calibrate_with_a_human_share_writes_a_band_and_prints_the_effort_curve(
+    tmp_path: Path, capsys
+) -> None:
+    db = str(tmp_path / "store.sqlite")
+    assert main(["import", str(_write_dataset(tmp_path / "d.jsonl")), "-d", "toy", "--db", db]) == 0
+    judge_path = tmp_path / "judge.json"
+    code = main(
+        ["calibrate", "-d", "toy", "-m", "f1,recall", "--human-share", "0.2",
+         "-o", str(judge_path), "--db", db]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Human effort" in out and "Triage band: about 20%" in out
+    judge = Judge.from_config(judge_path)
+    assert judge.triage is not None and judge.triage.share == 0.2
+    scored = tmp_path / "scored.jsonl"
+    new = _write_dataset(tmp_path / "new.jsonl", n=200, seed=7, labels=False)
+    assert main(["score", str(new), "--config", str(judge_path), "-o", str(scored)]) == 0
+    frame = pd.read_json(scored, lines=True)
+    assert set(frame["judge_outcome"]) <= {"correct", "incorrect", "uncertain"}
+    assert "share uncertain" in capsys.readouterr().out
+    # Another share at scoring time, read off the stored curve.
+    wider = tmp_path / "wider.jsonl"
+    assert main(["score", str(new), "--config", str(judge_path), "--human-share", "0.5",
+                 "-o", str(wider)]) == 0  # fmt: skip
+    assert (pd.read_json(wider, lines=True)["judge_outcome"] == "uncertain").sum() >= (
+        frame["judge_outcome"] == "uncertain"
+    ).sum()
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--human-share", "1"], r"must be a number in [0, 1)"),
+        (["--human-share", "0.2", "--target-accuracy", "0.9"], "not both"),
+        (["--target-accuracy", "2"], "must be in (0, 1]"),
+    ],
+)
+def test_bad_triage_flags_fail_before_any_work(
+    tmp_path: Path, monkeypatch, capsys, flags: list[str], message: str
+) -> None:
+    from qaeval_core import workflows
+
+    def no_work(*_args, **_kwargs):
+        raise AssertionError("calibrated before the flags were checked")
+
+    monkeypatch.setattr(workflows, "calibrate_dataset", no_work)
+    code = main(["calibrate", "-d", "toy", "-o", str(tmp_path / "j.json"), *flags,
+                 "--db", str(tmp_path / "s.sqlite")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code != 0
+    assert message in err

@@ -34,6 +34,7 @@ from qaeval_core.calibrate.protocol import (
     cross_val_predict_proba,
     quality,
 )
+from qaeval_core.calibrate.triage import effort_curve, fit_band, fit_probability
 from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.judge import FeatureSpec, Judge
 from qaeval_core.judge.combiners import (
@@ -45,6 +46,7 @@ from qaeval_core.judge.combiners import (
     ThresholdClassifier,
     as_binary,
 )
+from qaeval_core.judge.triage import check_share
 from qaeval_core.metrics.base import Metric
 from qaeval_core.schema import Item
 from qaeval_core.scoring import ScoringJob, run_jobs
@@ -167,6 +169,8 @@ class CalibrationReport:
     n_splits: int
     seed: int
     oof_proba: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    #: The winner's accuracy-vs-human-effort curve (see :mod:`qaeval_core.calibrate.triage`).
+    effort_curve: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (what goes into the judge's ``quality`` field)."""
@@ -215,8 +219,15 @@ def fit_judge(
     tolerance: float = 0.01,
     name: str | None = None,
     fitted_on: Mapping[str, Any] | None = None,
+    human_share: float = 0.0,
+    target_accuracy: float | None = None,
 ) -> tuple[Judge, CalibrationReport]:
     """Compare candidate combiners by grouped CV, refit the winner on all labels, wrap it.
+
+    The winner's out-of-fold scores also give the judge its calibrated probability and its
+    triage band: about ``human_share`` of items come out ``uncertain`` (0: none, the verdicts
+    are the combiner's), or the smallest share whose cross-validated combined accuracy reaches
+    ``target_accuracy`` (:mod:`qaeval_core.calibrate.triage`).
 
     ``scores`` has one column per feature (same order as ``features``); ``texts`` (question,
     references, candidate; same rows) is needed by text-reading candidates such as ``panda``;
@@ -224,6 +235,9 @@ def fit_judge(
     shipped thresholds, reported as the uncalibrated baselines on the same labels.
     """
     yb = as_binary(y)
+    check_share(human_share)
+    if target_accuracy is not None and human_share:
+        raise InputError("Give a human share or a target accuracy, not both.")
     cols = [f.column for f in features]
     if list(scores.columns) != cols:
         raise InputError(
@@ -287,6 +301,9 @@ def fit_judge(
     model = _prune(model, factories[winner], X, yb)
     keep = {str(c) for c in model.feature_names_in_}  # what the (maybe pruned) model reads
     kept_features = [f for f in features if f.column in keep]
+    calibrator = fit_probability(oof[winner], yb)
+    curve = effort_curve(oof[winner], yb, calibrator, groups=g, n_boot=min(n_boot, 1000), seed=seed)
+    band = fit_band(curve, human_share=human_share, target_accuracy=target_accuracy)
     report = CalibrationReport(
         winner=winner,
         candidates=table,
@@ -295,6 +312,7 @@ def fit_judge(
         n_splits=n_splits,
         seed=seed,
         oof_proba=oof,
+        effort_curve=curve,
     )
     info = {
         "n_labels": int(len(yb)),
@@ -303,5 +321,20 @@ def fit_judge(
         "seed": seed,
         **dict(fitted_on or {}),
     }
-    judge = Judge(kept_features, model, name=name, fitted_on=info, quality=report.to_dict())
+    quality_info = report.to_dict()
+    quality_info["triage"] = {
+        "share": band.share,
+        "cv_accuracy_confident": band.cv_accuracy_confident,
+        "cv_accuracy_combined": band.cv_accuracy_combined,
+        "probability": "Platt scaling of the winner's out-of-fold scores",
+    }
+    judge = Judge(
+        kept_features,
+        model,
+        name=name,
+        fitted_on=info,
+        quality=quality_info,
+        probability=calibrator,
+        triage=band,
+    )
     return judge, report

@@ -23,6 +23,31 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
 
+def _print_effort(curve, band) -> None:  # type: ignore[no-untyped-def]
+    """The accuracy-vs-human-effort table (shares 0-50% in steps of 5%) and the chosen band."""
+    table = Table(title="Human effort: people decide the most doubtful share (cross-validated, %)")
+    for col in ("share to people", "combined accuracy", "95% CI", "random share", "judge kept"):
+        table.add_column(col)
+    for row in curve.itertuples(index=False):
+        if round(row.share * 100) % 5 or row.share > 0.5:
+            continue
+        table.add_row(
+            f"{row.share:.0%}",
+            _pct(row.combined_accuracy),
+            f"{_pct(row.combined_lo)}-{_pct(row.combined_hi)}",
+            _pct(row.random_accuracy),
+            _pct(row.confident_accuracy),
+        )
+    console.print(table)
+    if band is not None and band.share > 0:
+        console.print(
+            f"Triage band: about {band.share:.0%} of items come out 'uncertain' (doubt >= "
+            f"{band.threshold:.3f}); combined accuracy {_pct(band.cv_accuracy_combined)}%, "
+            f"the judge alone on the rest {_pct(band.cv_accuracy_confident)}%.",
+            markup=False,
+        )
+
+
 def register(app: typer.Typer) -> None:
     @app.command("calibrate")
     def calibrate(
@@ -57,6 +82,23 @@ def register(app: typer.Typer) -> None:
         overwrite: Annotated[
             bool, typer.Option(help="Replace a saved calibration of the same name.")
         ] = False,
+        human_share: Annotated[
+            float | None,
+            typer.Option(
+                "--human-share",
+                help="Share of items (0 <= S < 1) the judge leaves to people as 'uncertain' "
+                "(the most doubtful ones); default 0: the judge decides everything.",
+            ),
+        ] = None,
+        target_accuracy: Annotated[
+            float | None,
+            typer.Option(
+                "--target-accuracy",
+                help="Instead of --human-share: the smallest share whose cross-validated "
+                "combined accuracy (people on the routed items, the judge on the rest) "
+                "reaches this.",
+            ),
+        ] = None,
         db: DbOption = None,
     ) -> None:
         """Fit a judge to a dataset's human labels; print its cross-validated quality.
@@ -70,6 +112,7 @@ def register(app: typer.Typer) -> None:
         from qaeval_core.calibrate.fit import check_candidates
         from qaeval_core.calibrate.inputs import metric_specs
         from qaeval_core.errors import NotFoundError
+        from qaeval_core.judge.triage import check_share
         from qaeval_core.store import repo
         from qaeval_core.store import session as store_session
         from qaeval_core.workflows import calibrate_dataset
@@ -82,6 +125,13 @@ def register(app: typer.Typer) -> None:
         if max_labels is not None and max_labels < 20:
             raise ConfigError(f"--max-labels {max_labels} is too few to calibrate; use >= 20.")
         chosen = check_candidates(_split(candidates) or [])
+        if human_share is not None and target_accuracy is not None:
+            raise ConfigError("Give --human-share or --target-accuracy, not both.")
+        check_share(0.0 if human_share is None else human_share)
+        if target_accuracy is not None and not 0 < target_accuracy <= 1:
+            raise ConfigError(
+                f"--target-accuracy must be in (0, 1] (e.g. 0.95), got {target_accuracy}."
+            )
         metric_specs(_split(metrics))  # unknown ids or bad names fail here, not after scoring
         url = store_session.upgrade(db)
         repo.get_dataset(url, dataset)
@@ -102,6 +152,8 @@ def register(app: typer.Typer) -> None:
             max_labels=max_labels,
             seed=seed,
             candidates=chosen,
+            human_share=human_share or 0.0,
+            target_accuracy=target_accuracy,
             n_splits=folds,
             name=name or output.stem,
             progress=lambda msg: err_console.print(msg, markup=False),
@@ -134,6 +186,7 @@ def register(app: typer.Typer) -> None:
                 )
             console.print(base)
 
+        _print_effort(report.effort_curve, result.judge.triage)
         path = result.judge.save(output)
         used = ", ".join(result.judge.columns)
         console.print(

@@ -167,6 +167,14 @@ def register(app: typer.Typer) -> None:
             bool | None,
             typer.Option(help="Show progress bars (default: when stderr is a terminal)."),
         ] = None,
+        human_share: Annotated[
+            float | None,
+            typer.Option(
+                "--human-share",
+                help="With --config: leave about this share of items (0 <= S < 1) to people "
+                "as 'uncertain', read off the judge's effort curve (default: its own band).",
+            ),
+        ] = None,
         db: DbOption = None,
     ) -> None:
         """Score a file (writes FILE + one column per metric and its details) or a stored
@@ -189,7 +197,11 @@ def register(app: typer.Typer) -> None:
             from qaeval_core.metrics.specs import resolve_metrics
 
             resolve_metrics(specs)  # unknown ids and bad parameters fail here
+        if human_share is not None and config is None:
+            raise ConfigError("--human-share needs --config judge.json (a calibrated judge).")
         judge = _load_judge(config) if config is not None else None
+        if judge is not None and human_share is not None:
+            judge = judge.with_share(human_share)
         if output is not None:
             from qaeval_core import io
 
@@ -244,9 +256,14 @@ def _score_file(
     if labels:
         _summary(frame, labels, seconds)
     if judge is not None:
+        uncertain = (
+            f"; share uncertain {(frame['judge_outcome'] == 'uncertain').mean():.3f}"
+            if "judge_outcome" in frame
+            else ""
+        )
         console.print(
             f"judge: share correct {frame['judge_correct'].mean():.3f} "
-            f"(mean score {frame['judge_score'].mean():.3f})",
+            f"(mean score {frame['judge_score'].mean():.3f}){uncertain}",
             markup=False,
         )
     console.print(f"Wrote {len(frame)} rows to {target}.", markup=False, soft_wrap=True)

@@ -1,10 +1,10 @@
 """A calibrated judge: which metrics to run, the fitted combiner, one checksummed JSON file.
 
 This package is all that applying a saved judge needs (``Judge.from_config(path)`` then
-``score_frame``): the :class:`Judge` and its file format (:mod:`.judge`), the metric it reads
-per input (:class:`FeatureSpec`, :mod:`.features`) and the fitted combiners
-(:mod:`.combiners`). It never imports :mod:`qaeval_core.calibrate`, the training side that
-builds judges, nor the store.
+``score_frame``): the :class:`Judge` (:mod:`.judge`) and its file format (:mod:`.config_file`),
+the metric it reads per input (:class:`FeatureSpec`, :mod:`.features`), the fitted combiners
+(:mod:`.combiners`) and its calibrated probability and triage band (:mod:`.triage`). It never
+imports :mod:`qaeval_core.calibrate`, the training side that builds judges, nor the store.
 """
 
 from qaeval_core.io.frames import items_frame
@@ -18,26 +18,25 @@ from qaeval_core.judge.combiners import (
     model_from_dict,
     model_types,
 )
+from qaeval_core.judge.config_file import JUDGE_KIND, JUDGE_SCHEMA_VERSION, config_checksum
 from qaeval_core.judge.features import FeatureSpec
-from qaeval_core.judge.judge import (
-    COLUMN_PREFIX,
-    JUDGE_KIND,
-    JUDGE_SCHEMA_VERSION,
-    Judge,
-    config_checksum,
-)
+from qaeval_core.judge.judge import COLUMN_PREFIX, Judge
+from qaeval_core.judge.triage import OUTCOMES, ProbabilityCalibrator, TriageBand
 
 __all__ = [
     "COLUMN_PREFIX",
     "JUDGE_KIND",
     "JUDGE_SCHEMA_VERSION",
+    "OUTCOMES",
     "CalibratedClassifier",
     "FeatureSpec",
     "FusionClassifier",
     "Judge",
     "PandaFitClassifier",
+    "ProbabilityCalibrator",
     "StackerClassifier",
     "ThresholdClassifier",
+    "TriageBand",
     "config_checksum",
     "frame_to_items",
     "items_frame",

@@ -6,11 +6,12 @@ scoring time are computed exactly as during fitting), the fitted model that turn
 into a decision (a threshold, fusion layers, a logistic stacker: plain numbers, never pickle),
 the data it was fitted on and its cross-validated quality.
 
-Format (``schema_version`` 1)::
+Format (``schema_version`` 2; version 1 files, written before triage, still load: they have
+no ``probability`` or ``triage`` and never say ``uncertain``)::
 
     {
       "kind": "qaeval-judge",
-      "schema_version": 1,
+      "schema_version": 2,
       "name": "nq301-judge",
       "created_at": "2026-11-21T10:00:00+00:00",
       "qaeval_version": "0.1.0",
@@ -22,6 +23,9 @@ Format (``schema_version`` 1)::
       "fitted_on": {"dataset": "nq301", "n_labels": 300, "n_positive": 160,
                     "date": "...", "seed": 0, "label_rule": "..."},
       "quality": {...cross-validated numbers...},
+      "probability": {"method": "sigmoid", "coef": 1.3, "intercept": -0.1},
+      "triage": null | {"threshold": 0.21, "share": 0.2, "cv_accuracy_confident": ...,
+                        "cv_accuracy_combined": ..., "curve": [...]},
       "checksum": "sha256:<hex>"
     }
 
@@ -35,13 +39,19 @@ text and may need no metric at all, so ``features`` can be empty only for it).
 loudly with a clear message instead of silently scoring with a changed threshold. Every field
 is also validated on load, and an unknown or older ``schema_version`` is refused with the fix.
 
+``probability`` maps the combiner's score to a calibrated P(correct) and ``triage`` is the band
+of doubtful items left to people (:mod:`qaeval_core.judge.triage`).
+
 Output of :meth:`Judge.score_frame`: every input column, plus ``judge_score`` (0-1; >= 0.5
-exactly when correct), ``judge_correct`` (bool) and ``judge_<column>`` per metric used.
+exactly when correct), ``judge_correct`` (bool), ``judge_probability`` (calibrated P(correct);
+the score itself for a version-1 judge), ``judge_doubt`` (probability that the verdict is
+wrong), ``judge_outcome`` (``correct`` / ``incorrect`` / ``uncertain``) and ``judge_<column>``
+per metric used.
 """
 
 from __future__ import annotations
 
-import hashlib
+import copy
 import json
 import os
 import warnings
@@ -56,36 +66,23 @@ import pandas as pd
 from qaeval_core.errors import ConfigError
 from qaeval_core.io.frames import items_frame, items_from_frame
 from qaeval_core.jsonable import to_jsonable
-from qaeval_core.judge.combiners import CalibratedClassifier, model_from_dict
+from qaeval_core.judge.combiners import CalibratedClassifier
+from qaeval_core.judge.config_file import (
+    JUDGE_KIND,
+    JUDGE_SCHEMA_VERSION,
+    config_checksum,
+    read_config,
+)
 from qaeval_core.judge.features import FeatureSpec
+from qaeval_core.judge.triage import ProbabilityCalibrator, TriageBand, doubt, outcomes
 from qaeval_core.metrics.base import Metric
 from qaeval_core.schema import Item
 from qaeval_core.scoring import ScoringJob, run_jobs
 
-__all__ = [
-    "COLUMN_PREFIX",
-    "JUDGE_KIND",
-    "JUDGE_SCHEMA_VERSION",
-    "Judge",
-    "config_checksum",
-]
+__all__ = ["COLUMN_PREFIX", "Judge"]
 
-JUDGE_KIND = "qaeval-judge"
-JUDGE_SCHEMA_VERSION = 1
 #: Prefix of the per-metric score columns a judge adds to a frame.
 COLUMN_PREFIX = "judge_"
-
-
-def _canonical(data: Any) -> bytes:
-    return json.dumps(
-        data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-    ).encode("utf-8")
-
-
-def config_checksum(config: Mapping[str, Any]) -> str:
-    """``sha256:<hex>`` of the canonical JSON of a config without its checksum field."""
-    body = {k: v for k, v in config.items() if k != "checksum"}
-    return "sha256:" + hashlib.sha256(_canonical(body)).hexdigest()
 
 
 def _qaeval_version() -> str:
@@ -120,9 +117,13 @@ class Judge:
         quality: Mapping[str, Any] | None = None,
         created_at: str | None = None,
         qaeval_version: str | None = None,
+        probability: ProbabilityCalibrator | None = None,
+        triage: TriageBand | None = None,
     ) -> None:
         self.features = list(features)
         self.model = model
+        self.probability = probability
+        self.triage = triage
         self.name = name
         self.fitted_on = dict(fitted_on or {})
         self.quality = dict(quality or {})
@@ -149,6 +150,8 @@ class Judge:
             "model": to_jsonable(self.model.to_dict()),
             "fitted_on": to_jsonable(self.fitted_on),
             "quality": to_jsonable(self.quality),
+            "probability": None if self.probability is None else self.probability.to_dict(),
+            "triage": None if self.triage is None else to_jsonable(self.triage.to_dict()),
         }
         config["checksum"] = config_checksum(config)
         return config
@@ -187,69 +190,9 @@ class Judge:
 
     @classmethod
     def _from_dict(cls, data: Any, label: str) -> Judge:
-        if not isinstance(data, Mapping):
-            raise ConfigError(
-                f"{label}: a judge config is a JSON object, got {type(data).__name__}."
-            )
-        if data.get("kind") != JUDGE_KIND:
-            raise ConfigError(
-                f"{label} is not a qaeval judge config (kind={data.get('kind')!r}, expected "
-                f"{JUDGE_KIND!r})."
-            )
-        version = data.get("schema_version")
-        if not isinstance(version, int) or isinstance(version, bool):
-            raise ConfigError(f"{label}: schema_version must be an integer, got {version!r}.")
-        if version < JUDGE_SCHEMA_VERSION:
-            raise ConfigError(
-                f"{label} was written with judge schema version {version}, which this qaeval "
-                f"no longer reads (it reads version {JUDGE_SCHEMA_VERSION}). Re-run "
-                "`qaeval calibrate` on the same labels to rebuild it."
-            )
-        if version > JUDGE_SCHEMA_VERSION:
-            raise ConfigError(
-                f"{label} uses judge schema version {version}, newer than this qaeval reads "
-                f"({JUDGE_SCHEMA_VERSION}). Upgrade qaeval."
-            )
-        checksum = data.get("checksum")
-        if not isinstance(checksum, str):
-            raise ConfigError(f"{label} has no checksum; it was not written by qaeval.")
+        parts = read_config(data, label)
         try:
-            expected = config_checksum(data)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"{label} holds values that are not plain JSON: {exc}.") from None
-        if checksum != expected:
-            raise ConfigError(
-                f"{label} fails its checksum: the file was changed after qaeval wrote it "
-                "(hand edit or damage). Thresholds and weights must come from calibration; "
-                "re-export it with `qaeval calibrate` instead of editing it."
-            )
-        raw_features = data.get("features")
-        text_model = isinstance(data.get("model"), Mapping) and data["model"].get("type") == "panda"
-        if not isinstance(raw_features, list) or (not raw_features and not text_model):
-            raise ConfigError(f"{label}: features must be a non-empty list.")
-        features = [
-            FeatureSpec.from_dict(f, f"{label}: features[{i}]") for i, f in enumerate(raw_features)
-        ]
-        try:
-            model = model_from_dict(data.get("model"), where="model")
-        except ConfigError as exc:
-            raise ConfigError(f"{label}: {exc}") from None
-        for key in ("fitted_on", "quality"):
-            if not isinstance(data.get(key, {}), Mapping):
-                raise ConfigError(f"{label}: {key} must be an object.")
-        for key in ("name", "created_at", "qaeval_version"):
-            if data.get(key) is not None and not isinstance(data.get(key), str):
-                raise ConfigError(f"{label}: {key} must be a string or null.")
-        try:
-            judge = cls(
-                features,
-                model,
-                name=data.get("name"),
-                fitted_on=data.get("fitted_on", {}),
-                quality=data.get("quality", {}),
-                created_at=data.get("created_at"),
-                qaeval_version=data.get("qaeval_version"),
-            )
+            judge = cls(**parts)
         except ConfigError as exc:
             raise ConfigError(f"{label}: {exc}") from None
         # Fail at load time, not half-way through scoring, if a metric is unknown or changed.
@@ -287,8 +230,15 @@ class Judge:
         ``items`` (aligned with the rows) are needed when :attr:`needs_text` is true.
         """
         if len(scores) == 0 and not items:
-            empty = {"judge_score": pd.Series([], dtype=float)}
-            return pd.DataFrame({**empty, "judge_correct": pd.Series([], dtype=bool)})
+            return pd.DataFrame(
+                {
+                    "judge_score": pd.Series([], dtype=float),
+                    "judge_correct": pd.Series([], dtype=bool),
+                    "judge_probability": pd.Series([], dtype=float),
+                    "judge_doubt": pd.Series([], dtype=float),
+                    "judge_outcome": pd.Series([], dtype=object),
+                }
+            )
         missing = [c for c in self.columns if c not in scores.columns]
         if missing:
             raise ConfigError(f"Scores lack the column(s) {missing} the judge needs.")
@@ -299,7 +249,37 @@ class Judge:
             X = pd.concat([X.reset_index(drop=True), items_frame(items)], axis=1)
             X.index = scores.index
         p = self.model.predict_proba(X)[:, 1]
-        return pd.DataFrame({"judge_score": p, "judge_correct": p >= 0.5}, index=scores.index)
+        verdict = p >= 0.5
+        prob = p if self.probability is None else self.probability.predict(p)
+        item_doubt = doubt(prob, verdict)
+        routed = (
+            np.zeros(len(p), dtype=bool)
+            if self.triage is None
+            else self.triage.uncertain(item_doubt)
+        )
+        return pd.DataFrame(
+            {
+                "judge_score": p,
+                "judge_correct": verdict,
+                "judge_probability": prob,
+                "judge_doubt": item_doubt,
+                "judge_outcome": outcomes(verdict, routed),
+            },
+            index=scores.index,
+        )
+
+    def with_share(self, share: float) -> Judge:
+        """The same judge routing about ``share`` of the items to people (0: none), read off
+        the effort curve stored at calibration (no refitting)."""
+        if self.triage is None:
+            raise ConfigError(
+                f"Judge {self.name or ''!s} has no effort curve (it was written before triage, "
+                "or without calibrated probabilities); re-run `qaeval calibrate "
+                "--human-share S` to get one."
+            )
+        judge = copy.copy(self)
+        judge.triage = self.triage.at_share(share)
+        return judge
 
     def judge_items(self, items: Sequence[Item], *, progress: bool = False) -> pd.DataFrame:
         """Per item: ``judge_score``, ``judge_correct`` and ``judge_<column>`` metric scores."""

@@ -109,6 +109,8 @@ def calibrate_dataset(
     name: str | None = None,
     store_scores: bool = True,
     progress: Callable[[str], None] | None = None,
+    human_share: float = 0.0,
+    target_accuracy: float | None = None,
 ) -> DatasetCalibration:
     """Fit a judge on (at most ``max_labels`` of) a stored dataset's human labels.
 
@@ -117,7 +119,8 @@ def calibrate_dataset(
     "unclear" and ties count as not correct), keep at most ``max_labels`` labelled items chosen
     at random with a seed (whole questions at a time, so the held-back rest stays truly unseen),
     score them with the chosen metrics (reusing stored scores with the same config hash,
-    storing new ones), and run :func:`~qaeval_core.calibrate.fit.fit_judge`.
+    storing new ones), and run :func:`~qaeval_core.calibrate.fit.fit_judge` (``human_share``
+    / ``target_accuracy`` choose the triage band).
     """
     say = progress or (lambda _msg: None)
     frames = analysis.load_frames(db, dataset, metrics=())  # labels only: scores below
@@ -169,6 +172,8 @@ def calibrate_dataset(
         seed=seed,
         n_boot=n_boot,
         name=name,
+        human_share=human_share,
+        target_accuracy=target_accuracy,
         fitted_on={
             "dataset": dataset,
             "n_labelled_available": n_labelled,

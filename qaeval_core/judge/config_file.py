@@ -1,0 +1,122 @@
+"""The judge file's envelope: kind, schema version, checksum, and every field validated.
+
+:func:`read_config` turns a parsed file into the :class:`~qaeval_core.judge.Judge` constructor
+arguments or fails with a message naming the file and the fix; :func:`config_checksum` is what
+:meth:`Judge.to_config` writes. Kept apart from the Judge so the class reads as "apply", and
+the format's rules (including which older versions still load) sit in one place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from qaeval_core.errors import ConfigError
+from qaeval_core.judge.combiners import model_from_dict
+from qaeval_core.judge.features import FeatureSpec
+from qaeval_core.judge.triage import ProbabilityCalibrator, TriageBand
+
+__all__ = [
+    "JUDGE_KIND",
+    "JUDGE_SCHEMA_VERSION",
+    "OLDEST_SCHEMA_VERSION",
+    "config_checksum",
+    "read_config",
+]
+
+JUDGE_KIND = "qaeval-judge"
+JUDGE_SCHEMA_VERSION = 2
+#: Oldest schema version still read (1: before calibrated probabilities and triage).
+OLDEST_SCHEMA_VERSION = 1
+
+
+def _canonical(data: Any) -> bytes:
+    return json.dumps(
+        data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    ).encode("utf-8")
+
+
+def config_checksum(config: Mapping[str, Any]) -> str:
+    """``sha256:<hex>`` of the canonical JSON of a config without its checksum field."""
+    body = {k: v for k, v in config.items() if k != "checksum"}
+    return "sha256:" + hashlib.sha256(_canonical(body)).hexdigest()
+
+
+def read_config(data: Any, label: str) -> dict[str, Any]:
+    """Check a parsed judge file (kind, version, checksum, every field) and return the
+    :class:`~qaeval_core.judge.Judge` constructor arguments; errors name the file and the fix."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{label}: a judge config is a JSON object, got {type(data).__name__}.")
+    if data.get("kind") != JUDGE_KIND:
+        raise ConfigError(
+            f"{label} is not a qaeval judge config (kind={data.get('kind')!r}, expected "
+            f"{JUDGE_KIND!r})."
+        )
+    version = data.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ConfigError(f"{label}: schema_version must be an integer, got {version!r}.")
+    if version < OLDEST_SCHEMA_VERSION:
+        raise ConfigError(
+            f"{label} was written with judge schema version {version}, which this qaeval "
+            f"no longer reads (it reads versions {OLDEST_SCHEMA_VERSION}-"
+            f"{JUDGE_SCHEMA_VERSION}). Re-run `qaeval calibrate` on the same labels to "
+            "rebuild it."
+        )
+    if version > JUDGE_SCHEMA_VERSION:
+        raise ConfigError(
+            f"{label} uses judge schema version {version}, newer than this qaeval reads "
+            f"({JUDGE_SCHEMA_VERSION}). Upgrade qaeval."
+        )
+    checksum = data.get("checksum")
+    if not isinstance(checksum, str):
+        raise ConfigError(f"{label} has no checksum; it was not written by qaeval.")
+    try:
+        expected = config_checksum(data)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{label} holds values that are not plain JSON: {exc}.") from None
+    if checksum != expected:
+        raise ConfigError(
+            f"{label} fails its checksum: the file was changed after qaeval wrote it "
+            "(hand edit or damage). Thresholds and weights must come from calibration; "
+            "re-export it with `qaeval calibrate` instead of editing it."
+        )
+    raw_features = data.get("features")
+    text_model = isinstance(data.get("model"), Mapping) and data["model"].get("type") == "panda"
+    if not isinstance(raw_features, list) or (not raw_features and not text_model):
+        raise ConfigError(f"{label}: features must be a non-empty list.")
+    features = [
+        FeatureSpec.from_dict(f, f"{label}: features[{i}]") for i, f in enumerate(raw_features)
+    ]
+    try:
+        model = model_from_dict(data.get("model"), where="model")
+    except ConfigError as exc:
+        raise ConfigError(f"{label}: {exc}") from None
+    for key in ("fitted_on", "quality"):
+        if not isinstance(data.get(key, {}), Mapping):
+            raise ConfigError(f"{label}: {key} must be an object.")
+    probability = triage = None
+    try:
+        if data.get("probability") is not None:
+            probability = ProbabilityCalibrator.from_dict(data["probability"])
+        if data.get("triage") is not None:
+            triage = TriageBand.from_dict(data["triage"])
+    except ConfigError as exc:
+        raise ConfigError(f"{label}: {exc}") from None
+    if triage is not None and probability is None:
+        raise ConfigError(f"{label}: a triage band needs a probability calibration.")
+    for key in ("name", "created_at", "qaeval_version"):
+        if data.get(key) is not None and not isinstance(data.get(key), str):
+            raise ConfigError(f"{label}: {key} must be a string or null.")
+    return {
+        "features": features,
+        "model": model,
+        "name": data.get("name"),
+        "fitted_on": data.get("fitted_on", {}),
+        "quality": data.get("quality", {}),
+        "created_at": data.get("created_at"),
+        "qaeval_version": data.get("qaeval_version"),
+        "probability": probability,
+        "triage": triage,
+    }
