@@ -13,7 +13,10 @@ from qaeval_core.errors import ConfigError
 from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
 
-WHAT = repo.EXPORTS
+#: ``--what``: the store's exports and ``final`` (final labels and their source, which need the
+#: judge and so come from :mod:`qaeval_core.workflows`, imported only when asked for).
+FINAL = "final"
+WHAT = (*repo.EXPORTS, FINAL)
 
 
 def parse_mapping(pairs: list[str]) -> dict[str, str]:
@@ -80,17 +83,34 @@ def register(app: typer.Typer) -> None:
         ],
         what: Annotated[
             str,
-            typer.Option(help="items (with current labels), labels, labels-history or scores."),
+            typer.Option(
+                help="items (with current labels), labels, labels-history, scores, or final "
+                "(one final label per item: adjudication > annotators > judge, with its source)."
+            ),
         ] = "items",
         metric: Annotated[str | None, typer.Option(help="Only this metric's scores.")] = None,
+        calibration: Annotated[
+            str | None,
+            typer.Option(
+                help="With --what final: the saved calibration that decides items no person "
+                "labelled (without it they get no label, source 'none')."
+            ),
+        ] = None,
         db: DbOption = None,
     ) -> None:
-        """Export a dataset's items, labels (current or full history) or scores."""
+        """Export a dataset's items, labels (current or full history), scores or final labels."""
         if what not in WHAT:
             raise ConfigError(f"--what must be one of {', '.join(WHAT)}, got {what!r}.")
+        if calibration is not None and what != FINAL:
+            raise ConfigError(f"--calibration goes with --what {FINAL} only, not --what {what}.")
         io.detect_format(output)  # fail on a bad suffix before touching the store
         url = store_session.resolve_url(db)
-        records = repo.export_records(url, dataset, what, metric_id=metric)
+        if what == FINAL:
+            from qaeval_core.workflows import export_records
+
+            records = export_records(url, dataset, what, calibration=calibration)
+        else:
+            records = repo.export_records(url, dataset, what, metric_id=metric)
         io.write_records(records, output)
         console.print(
             f"Wrote {len(records)} {what} row(s) of {dataset!r} to {output}.",

@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "qaeval_core.cli.demo",
     "qaeval_core.cli.report",
     "qaeval_core.cli.calibrate",
+    "qaeval_core.cli.estimate",
 ]
 
 app = typer.Typer(

@@ -43,13 +43,21 @@ __all__ = [
     "Score",
     "Calibration",
     "LoginSession",
+    "Deal",
+    "DealItem",
     "ROLES",
+    "DEAL_KINDS",
     "NAMING_CONVENTION",
     "utcnow",
 ]
 
 #: Roles of a user. ``external`` raters come from imported files and cannot log in.
 ROLES = ("annotator", "researcher", "admin", "external")
+
+#: Kinds of deal: ``queue`` (every item of a dataset, :func:`~qaeval_core.store.annotation.deal`),
+#: ``audit`` (a seeded uniform random sample, the labels PPI-style estimates need) and
+#: ``triage`` (the items a calibrated judge is unsure of, routed to people).
+DEAL_KINDS = ("queue", "audit", "triage")
 
 
 def utcnow() -> datetime:
@@ -141,6 +149,11 @@ class Assignment(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     position: Mapped[float] = mapped_column(Float, default=0.0)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: The deal that put the item in this queue (a reassignment keeps it); NULL for
+    #: assignments dealt before deals were recorded (migration 0004), all of them queue deals.
+    deal_id: Mapped[int | None] = mapped_column(
+        ForeignKey("deals.id", ondelete="SET NULL"), index=True
+    )
 
 
 class Label(Base):
@@ -212,6 +225,45 @@ class Calibration(Base):
     config: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Deal(Base):
+    """One dealing of items into queues: its kind, seed and parameters, who made it and when.
+
+    ``params`` holds the arguments (annotators, overlap, sample size, calibration...);
+    ``n_items`` is how many items the deal covered and ``added`` how many assignments it wrote.
+    Audit and triage deals list the items they drew in :class:`DealItem`; a queue deal covers
+    every item of the dataset at the time, so it lists none.
+    """
+
+    __tablename__ = "deals"
+    __table_args__ = (CheckConstraint("kind IN ('queue', 'audit', 'triage')", name="kind"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(
+        ForeignKey("datasets.id", ondelete="CASCADE"), index=True
+    )
+    kind: Mapped[str] = mapped_column(String(20))
+    seed: Mapped[int | None] = mapped_column(Integer)
+    params: Mapped[dict[str, Any]] = mapped_column(JSON)
+    n_items: Mapped[int] = mapped_column(Integer, default=0)
+    added: Mapped[int] = mapped_column(Integer, default=0)
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class DealItem(Base):
+    """An item an audit or triage deal drew (whether or not it needed a new assignment: an
+    item already in a queue stays in the audit's random sample)."""
+
+    __tablename__ = "deal_items"
+
+    deal_id: Mapped[int] = mapped_column(
+        ForeignKey("deals.id", ondelete="CASCADE"), primary_key=True
+    )
+    item_id: Mapped[int] = mapped_column(
+        ForeignKey("items.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
 
 
 class LoginSession(Base):

@@ -17,6 +17,10 @@ that keep labels safe live in one place and are tested without a browser:
 * **Blind by construction.** What an annotator is shown (:class:`QueueItem`) has no metric
   scores, no QA-model name, no metadata and no other annotator's labels; the label functions only
   ever read the asking user's own rows.
+* **Deals are recorded.** Every deal is a ``deals`` row of kind ``queue`` (:func:`deal`),
+  ``audit`` (:func:`deal_audit_sample`: a seeded uniform random sample, the labels that
+  PPI-style estimates need) or ``triage`` (:func:`deal_triage`: items a judge routes to
+  people), with its seed, parameters, author and time; each assignment names its deal.
 
 Example
 -------
@@ -27,9 +31,11 @@ Example
 >>> annotation.save_label("ann1", item.id, 2, rule=4, seconds=7.5)  # doctest: +SKIP
 
 Layout (everything is importable from this package): :mod:`.assignment` deals and reassigns
-queues, :mod:`.serving` serves items, :mod:`.labels` saves and reads one's own labels,
-:mod:`.progress` counts progress, :mod:`.lookups` resolves user and dataset names. Results are
-plain frozen dataclasses: no ORM objects leave the package, so callers never trigger lazy loads.
+queues, :mod:`.sampled` deals an audit sample or triaged items, :mod:`.dealing` is what they
+share (recording, locking, choosing annotators), :mod:`.serving` serves items, :mod:`.labels`
+saves and reads one's own labels, :mod:`.progress` counts progress, :mod:`.lookups` resolves
+user and dataset names. Results are plain frozen dataclasses: no ORM objects leave the package,
+so callers never trigger lazy loads.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from qaeval_core.store.annotation.assignment import (
     queue_users,
     reassign,
 )
+from qaeval_core.store.annotation.dealing import check_queue_users
 from qaeval_core.store.annotation.labels import MAX_NOTE_CHARS as MAX_NOTE_CHARS
 from qaeval_core.store.annotation.labels import (
     LabelledEntry,
@@ -60,6 +67,7 @@ from qaeval_core.store.annotation.progress import (
     dataset_progress,
     user_progress,
 )
+from qaeval_core.store.annotation.sampled import deal_audit_sample, deal_triage
 from qaeval_core.store.annotation.serving import (
     QueueItem,
     datasets_for_user,
@@ -78,6 +86,9 @@ __all__ = [
     "DatasetProgress",
     "LabelledEntry",
     "deal",
+    "deal_audit_sample",
+    "deal_triage",
+    "check_queue_users",
     "reassign",
     "next_item",
     "previous_item",

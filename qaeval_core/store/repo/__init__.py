@@ -19,7 +19,9 @@ per concern:
   :mod:`.exports`;
 - :mod:`.frames`: the reads of :mod:`qaeval_core.analysis.frames`;
 - :mod:`.adjudications`: researchers' final labels (write and history);
-- :mod:`.ordering`: the reads and the write of :func:`qaeval_core.workflows.reorder_queue`.
+- :mod:`.ordering`: the reads and the write of :func:`qaeval_core.workflows.reorder_queue`;
+- :mod:`.deals`: the recorded deals (queue, audit, triage), the items audit and triage deals
+  drew, and through which deal each label's item reached its rater.
 
 ``label_history`` is the former name of :func:`label_history_frame`, kept for one release.
 """
@@ -45,6 +47,15 @@ from qaeval_core.store.repo.datasets import (
     delete_dataset,
     get_dataset,
     list_datasets,
+)
+from qaeval_core.store.repo.deals import (
+    DEAL_COLUMNS,
+    DEAL_ITEM_COLUMNS,
+    LABEL_ORIGIN_COLUMNS,
+    LEGACY_DEAL_KIND,
+    deal_item_rows,
+    label_origins,
+    list_deals,
 )
 from qaeval_core.store.repo.exports import EXPORTS, export_records
 from qaeval_core.store.repo.frames import (
@@ -127,6 +138,11 @@ __all__ = [
     "AdjudicationRecord",
     "add_adjudication",
     "adjudication_rows",
+    # recorded deals (written by qaeval_core.store.annotation)
+    "list_deals",
+    "deal_item_rows",
+    "label_origins",
+    "LEGACY_DEAL_KIND",
     # queue ordering (qaeval_core.workflows.reorder_queue)
     "QueueSlot",
     "unlabelled_assignments",
@@ -141,4 +157,7 @@ __all__ = [
     "FRAME_LABEL_COLUMNS",
     "FRAME_SCORE_COLUMNS",
     "SCORE_CONFIG_COLUMNS",
+    "DEAL_COLUMNS",
+    "DEAL_ITEM_COLUMNS",
+    "LABEL_ORIGIN_COLUMNS",
 ]

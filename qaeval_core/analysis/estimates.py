@@ -1,0 +1,399 @@
+"""Per-QA-model accuracy with valid confidence intervals from a judge plus a few human labels.
+
+Why this exists: a calibrated judge scores every answer, but its accuracy is biased by its own
+errors and has no valid interval; human labels are unbiased but few. Prediction-powered
+inference (PPI, Angelopoulos et al. 2023; PPI++ power tuning, 2024) uses both: the judge's mean
+over *every* item, corrected by the judge's mean error on a *random* labelled sample. The
+interval is valid whatever the judge; a good judge makes it narrower than the human-only one,
+and power tuning (``lam=None``) makes a useless judge fall back to about the classical
+interval. The arithmetic is ``ppi_py``'s; this module only chooses the data.
+
+Three estimates per model (:func:`estimate_accuracy`):
+
+* ``ppi``: ``ppi_py.ppi_mean_pointestimate`` / ``ppi_mean_ci``, ``lam=None``; the "unlabelled"
+  predictions are those of *all* the model's items, labelled ones included (the difference
+  estimator of the accuracy over these items; with every item labelled it is the human mean);
+* ``human_only``: the random labels' mean, classical CLT interval
+  (``ppi_py.baselines.classical_mean_ci``; an all-correct sample gets a zero-width interval);
+* ``judge_only``: the mean prediction over all items, with **no valid interval** (the judge's
+  bias is unknown without labels), so none is given.
+
+Estimator choices, each tested:
+
+* **Selection: non-random labels are left out.** PPI and the classical interval need the
+  labelled items to be a random sample. The column ``sample`` (default ``label_sample``) says
+  per labelled row how it was chosen: ``"random"`` (a seeded random audit sample) or anything
+  else (``"triage"``, ``"active"``, ``"queue"``, missing); only ``"random"`` rows enter ``ppi``
+  and ``human_only`` (the rest are counted in ``n_not_random``), since labels chosen by, say,
+  the judge's doubt bias both. **Without the column, every labelled row is taken as a random
+  sample.** Labelled rows none of which is random are an :class:`~qaeval_core.errors.InputError`.
+* **Labels**: correct = clearly correct (2 on the 3-point scale, 1 / true on the binary one);
+  unclear counts as not correct, as everywhere in qaeval. The scale is a row's own
+  ``label_scale`` column (the import schema's), else ``label_scale``, else inferred: booleans
+  are binary, a 2 means three-point, and 0/1 alone is ambiguous (is 1 correct or unclear?) and
+  refused until the scale is named.
+* **Models**: a ``qa_model`` cell naming several models (:func:`~qaeval_core.schema.split_models`)
+  counts for each; the overall row ``(all)`` counts every item once, rows with no model too.
+  A model with fewer than ``min_labels`` random labels gets no ``ppi`` / ``human_only``
+  estimate and says why in ``reason``.
+
+:func:`compare_models` gives pairwise PPI differences; :func:`estimates_to_json` the JSON form
+that ``qaeval estimate`` writes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from collections.abc import Sequence
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from qaeval_core.errors import InputError
+from qaeval_core.io.cells import decode_json
+from qaeval_core.io.labels import LABEL_SCALES
+from qaeval_core.schema import LabelValue, join_models, split_models
+
+__all__ = [
+    "ALL_MODELS", "RANDOM_SAMPLE", "ROW_SCALE_COLUMN", "compare_estimates", "compare_models",
+    "correct_labels", "default_prediction", "estimate_accuracy", "estimates_to_json",
+]  # fmt: skip
+
+#: The model name of the overall row.
+ALL_MODELS = "(all)"
+#: The ``sample`` value of rows labelled as part of a seeded random sample.
+RANDOM_SAMPLE = "random"
+#: A per-row label scale column (as in qaeval's import schema); it overrides ``label_scale``.
+ROW_SCALE_COLUMN = "label_scale"
+_PREDICTIONS = ("judge_probability", "judge_correct")
+_NO_JUDGE_CI = "no valid CI: the judge's bias is unknown without labels"
+_TRUE = {"true": 1, "yes": 1, "false": 0, "no": 0}
+
+COLUMNS = [
+    "model", "n_items", "n_labelled", "n_not_random",
+    "ppi_estimate", "ppi_ci_low", "ppi_ci_high", "ppi_se",
+    "human_only_estimate", "human_only_ci_low", "human_only_ci_high",
+    "judge_only_estimate", "reason",
+]  # fmt: skip
+
+
+def _missing(value: Any) -> bool:
+    """None, NaN, NA or a blank string (an empty CSV cell): no value."""
+    if isinstance(value, str):
+        return not value.strip()
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def _parse_label(value: Any, what: str) -> tuple[bool, int]:
+    """(is it a boolean, its number) of one raw label; numbers must be 0, 1 or 2."""
+    original = value
+    if isinstance(value, bool | np.bool_):
+        return True, int(value)
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in _TRUE:
+            return True, _TRUE[text]
+        try:
+            value = float(text)
+        except ValueError:
+            raise InputError(f"{what}: label {original!r} is not a number or true/false") from None
+    if isinstance(value, int | float | np.integer | np.floating) and float(value) in (0, 1, 2):
+        return False, int(value)
+    raise InputError(
+        f"{what}: label {original!r} is not 0/1 (binary), 0/1/2 (three-point) or true/false"
+    )
+
+
+def _check_scale(scale: Any, what: str) -> str:
+    if scale not in LABEL_SCALES:
+        raise InputError(f"{what} must be one of {', '.join(LABEL_SCALES)}; got {scale!r}")
+    return str(scale)
+
+
+def correct_labels(
+    values: Sequence[Any] | pd.Series,
+    scale: str | None = None,
+    row_scales: Sequence[Any] | pd.Series | None = None,
+    what: str = "label",
+) -> np.ndarray:
+    """Raw human labels as 1.0 (clearly correct), 0.0 (incorrect or unclear) or NaN (none).
+
+    ``scale`` is ``"binary"`` or ``"three"``; ``row_scales`` (per value, may be missing) overrides
+    it; where neither says, the scale is inferred from the values without one (see the module
+    docstring) and 0/1 alone is refused as ambiguous.
+    """
+    if scale is not None:
+        scale = _check_scale(scale, "label_scale")
+    series = pd.Series(values).reset_index(drop=True)
+    out = np.full(len(series), np.nan)
+    present = ~series.map(_missing).to_numpy(bool)
+    if not present.any():
+        return out
+    seen: dict[Any, tuple[bool, int]] = {}  # parse each distinct value once
+    parsed = []
+    for v in series[present].tolist():
+        key = (type(v), v) if isinstance(v, str | int | float) else id(v)
+        parsed.append(seen[key] if key in seen else seen.setdefault(key, _parse_label(v, what)))
+    is_bool = np.array([p[0] for p in parsed])
+    number = np.array([p[1] for p in parsed])
+    scales = np.full(len(parsed), scale or "", dtype=object)
+    rows = [] if row_scales is None else pd.Series(row_scales).reset_index(drop=True)[present]
+    for i, s in enumerate(rows):
+        if not _missing(s):
+            scales[i] = _check_scale(s, f"{what}: row {ROW_SCALE_COLUMN}")
+    unset = scales == ""
+    if unset.any():
+        scales[unset] = _infer_scale(is_bool[unset], number[unset], what)
+    binary = scales == "binary"
+    if (binary & (number == 2)).any():
+        raise InputError(
+            f"{what}: label 2 under the binary scale (0/1); for 0/1/2 labels use "
+            "label_scale three (--label-scale three on the command line)"
+        )
+    if (~binary & is_bool).any():
+        raise InputError(f"{what}: a true/false label under the three-point scale (0/1/2)")
+    out[present] = np.where(binary, number == 1, number == int(LabelValue.CORRECT))
+    return out
+
+
+def _infer_scale(is_bool: np.ndarray, number: np.ndarray, what: str) -> str:
+    two = (number == 2).any()
+    if is_bool.any() and two:
+        raise InputError(
+            f"{what} mixes true/false with the label 2; name the scale with label_scale "
+            "(--label-scale binary|three)"
+        )
+    if is_bool.any() or not (two or (number == 1).any()):
+        return "binary"  # booleans; or 0 alone, not correct on either scale
+    if two:
+        return "three"
+    raise InputError(
+        f"{what} holds only 0 and 1, which is ambiguous: binary (1 = correct) or the 3-point "
+        "scale without a 2 (1 = unclear, counted as not correct). Name it with label_scale "
+        "'binary' or 'three' (--label-scale on the command line)."
+    )
+
+
+def default_prediction(frame: pd.DataFrame) -> str:
+    """``judge_probability`` when the frame has it (narrower intervals), else ``judge_correct``."""
+    for column in _PREDICTIONS:
+        if column in frame.columns:
+            return column
+    raise InputError(
+        "No judge prediction column: the frame has neither judge_probability nor judge_correct. "
+        "Score it with `qaeval score --config judge.json FILE -o out.jsonl`, or name a column "
+        "(prediction=..., --prediction)."
+    )
+
+
+def _predictions(frame: pd.DataFrame, column: str) -> np.ndarray:
+    if column not in frame.columns:
+        names = ", ".join(map(str, frame.columns))
+        raise InputError(f"Prediction column {column!r} is not in the data (columns: {names}).")
+    raw = frame[column]
+    if raw.dtype == object:
+        raw = raw.map(lambda v: _TRUE.get(v.strip().lower(), v) if isinstance(v, str) else v)
+    values = pd.to_numeric(raw.astype(object), errors="coerce").to_numpy(float)
+    bad = np.flatnonzero(~np.isfinite(values) | (values < 0) | (values > 1))
+    if bad.size:
+        rows = ", ".join(str(i + 1) for i in bad[:5])
+        raise InputError(
+            f"Prediction column {column!r} needs a number in [0, 1] (or true/false) on every "
+            f"row; {bad.size} row(s) have none (rows {rows}{', ...' if bad.size > 5 else ''})."
+        )
+    return values
+
+
+def _model_rows(frame: pd.DataFrame, column: str) -> dict[str, np.ndarray]:
+    """Row positions per model name, a multi-model cell counting for each of its models."""
+    if column not in frame.columns:
+        return {}
+
+    def cell(v: Any) -> Any:  # a list of names, maybe JSON-encoded (CSV), or a joined string
+        v = decode_json(v, column, want=list)
+        return join_models([str(x) for x in v]) if isinstance(v, list | tuple | np.ndarray) else v
+
+    cells = frame[column].map(cell)
+    codes, uniques = pd.factorize(cells.map(lambda v: None if _missing(v) else str(v)))
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
+    parts: dict[str, list[np.ndarray]] = {}
+    for code, cell in enumerate(uniques):
+        for name in split_models(cell):
+            parts.setdefault(name, []).append(order[bounds[code] : bounds[code + 1]])
+    return {name: np.sort(np.concatenate(p)) for name, p in sorted(parts.items())}
+
+
+def _ppi(y: np.ndarray, f_lab: np.ndarray, f_all: np.ndarray, alpha: float) -> tuple[float, ...]:
+    from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+
+    # A constant judge carries no information (and power tuning would divide by zero).
+    lam = 0.0 if np.ptp(f_all) == 0 else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        est = float(np.ravel(ppi_mean_pointestimate(y, f_lab, f_all, lam=lam))[0])
+        low, high = (float(np.ravel(b)[0]) for b in ppi_mean_ci(y, f_lab, f_all, alpha, lam=lam))
+    return est, low, high, (high - low) / (2 * _z(alpha))
+
+
+def _z(alpha: float) -> float:
+    return NormalDist().inv_cdf(1 - alpha / 2)
+
+
+def _row(name, rows, y, rnd, f, alpha, min_labels) -> dict[str, Any]:
+    y, rnd, f = y[rows], rnd[rows], f[rows]
+    labelled = ~np.isnan(y)
+    used = labelled & rnd
+    n = int(used.sum())
+    row: dict[str, Any] = dict.fromkeys(COLUMNS, np.nan)
+    row.update(
+        model=name, n_items=len(rows), n_labelled=n, n_not_random=int((labelled & ~rnd).sum()),
+        judge_only_estimate=float(f.mean()) if len(f) else np.nan, reason="",
+    )  # fmt: skip
+    if n < min_labels:
+        row["reason"] = f"only {n} random labels (needs >= {min_labels})"
+        return row
+    from ppi_py.baselines import classical_mean_ci
+
+    est, low, high, se = _ppi(y[used], f[used], f, alpha)
+    row.update(ppi_estimate=est, ppi_ci_low=low, ppi_ci_high=high, ppi_se=se)
+    h_low, h_high = classical_mean_ci(y[used], alpha=alpha)
+    row.update(
+        human_only_estimate=float(y[used].mean()),
+        human_only_ci_low=float(np.ravel(h_low)[0]),
+        human_only_ci_high=float(np.ravel(h_high)[0]),
+    )
+    return row
+
+
+def estimate_accuracy(
+    frame: pd.DataFrame,
+    *,
+    prediction: str | None = None,
+    label: str = "gold_label",
+    model: str = "qa_model",
+    sample: str = "label_sample",
+    confidence: float = 0.95,
+    min_labels: int = 10,
+    label_scale: str | None = None,
+) -> pd.DataFrame:
+    """Accuracy per QA model (and overall, model ``(all)``): PPI, human-only and judge-only.
+
+    One row per model with the columns ``model, n_items, n_labelled`` (random labels used),
+    ``n_not_random`` (labels left out), ``ppi_estimate, ppi_ci_low, ppi_ci_high, ppi_se,
+    human_only_estimate, human_only_ci_low, human_only_ci_high, judge_only_estimate, reason``
+    (empty, or why the PPI and human-only estimates are not available). The module docstring
+    says which rows count and how labels are read. ``confidence`` and ``prediction`` are kept
+    in ``table.attrs``.
+    """
+    alpha = _check_confidence(confidence)
+    min_labels = _check_min_labels(min_labels)
+    if label_scale is not None:
+        _check_scale(label_scale, "label_scale")
+    prediction = prediction or default_prediction(frame)
+    f = _predictions(frame, prediction)
+    if label not in frame.columns:
+        raise InputError(
+            f"No label column {label!r}: PPI needs human labels on a random sample of the items."
+        )
+    row_scales = frame[ROW_SCALE_COLUMN] if ROW_SCALE_COLUMN in frame.columns else None
+    y = correct_labels(frame[label], label_scale, row_scales, what=label)
+    labelled = ~np.isnan(y)
+    if not labelled.any():
+        raise InputError(
+            f"No row has a human label in {label!r}: PPI needs labels on a random sample."
+        )
+    rnd = np.ones(len(frame), bool)
+    if sample in frame.columns:
+        rnd = frame[sample].map(lambda v: str(v).strip().lower() == RANDOM_SAMPLE).to_numpy(bool)
+    if not (labelled & rnd).any():
+        raise InputError(
+            f"The {int(labelled.sum())} labelled row(s) are not a random sample (column {sample!r} "
+            f"is never {RANDOM_SAMPLE!r}), so no valid interval can be drawn from them. Deal a "
+            f"seeded random audit sample of the items (the store's deal_audit_sample, or any "
+            f"seeded uniform draw), label it and mark those rows {sample} = {RANDOM_SAMPLE!r}."
+        )
+    groups = _model_rows(frame, model)
+    groups[ALL_MODELS] = np.arange(len(frame))
+    table = pd.DataFrame(
+        [_row(name, rows, y, rnd, f, alpha, min_labels) for name, rows in groups.items()],
+        columns=COLUMNS,
+    )
+    table.attrs.update(confidence=confidence, prediction=prediction, label=label)
+    return table
+
+
+def _check_confidence(confidence: float) -> float:
+    """``alpha`` of a confidence level in (0, 1)."""
+    ok = isinstance(confidence, int | float) and not isinstance(confidence, bool)
+    if not ok or not 0 < confidence < 1:
+        raise InputError(f"confidence must be a number in (0, 1), e.g. 0.95; got {confidence!r}")
+    return 1 - float(confidence)
+
+
+def _check_min_labels(min_labels: int) -> int:
+    ok = isinstance(min_labels, int | np.integer) and not isinstance(min_labels, bool)
+    if not ok or min_labels < 2:
+        raise InputError(f"min_labels must be a whole number >= 2; got {min_labels!r}")
+    return int(min_labels)
+
+
+def compare_estimates(table: pd.DataFrame, confidence: float | None = None) -> pd.DataFrame:
+    """Every pair of models of an :func:`estimate_accuracy` table (``(all)`` left out).
+
+    Columns ``model_a, model_b, difference`` (PPI accuracy of a minus b), ``ci_low, ci_high``
+    (normal approximation, ``sqrt(se_a**2 + se_b**2)``), ``significant`` (the interval excludes 0)
+    and ``reason``. The standard error **assumes the two estimates are independent**. Items
+    shared by both models (multi-model cells) and answers to the same questions usually make
+    them positively correlated, which makes this interval conservative (too wide); negatively
+    correlated errors would make it too narrow.
+    """
+    confidence = table.attrs.get("confidence", 0.95) if confidence is None else confidence
+    z = _z(_check_confidence(confidence))
+    rows = table[table["model"] != ALL_MODELS].to_dict("records")
+    out = []
+    for a, b in itertools.combinations(rows, 2):
+        rec = dict.fromkeys(["difference", "ci_low", "ci_high"], np.nan)
+        rec.update(model_a=a["model"], model_b=b["model"], significant=False, reason="")
+        missing = [r["model"] for r in (a, b) if np.isnan(r["ppi_estimate"])]
+        if missing:
+            rec["reason"] = "no PPI estimate for " + " and ".join(missing)
+        else:
+            diff = a["ppi_estimate"] - b["ppi_estimate"]
+            half = z * math.hypot(a["ppi_se"], b["ppi_se"])
+            rec.update(difference=diff, ci_low=diff - half, ci_high=diff + half)
+            rec["significant"] = bool(diff - half > 0 or diff + half < 0)
+        out.append(rec)
+    cols = ["model_a", "model_b", "difference", "ci_low", "ci_high", "significant", "reason"]
+    return pd.DataFrame(out, columns=cols)
+
+
+def compare_models(frame: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
+    """Pairwise PPI accuracy differences: :func:`compare_estimates` of
+    :func:`estimate_accuracy` ``(frame, **kwargs)`` (same arguments, same independence
+    assumption)."""
+    return compare_estimates(estimate_accuracy(frame, **kwargs))
+
+
+def estimates_to_json(table: pd.DataFrame) -> dict[str, Any]:
+    """``{model: {n_items, n_labelled, n_not_random, ppi, human_only, judge_only, reason}}``,
+    each estimate ``{estimate, ci_low, ci_high}`` with ``None`` where there is none (the
+    judge-only estimate never has an interval; its ``note`` says why)."""
+    from qaeval_core.jsonable import to_jsonable
+
+    out: dict[str, Any] = {}
+    for rec in table.to_dict("records"):
+        entry = {k: rec[k] for k in ("n_items", "n_labelled", "n_not_random")}
+        for kind in ("ppi", "human_only"):
+            entry[kind] = {k: rec[f"{kind}_{k}"] for k in ("estimate", "ci_low", "ci_high")}
+        entry["judge_only"] = {
+            "estimate": rec["judge_only_estimate"], "ci_low": None, "ci_high": None,
+            "note": _NO_JUDGE_CI,
+        }  # fmt: skip
+        entry["reason"] = rec["reason"]
+        out[str(rec["model"])] = to_jsonable(entry)
+    return out

@@ -1,0 +1,210 @@
+"""``qaeval estimate``: per-model accuracy with valid intervals from a judged file + human labels.
+
+FILE is what ``qaeval score --config judge.json`` wrote; some of its rows carry a human label
+(``gold_label``, else the import fields ``label`` / ``human_label`` / ``is_correct`` or
+``human.label``). The numbers come from :mod:`qaeval_core.analysis.estimates`; this module reads
+the file, picks the columns and prints / writes the result. Every flag is checked before the
+file is read, and nothing is written when anything is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from qaeval_core.cli.common import console
+from qaeval_core.errors import ConfigError, InputError
+
+#: The label fields read when ``--label`` is not given, in order (first present per row wins).
+LABEL_FIELDS = ("gold_label", "label", "human_label", "is_correct")
+MODEL_FIELDS = ("qa_model", "model", "system")
+_LABEL = "__label__"
+_SCALE = "label_scale"
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _human_label(human: Any, number: int) -> tuple[Any, Any]:
+    from qaeval_core.io.cells import decode_json
+
+    human = decode_json(human, "human", want=dict)
+    if not isinstance(human, dict):
+        raise InputError(f"row {number}: human must be an object with a label, got {human!r}")
+    if _blank(human.get("label")) and human.get("raters"):
+        raise InputError(
+            f"row {number}: human has rater labels but no adjudicated human.label; adjudicate "
+            "them first or give one label per row in gold_label."
+        )
+    return human.get("label"), human.get("scale")
+
+
+def labels_from_records(
+    records: list[tuple[int, dict[str, Any]]], label: str | None
+) -> tuple[list[Any], list[Any]]:
+    """One raw label and its row's scale (or None) per record."""
+    values: list[Any] = []
+    scales: list[Any] = []
+    for number, rec in records:
+        if label is None and not _blank(rec.get("rater")):
+            raise InputError(
+                f"row {number} holds one rater's label (column rater): estimates need one label "
+                "per item; adjudicate the raters into gold_label first."
+            )
+        value, scale = None, rec.get(_SCALE)
+        if label is not None:
+            value = rec.get(label)
+        else:
+            field = next((f for f in LABEL_FIELDS if not _blank(rec.get(f))), None)
+            if field is not None:
+                value = rec[field]
+            elif not _blank(rec.get("human")):
+                value, human_scale = _human_label(rec["human"], number)
+                scale = human_scale if not _blank(human_scale) else scale
+        values.append(None if _blank(value) else value)
+        scales.append(None if _blank(scale) else scale)
+    return values, scales
+
+
+def _fmt(est: float, low: float | None = None, high: float | None = None) -> str:
+    import math
+
+    if est is None or (isinstance(est, float) and math.isnan(est)):
+        return "n/a"
+    return f"{est:.3f}" if low is None else f"{est:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def _print(table: Any, pairs: Any, confidence: float) -> None:
+    from rich.table import Table
+
+    pct = f"{confidence:.0%}"
+    out = Table(
+        title=f"accuracy per QA model, {pct} intervals",
+        caption="labels: random labels used; left out: labels not from a random sample; "
+        "judge only has no valid CI (its bias is unknown without labels)",
+    )
+    for col in ("model", "items", "labels", "left out", "PPI", "human only", "judge only"):
+        out.add_column(col, overflow="fold")
+    out.add_column("reason", overflow="fold")
+    for r in table.to_dict("records"):
+        out.add_row(
+            str(r["model"]), str(r["n_items"]), str(r["n_labelled"]), str(r["n_not_random"]),
+            _fmt(r["ppi_estimate"], r["ppi_ci_low"], r["ppi_ci_high"]),
+            _fmt(r["human_only_estimate"], r["human_only_ci_low"], r["human_only_ci_high"]),
+            _fmt(r["judge_only_estimate"]), r["reason"],
+        )  # fmt: skip
+    console.print(out)
+    if len(pairs):
+        diff = Table(title=f"PPI accuracy differences (a - b, {pct} CI, independence assumed)")
+        for col in ("a", "b", "difference", "significant", "reason"):
+            diff.add_column(col, overflow="fold")
+        for r in pairs.to_dict("records"):
+            diff.add_row(
+                str(r["model_a"]), str(r["model_b"]),
+                _fmt(r["difference"], r["ci_low"], r["ci_high"]),
+                "yes" if r["significant"] else "no", r["reason"],
+            )  # fmt: skip
+        console.print(diff)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("estimate")
+    def estimate(
+        file: Annotated[
+            Path, typer.Argument(help="File written by `qaeval score --config` (+ human labels).")
+        ],
+        output: Annotated[
+            Path | None,
+            typer.Option("--output", "-o", help="JSON to write (default FILE.estimates.json)."),
+        ] = None,
+        confidence: Annotated[
+            float, typer.Option(help="Confidence level of the intervals, in (0, 1).")
+        ] = 0.95,
+        label: Annotated[
+            str | None,
+            typer.Option(help="Human label column (default: gold_label, label or human.label)."),
+        ] = None,
+        prediction: Annotated[
+            str | None,
+            typer.Option(help="Judge column (default: judge_probability, else judge_correct)."),
+        ] = None,
+        label_scale: Annotated[
+            str | None,
+            typer.Option(help="binary (0/1, true/false) or three (0/1/2); default: inferred."),
+        ] = None,
+        model: Annotated[
+            str | None, typer.Option(help="QA-model column (default: qa_model, model or system).")
+        ] = None,
+        sample: Annotated[
+            str, typer.Option(help="Column saying how a labelled row was chosen ('random'...).")
+        ] = "label_sample",
+        min_labels: Annotated[
+            int, typer.Option(help="Random labels a model needs for an interval.")
+        ] = 10,
+        fmt: Annotated[
+            str | None, typer.Option("--format", help="Input format (default: from suffix).")
+        ] = None,
+    ) -> None:
+        """Accuracy per QA model: PPI (judge on every item + random human labels), human-only
+        and judge-only; writes JSON with the pairwise differences and prints a table."""
+        from qaeval_core import io
+        from qaeval_core.analysis import estimates as est
+        from qaeval_core.io.labels import LABEL_SCALES
+
+        # Every flag is checked before the file is read.
+        if not 0 < confidence < 1:
+            raise ConfigError(f"--confidence must be in (0, 1), e.g. 0.95; got {confidence}.")
+        if min_labels < 2:
+            raise ConfigError(f"--min-labels must be at least 2; got {min_labels}.")
+        if label_scale is not None and label_scale not in LABEL_SCALES:
+            raise ConfigError(
+                f"--label-scale must be one of {', '.join(LABEL_SCALES)}; got {label_scale!r}."
+            )
+        target = output or file.with_name(f"{file.stem}.estimates.json")
+        if target.suffix.lower() != ".json":
+            raise ConfigError(f"--output must be a .json file; got {str(target)!r}.")
+        if fmt is None:
+            io.detect_format(file)
+
+        import pandas as pd
+
+        from qaeval_core.errors import ValidationError
+
+        records, errors = io.read_records(file, fmt=fmt)
+        if errors:
+            raise ValidationError(str(file), list(errors))
+        if not records:
+            raise InputError(f"{file} contains no rows.")
+        frame = pd.DataFrame([rec for _, rec in records])
+        for column, what in ((label, "--label"), (prediction, "--prediction"), (model, "--model")):
+            if column is not None and column not in frame.columns:
+                raise InputError(f"{what} {column!r} is not a column of {file}.")
+        values, scales = labels_from_records(records, label)
+        frame[_LABEL] = pd.Series(values, index=frame.index, dtype=object)
+        frame[_SCALE] = pd.Series(scales, index=frame.index, dtype=object)
+        model = model or next((m for m in MODEL_FIELDS if m in frame.columns), MODEL_FIELDS[0])
+        table = est.estimate_accuracy(
+            frame, prediction=prediction, label=_LABEL, model=model, sample=sample,
+            confidence=confidence, min_labels=min_labels, label_scale=label_scale,
+        )  # fmt: skip
+        pairs = est.compare_estimates(table)
+        from qaeval_core.jsonable import to_jsonable
+
+        result = {
+            "confidence": confidence,
+            "prediction": table.attrs["prediction"],
+            "label": label or "/".join([*LABEL_FIELDS, "human.label"]),
+            "label_scale": label_scale or "inferred",
+            "min_labels": min_labels,
+            "method": "PPI++ (ppi_py, lam=None) on random labels; human-only: classical CLT",
+            "estimates": est.estimates_to_json(table),
+            "comparisons": to_jsonable(pairs),
+        }
+        _print(table, pairs, confidence)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", "utf-8")
+        console.print(f"Wrote {target}.", markup=False, soft_wrap=True)

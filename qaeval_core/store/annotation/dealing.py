@@ -1,0 +1,295 @@
+"""What every deal shares: checking annotators, locking a dataset, recording the deal, and
+choosing who gets each item.
+
+Every deal is recorded (table ``deals``): its kind (``queue``: :func:`~.assignment.deal`;
+``audit`` and ``triage``: :mod:`.sampled`), seed, parameters, who made it and when, and each
+assignment it writes points at it (``assignments.deal_id``; a reassignment keeps the deal of the
+assignment it moves).
+
+Dealing reads the assignments a dataset has, then writes; two dealers on one dataset must not
+interleave, or both would count an item as still needing an annotator and give it one each.
+Every deal and reassignment therefore runs in :func:`write_scope` (``BEGIN IMMEDIATE``: SQLite's
+one write lock) and first locks the dataset's row (:func:`lock_dataset`: ``SELECT ... FOR NO KEY
+UPDATE`` on PostgreSQL, whose transactions do not otherwise exclude each other; it does not
+block imports, labels or reads).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from sqlalchemy import func, insert, select
+from sqlalchemy.orm import Session
+
+from qaeval_core.errors import ConfigError
+from qaeval_core.jsonable import to_jsonable
+from qaeval_core.store.annotation.lookups import lookup_user
+from qaeval_core.store.orm import DEAL_KINDS, Assignment, Dataset, Deal, ItemRecord, User
+from qaeval_core.store.session import session_scope
+
+__all__ = [
+    "QUEUE_ROLES",
+    "DealResult",
+    "Order",
+    "check_queue_users",
+    "lock_dataset",
+]
+
+#: Roles that can hold a queue (``external`` raters come from imported files only).
+QUEUE_ROLES = ("annotator", "researcher", "admin")
+
+Order = Literal["dataset", "shuffled"]
+
+
+@dataclass(frozen=True)
+class DealResult:
+    """What a deal did: assignments added in total and per annotator.
+
+    ``items`` is how many items the deal covered (the whole dataset for :func:`deal`, the sample
+    for an audit, the routed items for triage); ``skipped_items`` those that could not get as
+    many annotators as asked. ``deal_id`` and ``kind`` identify the recorded deal; ``item_ids``
+    are the items an audit or triage deal drew (empty for a queue deal). A triage deal leaves
+    out items that already have a human label (``skipped_labelled``) or are already in someone's
+    queue (``skipped_queued``).
+    """
+
+    dataset: str
+    items: int
+    added: int
+    per_annotator: dict[str, int]
+    skipped_items: int = 0
+    deal_id: int | None = None
+    kind: str = "queue"
+    item_ids: tuple[int, ...] = ()
+    skipped_labelled: tuple[int, ...] = ()
+    skipped_queued: tuple[int, ...] = ()
+
+
+def _rank(seed: int, item_id: int) -> bytes:
+    """A stable pseudo-random sort key: the same seed and item give the same place forever.
+
+    Hashing (rather than ``random.sample``) keeps an item's membership of the overlap sample
+    stable when items are added to the dataset later, so re-dealing only tops queues up.
+    """
+    return hashlib.sha256(f"{seed}:{item_id}".encode()).digest()
+
+
+def _insert_ignore(session: Session, rows: list[dict[str, Any]]) -> int:
+    """Insert assignments, skipping any (item, user) pair that already exists."""
+    if not rows:
+        return 0
+    dialect = session.get_bind().dialect.name
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as dialect_insert
+    elif dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as dialect_insert
+    else:  # pragma: no cover - other backends: plain insert inside the write transaction
+        session.connection().execute(insert(Assignment), rows)
+        return len(rows)
+    stmt = dialect_insert(Assignment).on_conflict_do_nothing(index_elements=["item_id", "user_id"])
+    conn = session.connection()
+    total = 0
+    for start in range(0, len(rows), 5000):
+        chunk = rows[start : start + 5000]
+        count = conn.execute(stmt, chunk).rowcount
+        total += count if count is not None and count >= 0 else len(chunk)
+    return total
+
+
+def _check_annotators(session: Session, names: Sequence[str]) -> list[User]:
+    if not names:
+        raise ConfigError("Pick at least one annotator to deal items to.")
+    if len(set(names)) != len(names):
+        dupes = sorted(n for n, c in Counter(names).items() if c > 1)
+        raise ConfigError(f"Annotators listed twice: {', '.join(dupes)}. List each once.")
+    users = [lookup_user(session, n) for n in names]
+    for u in users:
+        if u.role not in QUEUE_ROLES:
+            raise ConfigError(
+                f"User {u.name!r} has role {u.role!r} and cannot label in the app; "
+                f"pick users with one of the roles {', '.join(QUEUE_ROLES)}."
+            )
+        if not u.active:
+            raise ConfigError(f"User {u.name!r} is deactivated; reactivate them or pick another.")
+    return users
+
+
+def check_queue_users(
+    annotators: Sequence[str],
+    *,
+    base: int = 1,
+    extra_fraction: float = 0.0,
+    extra_k: int = 2,
+    url: str | None = None,
+) -> None:
+    """Raise the error a deal would for these annotators (unknown, listed twice, a role that
+    cannot label, deactivated) and overlap options; for callers that do slow work first."""
+    _check_fraction(extra_fraction)
+    with session_scope(url) as session:
+        users = _check_annotators(session, list(annotators))
+        _check_overlap(len(users), base, extra_fraction, extra_k, "dataset")
+
+
+def lock_dataset(session: Session, dataset_id: int) -> None:
+    """Serialise dealing on one dataset until the transaction ends (see the module docstring).
+
+    ``FOR NO KEY UPDATE`` conflicts with itself but not with the key-share lock that inserting
+    items or scores takes, so imports and labelling go on; SQLite ignores it (``BEGIN
+    IMMEDIATE`` already holds the database's write lock).
+    """
+    stmt = select(Dataset.id).where(Dataset.id == dataset_id).with_for_update(key_share=True)
+    session.execute(stmt)
+
+
+def _check_overlap(
+    n_annotators: int, base: int, extra_fraction: float, extra_k: int, order: str
+) -> None:
+    if order not in ("dataset", "shuffled"):
+        raise ConfigError(f"order must be 'dataset' or 'shuffled', got {order!r}.")
+    if not 1 <= base <= n_annotators:
+        raise ConfigError(
+            f"base must be between 1 and the number of annotators ({n_annotators}), got {base}."
+        )
+    if extra_fraction > 0 and not base <= extra_k <= n_annotators:
+        raise ConfigError(
+            f"extra_k (annotators per overlap item) must be between base ({base}) and the "
+            f"number of annotators ({n_annotators}), got {extra_k}. Add annotators or lower "
+            "extra_k."
+        )
+
+
+def _check_fraction(extra_fraction: float) -> None:
+    if not 0.0 <= extra_fraction <= 1.0:
+        raise ConfigError(f"extra_fraction must be between 0 and 1, got {extra_fraction}.")
+
+
+def _record_deal(
+    session: Session,
+    dataset_id: int,
+    kind: str,
+    *,
+    seed: int | None,
+    params: Mapping[str, Any],
+    created_by: str | None,
+) -> Deal:
+    """Add the ``deals`` row (its counts are filled in by :func:`_finish_deal`)."""
+    if kind not in DEAL_KINDS:  # pragma: no cover - callers pass constants
+        raise ConfigError(f"Unknown deal kind {kind!r}; expected one of {', '.join(DEAL_KINDS)}.")
+    author = lookup_user(session, created_by).id if created_by is not None else None
+    row = Deal(
+        dataset_id=dataset_id,
+        kind=kind,
+        seed=seed,
+        params=to_jsonable(dict(params)),
+        n_items=0,
+        added=0,
+        created_by=author,
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+def _existing(session: Session, dataset_id: int) -> dict[int, set[int]]:
+    """Who holds each item of the dataset, whoever dealt it."""
+    existing: dict[int, set[int]] = defaultdict(set)
+    assignees = select(Assignment.item_id, Assignment.user_id).join(
+        ItemRecord, ItemRecord.id == Assignment.item_id
+    )
+    for item_id, user_id in session.execute(assignees.where(ItemRecord.dataset_id == dataset_id)):
+        existing[item_id].add(user_id)
+    return existing
+
+
+def _queue_end(session: Session, dataset_id: int) -> float:
+    """One past the last queue position in the dataset (0 when nothing is queued)."""
+    last = session.scalar(
+        select(func.max(Assignment.position))
+        .join(ItemRecord, ItemRecord.id == Assignment.item_id)
+        .where(ItemRecord.dataset_id == dataset_id)
+    )
+    return 0.0 if last is None else float(last) + 1.0
+
+
+def _deal_rows(
+    item_ids: Sequence[int],
+    users: Sequence[User],
+    existing: Mapping[int, set[int]],
+    position: Mapping[int, float],
+    *,
+    base: int,
+    extra_fraction: float,
+    extra_k: int,
+    seed: int,
+    deal_id: int,
+) -> tuple[list[dict[str, Any]], int]:
+    """The assignments that bring each item to its target (``extra_k`` for the seeded overlap
+    sample, ``base`` otherwise), least loaded annotator first; and how many items fell short.
+
+    Existing assignments of anyone count towards an item's target, so dealing only tops up.
+    """
+    by_rank = sorted(item_ids, key=lambda i: _rank(seed, i))
+    extra = set(by_rank[: round(extra_fraction * len(item_ids))])
+    ids = [u.id for u in users]
+    n = len(ids)
+    slot = {uid: k for k, uid in enumerate(ids)}
+    load = Counter({uid: 0 for uid in ids})
+    for assigned in existing.values():
+        for uid in assigned:
+            if uid in load:
+                load[uid] += 1
+    rows: list[dict[str, Any]] = []
+    skipped = 0
+    for i, item_id in enumerate(item_ids):
+        target = extra_k if item_id in extra else base
+        have = existing.get(item_id, set())
+        need = target - len(have)
+        if need <= 0:
+            continue
+        free = [uid for uid in ids if uid not in have]
+        if len(free) < need:
+            skipped += 1
+        # Least loaded first; ties broken by rotating with the item index (round-robin).
+        free.sort(key=lambda uid: (load[uid], (slot[uid] - i) % n))
+        for uid in free[:need]:
+            load[uid] += 1
+            rows.append(
+                {
+                    "item_id": item_id,
+                    "user_id": uid,
+                    "position": position[item_id],
+                    "deal_id": deal_id,
+                }
+            )
+    return rows, skipped
+
+
+def _finish_deal(
+    session: Session,
+    record: Deal,
+    ds_name: str,
+    users: Sequence[User],
+    rows: list[dict[str, Any]],
+    skipped: int,
+    n_items: int,
+    **extra: Any,
+) -> DealResult:
+    """Write the assignments, fill in the deal's counts and say what was done."""
+    added = _insert_ignore(session, rows)
+    record.n_items, record.added = n_items, added
+    session.flush()
+    per = Counter(r["user_id"] for r in rows)
+    return DealResult(
+        dataset=ds_name,
+        items=n_items,
+        added=added,
+        per_annotator={u.name: per.get(u.id, 0) for u in users},
+        skipped_items=skipped,
+        deal_id=record.id,
+        kind=record.kind,
+        **extra,
+    )

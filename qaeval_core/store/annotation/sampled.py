@@ -1,0 +1,274 @@
+"""Dealing part of a dataset: a random audit sample, or the items a judge routes to people.
+
+* :func:`deal_audit_sample` draws a seeded **uniform random sample** of a dataset's items and
+  deals it (an ``audit`` deal). Its labels are the random sample that prediction-powered
+  inference (PPI) needs: an estimate that corrects the judge with human labels is unbiased only
+  if the labelled items were chosen at random, never because the judge doubted them. Items
+  labelled for any other reason (the queue, triage) are not a random sample and must not stand
+  in for one. The sample is drawn from *every* item, labelled or not, and is recorded item by
+  item (``deal_items``): an item already in a queue or already labelled gets no new assignment
+  but stays in the audit's sample, so the random sample does not lose exactly the items
+  triage sent to people first.
+* :func:`deal_triage` deals items chosen elsewhere (by
+  :func:`qaeval_core.workflows.route_uncertain`, most doubtful first) as a ``triage`` deal,
+  leaving out items that already have a human label or are already in someone's queue.
+
+Both take the overlap options of :func:`~.assignment.deal` (``base``, ``extra_fraction``,
+``extra_k``), add their items after everything already queued in the dataset, and record and
+lock as :mod:`.dealing` describes, so concurrent deals never give an item more annotators than
+asked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import exists, insert, select
+from sqlalchemy.orm import Session
+
+from qaeval_core.errors import ConfigError, InputError
+from qaeval_core.store.annotation.dealing import (
+    DealResult,
+    Order,
+    _check_annotators,
+    _check_fraction,
+    _check_overlap,
+    _deal_rows,
+    _existing,
+    _finish_deal,
+    _queue_end,
+    _record_deal,
+    lock_dataset,
+)
+from qaeval_core.store.annotation.lookups import DatasetRef, lookup_dataset
+from qaeval_core.store.orm import Adjudication, DealItem, ItemRecord, Label, User
+from qaeval_core.store.session import write_scope
+
+__all__ = ["audit_sample_ids", "deal_audit_sample", "deal_triage"]
+
+
+def _audit_rank(seed: int, item_id: int) -> bytes:
+    """The audit's sort key: a seeded hash, so the first ``n`` items are a uniform sample.
+
+    Salted apart from the overlap sample's key, so an audit never coincides with the overlap
+    items of a queue deal that used the same seed.
+    """
+    return hashlib.sha256(f"audit:{seed}:{item_id}".encode()).digest()
+
+
+def _sample_size(n: int | None, fraction: float | None, n_items: int, dataset: str) -> int:
+    if (n is None) == (fraction is None):
+        raise InputError(
+            "Give the audit sample's size as n (items) or fraction (of the dataset), not "
+            f"{'both' if n is not None else 'neither'}."
+        )
+    if n is not None:
+        if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+            raise InputError(f"n must be a whole number of items >= 1, got {n!r}.")
+        if n > n_items:
+            raise InputError(
+                f"n={n} but dataset {dataset!r} has {n_items} item(s); ask for at most "
+                f"{n_items} or use fraction=1."
+            )
+        return n
+    if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0 < fraction <= 1:
+        raise InputError(
+            f"fraction must be in (0, 1] (e.g. 0.1 audits a tenth of the items), got {fraction!r}."
+        )
+    if n_items == 0:
+        raise InputError(f"Dataset {dataset!r} has no items to sample; import some first.")
+    return max(1, round(fraction * n_items))
+
+
+def audit_sample_ids(item_ids: Sequence[int], size: int, seed: int) -> list[int]:
+    """The seeded uniform sample of ``size`` of ``item_ids``, in its random order.
+
+    The same seed and items give the same sample; every item is equally likely to be drawn.
+    """
+    return sorted(item_ids, key=lambda i: _audit_rank(seed, i))[:size]
+
+
+def deal_audit_sample(
+    dataset: DatasetRef,
+    annotators: Sequence[str],
+    *,
+    n: int | None = None,
+    fraction: float | None = None,
+    seed: int,
+    base: int = 1,
+    extra_fraction: float = 0.0,
+    extra_k: int = 2,
+    order: Order = "shuffled",
+    created_by: str | None = None,
+    url: str | None = None,
+) -> DealResult:
+    """Draw a seeded uniform random sample of the dataset's items and deal it (``audit``).
+
+    The sample has ``n`` items or ``fraction`` of them (at least one), drawn from every item
+    whether labelled, queued or not (see the module docstring: these are the labels PPI
+    needs). The same seed on the same items draws the same sample. Overlap options work as in
+    :func:`~.assignment.deal`; existing assignments count towards an item's target. With
+    ``order="shuffled"`` (the default) the queue serves the sample in its random order, so the
+    part labelled so far is itself a random sample; ``"dataset"`` serves it in import order.
+    Returns the :class:`DealResult` with ``item_ids`` the sample.
+    """
+    if order not in ("dataset", "shuffled"):
+        raise ConfigError(f"order must be 'dataset' or 'shuffled', got {order!r}.")
+    _check_fraction(extra_fraction)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise InputError(f"seed must be an integer, got {seed!r}.")
+    with write_scope(url) as session:
+        ds = lookup_dataset(session, dataset)
+        users = _check_annotators(session, list(annotators))
+        _check_overlap(len(users), base, extra_fraction, extra_k, order)
+        lock_dataset(session, ds.id)
+        item_ids = list(
+            session.scalars(select(ItemRecord.id).where(ItemRecord.dataset_id == ds.id))
+        )
+        size = _sample_size(n, fraction, len(item_ids), ds.name)
+        sample = audit_sample_ids(item_ids, size, seed)
+        record = _record_deal(
+            session,
+            ds.id,
+            "audit",
+            seed=seed,
+            params={
+                "annotators": [u.name for u in users],
+                "n": n,
+                "fraction": fraction,
+                "sample_size": size,
+                "dataset_items": len(item_ids),
+                "base": base,
+                "extra_fraction": extra_fraction,
+                "extra_k": extra_k,
+                "order": order,
+            },
+            created_by=created_by,
+        )
+        served = sample if order == "shuffled" else sorted(sample)
+        existing = _existing(session, ds.id)
+        rows, skipped = _deal_in_order(
+            session, ds.id, existing, served, users, base, extra_fraction, extra_k, seed, record.id
+        )
+        _record_items(session, record.id, sample)
+        return _finish_deal(
+            session, record, ds.name, users, rows, skipped, len(sample), item_ids=tuple(sample)
+        )
+
+
+def deal_triage(
+    dataset: DatasetRef,
+    annotators: Sequence[str],
+    item_ids: Sequence[int],
+    *,
+    seed: int = 0,
+    base: int = 1,
+    extra_fraction: float = 0.0,
+    extra_k: int = 2,
+    params: Mapping[str, Any] | None = None,
+    created_by: str | None = None,
+    url: str | None = None,
+) -> DealResult:
+    """Deal ``item_ids`` (in the order given: served first to last) as a ``triage`` deal.
+
+    Items that already have a human label (any rater's, or an adjudication) are left out as
+    ``skipped_labelled``; items already in anyone's queue as ``skipped_queued``; both are decided
+    under the dataset's lock, so two triage deals at once never deal an item twice. ``params``
+    (e.g. the calibration and how items were chosen) is recorded with the deal. When nothing is
+    left to deal no deal is recorded (``deal_id`` is None).
+    """
+    _check_fraction(extra_fraction)
+    ids = list(dict.fromkeys(int(i) for i in item_ids))
+    with write_scope(url) as session:
+        ds = lookup_dataset(session, dataset)
+        users = _check_annotators(session, list(annotators))
+        _check_overlap(len(users), base, extra_fraction, extra_k, "dataset")
+        lock_dataset(session, ds.id)
+        known = set(session.scalars(select(ItemRecord.id).where(ItemRecord.dataset_id == ds.id)))
+        foreign = [i for i in ids if i not in known]
+        if foreign:
+            shown = ", ".join(str(i) for i in foreign[:5])
+            raise ConfigError(
+                f"{len(foreign)} item id(s) are not in dataset {ds.name!r} (e.g. {shown})."
+            )
+        labelled = _with_human_label(session, ds.id)
+        existing = _existing(session, ds.id)
+        queued = set(existing)
+        skip_labelled = tuple(i for i in ids if i in labelled)
+        skip_queued = tuple(i for i in ids if i not in labelled and i in queued)
+        todo = [i for i in ids if i not in labelled and i not in queued]
+        skipped = {"skipped_labelled": skip_labelled, "skipped_queued": skip_queued}
+        if not todo:
+            names = {u.name: 0 for u in users}
+            return DealResult(ds.name, 0, 0, names, kind="triage", **skipped)
+        record = _record_deal(
+            session,
+            ds.id,
+            "triage",
+            seed=seed,
+            params={
+                **dict(params or {}),
+                "annotators": [u.name for u in users],
+                "requested": len(ids),
+                "skipped_labelled": len(skip_labelled),
+                "skipped_queued": len(skip_queued),
+                "base": base,
+                "extra_fraction": extra_fraction,
+                "extra_k": extra_k,
+            },
+            created_by=created_by,
+        )
+        rows, short = _deal_in_order(
+            session, ds.id, existing, todo, users, base, extra_fraction, extra_k, seed, record.id
+        )
+        _record_items(session, record.id, todo)
+        return _finish_deal(
+            session, record, ds.name, users, rows, short, len(todo), item_ids=tuple(todo), **skipped
+        )
+
+
+def _deal_in_order(
+    session: Session,
+    dataset_id: int,
+    existing: Mapping[int, set[int]],
+    item_ids: Sequence[int],
+    users: Sequence[User],
+    base: int,
+    extra_fraction: float,
+    extra_k: int,
+    seed: int,
+    deal_id: int,
+) -> tuple[list[dict[str, Any]], int]:
+    """Rows dealing ``item_ids`` in this order, queued after everything the dataset has."""
+    start = _queue_end(session, dataset_id)
+    position = {item_id: start + k for k, item_id in enumerate(item_ids)}
+    return _deal_rows(
+        item_ids,
+        users,
+        existing,
+        position,
+        base=base,
+        extra_fraction=extra_fraction,
+        extra_k=extra_k,
+        seed=seed,
+        deal_id=deal_id,
+    )
+
+
+def _record_items(session: Session, deal_id: int, item_ids: Sequence[int]) -> None:
+    rows = [{"deal_id": deal_id, "item_id": i} for i in item_ids]
+    for start in range(0, len(rows), 5000):
+        session.execute(insert(DealItem), rows[start : start + 5000])
+
+
+def _with_human_label(session: Session, dataset_id: int) -> set[int]:
+    """Items of the dataset with a label by anyone or an adjudication."""
+    in_dataset = ItemRecord.dataset_id == dataset_id
+    labelled = select(ItemRecord.id).where(
+        in_dataset,
+        exists().where(Label.item_id == ItemRecord.id)
+        | exists().where(Adjudication.item_id == ItemRecord.id),
+    )
+    return set(session.scalars(labelled))
