@@ -57,6 +57,8 @@ class Report:
     title: str
     numbers: dict[str, Any]
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    #: Further sections, rendered after the summary: (heading, note, table).
+    sections: list[tuple[str, str, pd.DataFrame]] = field(default_factory=list)
 
     def to_json(self) -> str:
         """Strict JSON (NaN becomes null), stable key order."""
@@ -347,6 +349,8 @@ def render_html(report: Report) -> str:
         ]
     )
     parts += ["<h2>Summary</h2>", _table(summary)]
+    for heading, note, table in report.sections:
+        parts += [f"<h2>{html.escape(heading)}</h2>", f"<p>{html.escape(note)}</p>", _table(table)]
     parts += ["<h2>Agreement</h2>", _table(t["alpha"])]
     parts += ["<h3>Annotator pairs</h3>", _table(t["kappa"])]
     parts += ["<h3>Each annotator against the others' majority</h3>", _table(t["raters"])]

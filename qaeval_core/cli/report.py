@@ -52,6 +52,13 @@ def register(app: typer.Typer) -> None:
             int, typer.Option("--n-boot", min=0, help="Bootstrap resamples for the CIs.")
         ] = 1000,
         seed: Annotated[int, typer.Option(help="Bootstrap seed (same seed, same JSON).")] = 0,
+        calibration: Annotated[
+            str | None,
+            typer.Option(
+                help="A saved calibration: add per-model accuracies with valid CIs (PPI from "
+                "its judge plus the random audit labels, human-only, judge-only)."
+            ),
+        ] = None,
         db: DbOption = None,
     ) -> None:
         """Write agreement, metric-vs-human statistics, leaderboard and worst disagreements."""
@@ -60,6 +67,10 @@ def register(app: typer.Typer) -> None:
                 f"--score-policy must be one of {', '.join(SCORE_POLICIES)}; got {score_policy!r}."
             )
         url = store_session.upgrade(db)
+        if calibration is not None:
+            from qaeval_core.store import repo
+
+            repo.get_calibration(url, calibration)  # an unknown name fails before any work
         result = analysis.dataset_report(
             url,
             dataset,
@@ -69,6 +80,19 @@ def register(app: typer.Typer) -> None:
             n_boot=n_boot,
             seed=seed,
         )
+        if calibration is not None:
+            from qaeval_core.analysis.accuracy_report import add_model_accuracies
+            from qaeval_core.analysis.estimates import compare_models, estimate_accuracy
+            from qaeval_core.workflows import estimation_frame
+
+            frame = estimation_frame(url, dataset, calibration)
+            options = {"prediction": "judge_probability", "label": "gold_label"}
+            add_model_accuracies(
+                result,
+                estimate_accuracy(frame, **options),
+                compare_models(frame, **options),
+                calibration=calibration,
+            )
         for path in (output, json_path):
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
