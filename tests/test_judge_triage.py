@@ -191,3 +191,21 @@ def test_a_tampered_band_fails_its_checksum_or_validation() -> None:
     config["checksum"] = config_checksum(config)
     with pytest.raises(ConfigError, match=r"triage.share must be in \[0, 1\)"):
         Judge.from_config(config)
+
+
+def test_a_version_1_config_written_before_the_refactor_gives_byte_identical_scores() -> None:
+    """``tests/data/judge_v1/`` was written by qaeval at c4d47c3 (before the package layout
+    and triage changes): the config, its input and the scores that code gave (repr of each
+    float). Today's code must load it and reproduce every score bit for bit."""
+    here = Path(__file__).parent / "data" / "judge_v1"
+    judge = Judge.from_config(here / "judge.json")
+    assert json.loads((here / "judge.json").read_text())["schema_version"] == 1
+    out = judge.score_frame(pd.read_json(here / "input.jsonl", lines=True))
+    expected = json.loads((here / "expected.json").read_text())
+    for column, values in expected.items():
+        got = out[column].tolist()
+        if isinstance(values[0], bool):
+            assert got == values, column
+        else:
+            assert [repr(float(v)) for v in got] == values, column
+    assert set(out["judge_outcome"]) <= {"correct", "incorrect"}
