@@ -85,7 +85,7 @@ def test_fit_shows_quality_and_saves_a_calibration(store: str) -> None:
     assert {"threshold", "fusion", "em", "f1", "contains"} <= set(quality["judge"])
     assert set(quality["kind"]) == {"calibrated (winner)", "calibrated", "uncalibrated"}
     assert quality["accuracy"].str.match(r"^0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]$").all()
-    assert len(at.get("plotly_chart")) == 2  # quality bars + learning curves
+    assert len(at.get("plotly_chart")) == 3  # quality bars + learning curves + effort curve
     shown = {m.label: m.value for m in at.metric}
     used = int(shown["Labels used"])
     assert 180 <= used <= 200 and used + int(shown["Held back unseen"]) == 298

@@ -5,4 +5,8 @@
 - :mod:`~app.components.analysis_widgets`: cached analysis results and the widgets of the
   analysis views.
 - :mod:`~app.components.label_picker`: the Annotate view's label and rule buttons.
+- :mod:`~app.components.triage_widgets`: the saved-calibration picker, cached final labels and
+  estimation frames, and their display (assign, data, explorer, leaderboard).
+- :mod:`~app.components.effort_curve`: the Calibrate view's accuracy-vs-human-effort curve.
+- :mod:`~app.components.accuracy_estimates`: the Leaderboard's accuracies with valid CIs.
 """

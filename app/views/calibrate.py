@@ -20,6 +20,8 @@ import streamlit as st
 
 from app.components import analysis_widgets as aui
 from app.components import auth, safe_text
+from app.components.effort_curve import effort_section
+from app.components.triage_widgets import band_text, cell
 from qaeval_core import analysis, workflows
 from qaeval_core.calibrate import active, summary
 from qaeval_core.calibrate.fit import CANDIDATES, DEFAULT_CANDIDATES
@@ -35,6 +37,8 @@ _RESULT = "calibrate_result"
 #: What "score with fast CPU metrics" runs (seconds for thousands of items).
 FAST_METRICS = ("em", "f1", "contains", "rougeL")
 MEASURE_NAMES = {"accuracy": "accuracy", "balanced_accuracy": "balanced acc.", "f1": "F1"}
+#: How the fit chooses the triage band (the form's radio -> which argument it sets).
+BAND_CHOICES = {"a share of the items": "share", "enough for a target accuracy": "target"}
 
 
 @dataclass
@@ -81,17 +85,33 @@ def _fit_form(url: str, dataset: str) -> None:
             key="calibrate_candidates",
             help="The first wins unless another is better by more than one CV point.",
         )  # fmt: skip
+        b1, b2, b3 = st.columns(3)
+        band_by = b1.radio(
+            "Leave to people", list(BAND_CHOICES), key="calibrate_band_by",
+            help="The triage band: items the judge doubts most come out 'uncertain' and go to "
+            "people. Choose their share, or the smallest share whose cross-validated combined "
+            "accuracy reaches a target.",
+        )  # fmt: skip
+        share = b2.slider("Human share (%)", 0, 50, 10, key="calibrate_share")
+        target = b3.number_input(
+            "Target accuracy", 0.5, 1.0, 0.9, 0.01, "%.3f", key="calibrate_target"
+        )
         curves = st.toggle("Learning curves", value=True, key="calibrate_curves")
         submitted = st.form_submit_button("Fit", type="primary", key="calibrate_fit")
     if not submitted:
         return
     metrics = _metrics(chosen)
+    band = (
+        {"human_share": share / 100}
+        if BAND_CHOICES[band_by] == "share"
+        else {"target_accuracy": float(target)}
+    )
     try:
         with st.status("Fitting...", expanded=False) as status:
             fit = calibrate_dataset(
                 url, dataset, metrics=metrics, max_labels=int(max_labels) or None,
                 seed=int(seed), candidates=candidates, n_splits=int(folds), n_boot=int(n_boot),
-                name=f"{dataset}-judge", progress=status.write,
+                name=f"{dataset}-judge", progress=status.write, **band,
             )  # fmt: skip
             status.write("Bootstrapping quality of every judge ...")
             metric_ids = None if metrics is None else [m.id for m in metrics]
@@ -191,6 +211,10 @@ def _results(url: str, user: auth.SessionUser, run: FitRun) -> None:
             "(mean of two draws; band: mean 95% CI)."
         )
 
+    n_items = sum(d.n_items for d in repo.list_datasets(url) if d.name == run.dataset)
+    judge = effort_section(run.fit.judge, report.effort_curve, key="calibrate_band",
+                           n_items=n_items)  # fmt: skip
+
     st.subheader("Save")
     with st.form("calibrate_save"):
         c1, c2 = st.columns([3, 1])
@@ -198,7 +222,7 @@ def _results(url: str, user: auth.SessionUser, run: FitRun) -> None:
         overwrite = c2.checkbox("Replace existing", key="calibrate_overwrite")
         saved = st.form_submit_button("Save calibration", key="calibrate_save_submit")
     name = name.strip() or f"{run.dataset}-judge"
-    config = _named_config(run.fit.judge, name)
+    config = _named_config(judge, name)
     if saved:
         try:
             info = repo.save_calibration(
@@ -233,10 +257,13 @@ def _saved(url: str) -> None:
         fitted = c.config.get("fitted_on") or {}
         rows.append({
             "name": c.name, "dataset": c.dataset, "by": c.created_by, "created": c.created_at,
-            "judge": q.get("winner"), "labels": fitted.get("n_labels"),
-            "cv accuracy": q.get("cv_accuracy"),
+            "judge": q.get("winner"), "labels": cell(fitted.get("n_labels")),
+            "cv accuracy": cell(q.get("cv_accuracy")), "triage band": band_text(c.config),
         })  # fmt: skip
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="calibrate_saved")
+    table = pd.DataFrame(rows)
+    for column in ("dataset", "by", "judge"):
+        table[column] = table[column].map(cell)
+    st.dataframe(table, hide_index=True, key="calibrate_saved")
 
 
 def _active(url: str, dataset: str, run: FitRun | None) -> None:

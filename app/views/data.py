@@ -1,7 +1,9 @@
-"""Data (researchers): import a file into a dataset and export labels and scores.
+"""Data (researchers): import a file into a dataset and export labels, scores and final labels.
 
 The import is the foundation's all-or-nothing import; a file with bad rows imports nothing and
-every bad row is listed with its row number and reason.
+every bad row is listed with its row number and reason. Exports are
+:func:`qaeval_core.workflows.export_records`: the store's, and the final labels (one per item,
+adjudication > annotators > a saved calibration's judge, with where each came from).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import pandas as pd
 import streamlit as st
 
 from app.components import auth, safe_text
-from qaeval_core import io
+from app.components import triage_widgets as tw
+from qaeval_core import io, workflows
 from qaeval_core.errors import ConfigError, QAEvalError, ValidationError
 from qaeval_core.store import repo
 
@@ -23,7 +26,9 @@ EXPORTS = {
     "Labels (current)": "labels",
     "Labels (full history)": "labels-history",
     "Scores": "scores",
+    "Final labels (with their source)": "final",
 }
+FINAL = "final"
 MIME = {"jsonl": "application/jsonl", "csv": "text/csv", "parquet": "application/octet-stream"}
 
 
@@ -104,11 +109,14 @@ def _import_section(url: str, datasets: list[str]) -> None:
     st.success(report.summary())
 
 
-def _export_bytes(url: str, dataset: str, what: str, fmt: str) -> Callable[[], bytes]:
-    """A deferred export: runs only when the download button is clicked."""
+def _export_bytes(
+    url: str, dataset: str, what: str, fmt: str, calibration: str | None = None
+) -> Callable[[], bytes]:
+    """A deferred export: runs only when the download button is clicked (``calibration``: the
+    saved judge deciding unlabelled items of the ``final`` export)."""
 
     def build() -> bytes:
-        records = repo.export_records(url, dataset, what)
+        records = workflows.export_records(url, dataset, what, calibration=calibration)
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, f"export.{fmt}")
             io.write_records(records, path)
@@ -128,19 +136,48 @@ def _export_section(url: str, datasets: list[str]) -> None:
     label = c2.selectbox("What", list(EXPORTS), key="export_what")
     fmt = c3.selectbox("Format", list(MIME), key="export_format")
     what = EXPORTS[label]
+    calibration = None
+    if what == FINAL:
+        calibration = tw.calibration_picker(
+            url, key="export_calibration", dataset=dataset, optional=True,
+            label="Judge for items nobody labelled",
+            help="A saved calibration decides the items without a human label (source 'judge'); "
+            "without one they have no final label.",
+        )  # fmt: skip
     st.download_button(
         f"Download {label.lower()}",
-        data=_export_bytes(url, dataset, what, fmt),
+        data=_export_bytes(url, dataset, what, fmt, calibration),
         file_name=f"{dataset}-{what}.{fmt}",
         mime=MIME[fmt],
         icon=":material/download:",
         key="export_download",
         on_click="ignore",
     )
+    if what == FINAL:
+        _final_preview(url, dataset, calibration)
+
+
+def _final_preview(url: str, dataset: str, calibration: str | None) -> None:
+    """How many final labels come from each source, and the first rows."""
+    try:
+        final = tw.final_labels(url, dataset, calibration)
+    except QAEvalError as exc:
+        safe_text.show_error(exc)
+        return
+    safe_text.section("Final labels by source")
+    tw.show_source_counts(final)
+    st.caption(
+        "Adjudication first, then the annotators' majority (a tie is 'unclear'), then the "
+        "judge's verdict. 'Labels chosen by' says how the item reached people: only a random "
+        "audit's labels may stand in for the whole dataset in an accuracy estimate."
+    )
+    st.dataframe(tw.final_table(final.head(500)), hide_index=True, key="export_final_preview")
 
 
 def main() -> None:
-    auth.page_setup("Data", auth.RESEARCHERS, caption="Import datasets, export labels and scores.")
+    auth.page_setup(
+        "Data", auth.RESEARCHERS, caption="Import datasets; export labels, scores and final labels."
+    )
     url = auth.store_url()
     infos = repo.list_datasets(url)
     if infos:

@@ -4,22 +4,30 @@ A confusion matrix against the human verdict (adjudicated label, else the raters
 the metric's score distribution per human label, and the contradictions the metric is most
 confident about, with its details (subscores, best reference or n-gram, rationale). Selecting a
 row opens the item with every rater's label and the adjudication history.
+
+The "Final labels" tab lists the items by where their final label comes from (adjudication,
+annotators, a saved calibration's judge, none; :func:`qaeval_core.workflows.final_labels`).
 """
 
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from app.components import analysis_widgets as aui
-from app.components import auth
+from app.components import auth, safe_text
+from app.components import triage_widgets as tw
 from qaeval_core import analysis
+from qaeval_core.errors import QAEvalError
 
 ITEM_KEY = "explorer_item"
 TABLE_KEY = "explorer_worst"
+FINAL_ITEM_KEY = "explorer_final_item"
+FINAL_TABLE_KEY = "explorer_final_table"
 TILES = {
     "accuracy": "Accuracy",
     "balanced_accuracy": "Balanced acc.",
@@ -29,11 +37,11 @@ TILES = {
 }
 
 
-def _pick_row(item_ids: list[int]) -> None:
-    """Selecting a row of the worst-disagreements table opens that item below."""
-    rows = st.session_state[TABLE_KEY].selection.rows
+def _pick_row(item_ids: list[int], table: str = TABLE_KEY, item: str = ITEM_KEY) -> None:
+    """Selecting a row of a table opens that item below it."""
+    rows = st.session_state[table].selection.rows
     if rows:
-        st.session_state[ITEM_KEY] = item_ids[rows[0]]
+        st.session_state[item] = item_ids[rows[0]]
 
 
 def _confusion_chart(confusion: pd.DataFrame) -> go.Figure:
@@ -80,11 +88,55 @@ def main() -> None:
     c1, c2 = st.columns(2)
     with c1:
         dataset = aui.dataset_picker(url, key="explorer_dataset")
+    assert dataset is not None
     frames = aui.load_frames(url, dataset)
+    metric_tab, final_tab = st.tabs(["Metric vs humans", "Final labels"])
+    with metric_tab:
+        _metric(url, frames, c2)
+    with final_tab:
+        _final_labels(url, dataset, frames)
+
+
+def _final_labels(url: str, dataset: str, frames: analysis.Frames) -> None:
+    """The items filtered by where their final label comes from; a row opens the item."""
+    c1, c2 = st.columns(2)
+    calibration = tw.calibration_picker(
+        url, key="explorer_final_calibration", dataset=dataset, optional=True,
+        label="Judge for items nobody labelled", container=c1,
+    )  # fmt: skip
+    try:
+        final = tw.final_labels(url, dataset, calibration)
+    except QAEvalError as exc:
+        safe_text.show_error(exc)
+        return
+    sources = c2.multiselect(
+        "Final label from", list(tw.SOURCE_NAMES), default=list(tw.SOURCE_NAMES),
+        format_func=tw.SOURCE_NAMES.get, key="explorer_final_sources",
+    )  # fmt: skip
+    tw.show_source_counts(final)
+    shown = final[final["source"].isin(sources)].reset_index(drop=True)
+    if shown.empty:
+        st.info("No item has its final label from the chosen source(s).")
+        return
+    item_ids = shown["item_id"].astype(int).tolist()
+    st.dataframe(
+        tw.final_table(shown, frames.items), hide_index=True, key=FINAL_TABLE_KEY,
+        on_select=partial(_pick_row, item_ids, FINAL_TABLE_KEY, FINAL_ITEM_KEY),
+        selection_mode="single-row", height=320,
+    )  # fmt: skip
+    st.caption(f"{len(shown)} item(s). Select a row to open the item.")
+    if st.session_state.get(FINAL_ITEM_KEY) not in item_ids:
+        st.session_state.pop(FINAL_ITEM_KEY, None)
+    item_id = st.selectbox("Item", item_ids, key=FINAL_ITEM_KEY)
+    aui.show_item(analysis.item_detail(url, int(item_id)), key="explorer_final_detail")
+
+
+def _metric(url: str, frames: analysis.Frames, picker: Any) -> None:
+    """Confusion, score distribution and worst disagreements of one metric."""
     if not frames.metric_ids:
         st.info("This dataset has no metric scores yet: score it first, then come back.")
         return
-    metric_id = c2.selectbox("Metric", frames.metric_ids, key="explorer_metric")
+    metric_id = picker.selectbox("Metric", frames.metric_ids, key="explorer_metric")
     view = analysis.metric_view(frames, metric_id, limit=None)
     st.caption(
         f"config {view.config_hash} · {int(view.statistics['n_items'])} items with a human "

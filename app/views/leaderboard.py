@@ -1,8 +1,11 @@
-"""Leaderboard (researchers): would a metric rank the QA models the way people do?
+"""Leaderboard (researchers): how accurate is each QA model, and would a metric rank the QA
+models the way people do?
 
-Each QA model's accuracy under the human verdict next to its accuracy under every metric, with
-ranks, the pairs of models a metric puts in the opposite order (the PANDA/SMILE tables), and
-each metric's agreement with humans with bootstrap CIs.
+First each QA model's accuracy under a saved calibration with valid CIs (PPI, random labels
+only, judge only; :mod:`app.components.accuracy_estimates`). Then each QA model's accuracy under
+the human verdict next to its accuracy under every metric, with ranks, the pairs of models a
+metric puts in the opposite order (the PANDA/SMILE tables), and each metric's agreement with
+humans with bootstrap CIs.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import streamlit as st
 
 from app.components import analysis_widgets as aui
 from app.components import auth
+from app.components.accuracy_estimates import estimates_section
 from qaeval_core import analysis
 from qaeval_core.analysis.compare import STATISTICS
 
@@ -56,13 +60,19 @@ def main() -> None:
     auth.page_setup(
         "Leaderboard",
         auth.RESEARCHERS,
-        caption="QA-model accuracy under each metric next to the human accuracy.",
+        caption="QA-model accuracy with valid CIs, and under each metric next to the humans'.",
     )
     url = auth.store_url()
-    c1, c2 = st.columns([3, 1])
-    with c1:
+    left, _ = st.columns([3, 1])
+    with left:
         dataset = aui.dataset_picker(url, key="leaderboard_dataset", allow_all=True)
-    min_items = c2.number_input("Min. judged items per model", 1, 10_000, 5, key="leaderboard_min")
+    estimates_section(url, dataset)
+
+    st.divider()
+    narrow, _ = st.columns([1, 3])
+    min_items = narrow.number_input(
+        "Min. judged items per model", 1, 10_000, 5, key="leaderboard_min"
+    )
     frames = aui.load_frames(url, dataset)
     if not frames.metric_ids:
         st.info("No metric scores yet: score the dataset first, then come back.")
@@ -72,7 +82,7 @@ def main() -> None:
         st.info("No QA model has enough judged items (lower the minimum, or label more items).")
         return
 
-    st.subheader("Accuracy per QA model")
+    st.subheader("Accuracy per QA model under each metric")
     shown = st.multiselect(
         "Metrics in the chart",
         sorted(board.table["metric_id"].unique()),

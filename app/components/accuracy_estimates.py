@@ -1,0 +1,207 @@
+"""The Leaderboard's QA-model accuracies with valid confidence intervals.
+
+For a saved calibration, each QA model's accuracy three ways
+(:func:`qaeval_core.analysis.estimates.estimate_accuracy` on
+:func:`qaeval_core.workflows.estimation_frame`): prediction-powered inference (the judge on
+every item, corrected by the random audit labels; valid CI), the random audit labels alone
+(valid CI), and the judge alone (no valid CI: its bias is unknown without labels). Then the
+ranking with its CIs and whether two models differ (:func:`compare_models`). Only labels of a
+random audit sample count; without any the section says so and links to the Assign page.
+
+Model names come from the data: charts get them HTML-escaped, text gets them markdown-escaped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from app.components import analysis_widgets as aui
+from app.components import safe_text
+from app.components import triage_widgets as tw
+from qaeval_core.analysis.estimates import ALL_MODELS, compare_models, estimate_accuracy
+from qaeval_core.errors import QAEvalError
+
+__all__ = ["estimates_section", "estimates_table", "ranking_chart"]
+
+ASSIGN_PAGE = "views/assign.py"
+_NO_CI = "no valid CI"
+#: estimate_accuracy's column arguments for an estimation frame.
+COLUMNS = {"prediction": "judge_probability", "label": "gold_label", "model": "qa_model",
+           "sample": "label_sample"}  # fmt: skip
+
+
+def _ci(est: Any, lo: Any, hi: Any) -> str:
+    """``0.712 [0.650, 0.770]``; a CI clipped to [0, 1] (accuracy cannot leave it); empty
+    when there is no estimate."""
+    if pd.isna(est):
+        return ""
+    return aui.fmt_ci(est, max(0.0, float(lo)), min(1.0, float(hi)))
+
+
+def _ranked(table: pd.DataFrame) -> pd.DataFrame:
+    """Models by PPI estimate (best first; models without one last, by judge estimate), then
+    the overall row."""
+    models = table[table["model"] != ALL_MODELS]
+    keys = models.assign(_has=models["ppi_estimate"].notna(),
+                         _est=models["ppi_estimate"].fillna(-1.0))  # fmt: skip
+    order = keys.sort_values(
+        ["_has", "_est", "judge_only_estimate"], ascending=False, kind="stable"
+    )
+    return pd.concat([order.drop(columns=["_has", "_est"]), table[table["model"] == ALL_MODELS]])
+
+
+def estimates_table(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """One row per model (the overall row last) with friendly headers and text cells."""
+    ranked = _ranked(table)
+    level = f"{confidence:.0%} CI"
+    rank = ranked["ppi_estimate"].notna() & (ranked["model"] != ALL_MODELS)
+    return pd.DataFrame({
+        "Rank": np.where(rank, np.cumsum(rank).astype(str), ""),
+        "QA model": ranked["model"].map(tw.cell),
+        "Items": ranked["n_items"].astype(int),
+        "Random labels": ranked["n_labelled"].astype(int),
+        "Labels not used": ranked["n_not_random"].astype(int),
+        f"PPI accuracy [{level}]": [
+            _ci(*r) for r in ranked[["ppi_estimate", "ppi_ci_low", "ppi_ci_high"]].to_numpy()],
+        f"Random labels only [{level}]": [
+            _ci(*r) for r in
+            ranked[["human_only_estimate", "human_only_ci_low", "human_only_ci_high"]].to_numpy()],
+        "Judge only": [f"{aui.fmt(v)} ({_NO_CI})" if pd.notna(v) else ""
+                       for v in ranked["judge_only_estimate"]],
+        "Why no estimate": ranked["reason"].map(tw.cell),
+    }).reset_index(drop=True)  # fmt: skip
+
+
+def ranking_chart(table: pd.DataFrame) -> go.Figure:
+    """Models best first (PPI), each with its PPI and random-labels-only CIs and the judge-only
+    point; a dotted line at the overall PPI accuracy."""
+    ranked = _ranked(table)
+    overall = ranked[ranked["model"] == ALL_MODELS]
+    models = ranked[ranked["model"] != ALL_MODELS].reset_index(drop=True)
+    pos = np.arange(len(models), dtype=float)
+    fig = go.Figure()
+    for name, prefix, shift, color in (
+        ("PPI (judge + random labels)", "ppi", -0.2, "#1f77b4"),
+        ("random labels only", "human_only", 0.0, "#2ca02c"),
+    ):
+        est = models[f"{prefix}_estimate"]
+        lo, hi = models[f"{prefix}_ci_low"].clip(lower=0), models[f"{prefix}_ci_high"].clip(upper=1)
+        fig.add_scatter(
+            x=est, y=pos + shift, mode="markers", name=name, marker={"color": color, "size": 9},
+            error_x={"type": "data", "symmetric": False, "array": hi - est,
+                     "arrayminus": est - lo, "thickness": 2},
+        )  # fmt: skip
+    fig.add_scatter(
+        x=models["judge_only_estimate"], y=pos + 0.2, mode="markers",
+        name=f"judge only ({_NO_CI})", marker={"color": "#ff7f0e", "symbol": "x", "size": 9},
+    )  # fmt: skip
+    if not overall.empty and pd.notna(overall["ppi_estimate"].iloc[0]):
+        fig.add_vline(x=float(overall["ppi_estimate"].iloc[0]), line={"dash": "dot"},
+                      annotation_text="all models (PPI)")  # fmt: skip
+    fig.update_layout(
+        xaxis={"title": "accuracy", "range": [-0.01, 1.01], "dtick": 0.1},
+        height=max(260, 60 + 42 * len(models)),
+        yaxis={"tickvals": pos, "ticktext": aui.chart_labels(models["model"]),
+               "autorange": "reversed"},
+        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"}, margin={"t": 60},
+    )  # fmt: skip
+    return fig
+
+
+def _no_random_labels(frame: pd.DataFrame) -> None:
+    labelled = int(frame["gold_label"].notna().sum())
+    st.warning(
+        f"No random audit labels yet: {labelled} item(s) have a human label, but none was "
+        "chosen at random (they were queued, imported or routed by the judge's doubt), so no "
+        "valid confidence interval can be drawn from them. Deal a seeded random audit sample "
+        "and have it labelled; audited items that already carry a label count at once.",
+        icon=":material/casino:",
+    )
+    st.page_link(ASSIGN_PAGE, label="Deal a random audit sample on the Assign page",
+                 icon=":material/group_add:")  # fmt: skip
+    judge = float(frame["judge_probability"].mean()) if len(frame) else float("nan")
+    st.metric("Judge only, all items (no valid CI)", aui.fmt(judge))
+
+
+def _comparison(frame: pd.DataFrame, table: pd.DataFrame, confidence: float, min_labels: int):
+    models = [m for m in _ranked(table)["model"] if m != ALL_MODELS]
+    ready = [m for m in models if pd.notna(table.set_index("model").loc[m, "ppi_estimate"])]
+    safe_text.section("Do two models differ?")
+    if len(ready) < 2:
+        st.info("Comparing needs two models with a PPI estimate (enough random labels each).")
+        return
+    c1, c2 = st.columns(2)
+    a = c1.selectbox("Model A", ready, index=0, key="estimates_model_a")
+    b = c2.selectbox("Model B", ready, index=1, key="estimates_model_b")
+    if a == b:
+        st.info("Pick two different models.")
+        return
+    pairs = compare_models(frame, confidence=confidence, min_labels=min_labels, **COLUMNS)
+    row = pairs[(pairs["model_a"] == a) & (pairs["model_b"] == b)]
+    sign = 1.0
+    if row.empty:
+        row, sign = pairs[(pairs["model_a"] == b) & (pairs["model_b"] == a)], -1.0
+    r = row.iloc[0]
+    diff = sign * float(r["difference"])
+    lo, hi = sorted((sign * float(r["ci_low"]), sign * float(r["ci_high"])))
+    st.metric(f"Accuracy of A minus B ({confidence:.0%} CI)",
+              f"{diff:+.3f} [{lo:+.3f}, {hi:+.3f}]")  # fmt: skip
+    names = f"{safe_text.escape_markdown(a)} and {safe_text.escape_markdown(b)}"
+    if bool(r["significant"]):
+        st.success(f"Significant: the interval excludes 0, so {names} differ.")
+    else:
+        st.info(f"Not significant: the interval includes 0; {names} may be equally accurate.")
+    st.caption(
+        "PPI difference with a normal interval that treats the two estimates as independent; "
+        "answers to the same questions usually make them positively correlated, which makes "
+        "this interval conservative (too wide)."
+    )
+
+
+def estimates_section(url: str, dataset: str | None) -> None:
+    """The whole section: calibration, options, the three estimates, ranking, comparison."""
+    st.subheader("Model accuracy with valid confidence intervals")
+    if dataset is None:
+        st.info("Pick one dataset to estimate its QA models' accuracy.")
+        return
+    c1, c2, c3 = st.columns([3, 1, 1])
+    calibration = tw.calibration_picker(
+        url, key="estimates_calibration", dataset=dataset, container=c1,
+        help="The saved judge whose P(correct) is averaged over every item.",
+    )  # fmt: skip
+    confidence = c2.selectbox("Confidence", [0.9, 0.95, 0.99], index=1, key="estimates_conf")
+    min_labels = int(c3.number_input("Min. random labels", 2, 10_000, 10, key="estimates_min"))
+    if calibration is None:
+        return
+    try:
+        frame = tw.estimation_frame(url, dataset, calibration)
+    except QAEvalError as exc:
+        safe_text.show_error(exc)
+        return
+    random = (frame["label_sample"] == "random") & frame["gold_label"].notna()
+    if not random.any():
+        _no_random_labels(frame)
+        return
+    table = estimate_accuracy(frame, confidence=confidence, min_labels=min_labels, **COLUMNS)
+    overall = table[table["model"] == ALL_MODELS].iloc[0]
+    m = st.columns(3)
+    m[0].metric("PPI: judge + random labels", _ci(*overall[["ppi_estimate", "ppi_ci_low",
+                                                              "ppi_ci_high"]]) or "—")  # fmt: skip
+    m[1].metric("Random labels only", _ci(*overall[["human_only_estimate", "human_only_ci_low",
+                                                    "human_only_ci_high"]]) or "—")  # fmt: skip
+    m[2].metric(f"Judge only ({_NO_CI})", aui.fmt(overall["judge_only_estimate"]))
+    st.caption(
+        f"All {int(overall['n_items'])} items; {int(overall['n_labelled'])} random audit "
+        f"label(s) used, {int(overall['n_not_random'])} other label(s) left out (not a random "
+        f"sample). {confidence:.0%} intervals, clipped to [0, 1]."
+    )
+    shown = estimates_table(table, confidence)
+    st.dataframe(shown, hide_index=True, key="estimates_table",
+                 height=min(35 * (len(shown) + 1) + 3, 738))  # fmt: skip
+    st.plotly_chart(ranking_chart(table), key="estimates_chart")
+    _comparison(frame, table, confidence, min_labels)
