@@ -209,3 +209,10 @@ def test_a_version_1_config_written_before_the_refactor_gives_byte_identical_sco
         else:
             assert [repr(float(v)) for v in got] == values, column
     assert set(out["judge_outcome"]) <= {"correct", "incorrect"}
+
+
+def test_a_judge_file_nested_too_deep_to_parse_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text('{"kind": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(ConfigError, match="nests objects or lists too deeply"):
+        Judge.from_config(path)

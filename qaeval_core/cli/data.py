@@ -52,6 +52,13 @@ def register(app: typer.Typer) -> None:
         label_scale: Annotated[
             str, typer.Option(help="Scale of plain labels: binary (0/1) or three (0/1/2).")
         ] = "binary",
+        rating_scale: Annotated[
+            str,
+            typer.Option(
+                help="Scale of the raters' rating/rating_match values, LOW-HIGH: 1-5, 0-2 "
+                "(SMILE), ... mapped to 0/1/2 by their place on it."
+            ),
+        ] = io.RATING_SCALE,
         alias_sep: Annotated[
             str,
             typer.Option(help="Separator of aliases in a references string ('' keeps it whole)."),
@@ -69,6 +76,7 @@ def register(app: typer.Typer) -> None:
             mapping=parse_mapping(map_ or []),
             label_scale=label_scale,
             alias_separator=alias_sep or None,
+            rating_scale=rating_scale,
         )
         url = store_session.upgrade(db)
         report = repo.import_items(url, dataset, rows, source=str(file))

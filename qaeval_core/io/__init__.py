@@ -54,11 +54,12 @@ The package is split by concern; everything above is importable from here:
 from __future__ import annotations
 
 # ``X as X``: public names of the former module that are not in ``__all__``; still importable.
-from qaeval_core.io.cells import MAX_ID_CHARS, MAX_TEXT_CHARS
+from qaeval_core.io.cells import MAX_DEPTH, MAX_ID_CHARS, MAX_TEXT_CHARS
 from qaeval_core.io.cells import MAX_RATER_CHARS as MAX_RATER_CHARS
 from qaeval_core.io.files import FORMATS, detect_format, read_records, write_records
 from qaeval_core.io.labels import GOLD_RATER, RaterLabel
 from qaeval_core.io.labels import LABEL_SCALES as LABEL_SCALES
+from qaeval_core.io.labels import RATING_SCALE as RATING_SCALE
 from qaeval_core.io.labels import LabelScale as LabelScale
 from qaeval_core.io.rows import FIELD_ALIASES, ItemRow, items_to_records, parse_records, read_items
 from qaeval_core.io.rows import item_hash as item_hash
@@ -67,6 +68,7 @@ __all__ = [
     "FIELD_ALIASES",
     "FORMATS",
     "GOLD_RATER",
+    "MAX_DEPTH",
     "MAX_ID_CHARS",
     "MAX_TEXT_CHARS",
     "ItemRow",

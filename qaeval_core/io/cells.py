@@ -11,16 +11,21 @@ import json
 import math
 from typing import Any
 
-from qaeval_core.io.files import describe_kind, describe_utf8_error
+from qaeval_core.io.files import MAX_DEPTH, describe_kind, describe_utf8_error
 
 __all__ = [
+    "MAX_DEPTH",
     "MAX_ID_CHARS",
     "MAX_RATER_CHARS",
     "MAX_TEXT_CHARS",
     "BadValue",
     "as_text",
     "decode_json",
+    "check_depth",
+    "check_nul",
     "is_missing",
+    "nesting_depth",
+    "record_problems",
     "text_list",
 ]
 
@@ -51,9 +56,70 @@ def as_text(value: Any, what: str, *, limit: int = MAX_TEXT_CHARS) -> str:
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         value = int(value)
     text = value if isinstance(value, str) else str(value)
+    check_nul(text, what)
     if len(text) > limit:
         raise BadValue(f"{what} has {len(text):,} characters; the limit is {limit:,}")
     return text
+
+
+def nesting_depth(value: Any, stop: int = MAX_DEPTH) -> int:
+    """Levels of objects/lists in ``value`` (a scalar is 0), counted without recursion; the
+    count stops just past ``stop`` so a hostile value costs little."""
+    deepest = 0
+    stack = [(value, 0)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, dict):
+            children: Any = current.values()
+        elif isinstance(current, list | tuple):
+            children = current
+        else:
+            continue
+        deepest = max(deepest, depth + 1)
+        if deepest > stop:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def check_depth(value: Any, what: str) -> Any:
+    """``value`` unchanged, or :class:`BadValue` when it nests deeper than :data:`MAX_DEPTH`."""
+    if nesting_depth(value) > MAX_DEPTH:
+        raise BadValue(f"{what} nests objects/lists more than {MAX_DEPTH} levels deep; flatten it")
+    return value
+
+
+def check_nul(value: Any, what: str) -> Any:
+    """``value`` unchanged, or :class:`BadValue` when a text in it (keys included) holds a NUL
+    character, which PostgreSQL cannot store: refused on every store, so both behave alike."""
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, str):
+            if "\x00" in current:
+                raise BadValue(f"{what} contains a NUL character (\\u0000); remove it")
+        elif isinstance(current, dict):
+            stack.extend(current.keys())
+            stack.extend(current.values())
+        elif isinstance(current, list | tuple):
+            stack.extend(current)
+    return value
+
+
+def record_problems(rec: Any) -> list[str]:
+    """What makes a raw record unsafe to go on with: a value nesting too deep (checked first,
+    so the walk for NUL stays short) or a NUL in any text, column names included."""
+    problems = []
+    for column, value in rec.items():
+        try:
+            check_nul(check_depth(value, str(column)), str(column))
+        except BadValue as exc:
+            problems.append(str(exc))
+    try:
+        check_nul(list(rec), "a column name")
+    except BadValue as exc:
+        problems.append(str(exc))
+    return problems
 
 
 def decode_json(value: Any, what: str, *, want: type) -> Any:
@@ -65,8 +131,12 @@ def decode_json(value: Any, what: str, *, want: type) -> Any:
             if want is dict:
                 raise BadValue(f"{what} is not valid JSON: {exc.msg}") from None
             return value
+        except RecursionError:
+            raise BadValue(
+                f"{what} nests objects/lists more than {MAX_DEPTH} levels deep; flatten it"
+            ) from None
         if isinstance(decoded, want):
-            return decoded
+            return check_depth(decoded, what)
     return value
 
 

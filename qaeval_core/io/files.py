@@ -25,6 +25,8 @@ from qaeval_core.jsonable import to_jsonable
 
 __all__ = [
     "FORMATS",
+    "FORMULA_TRIGGERS",
+    "MAX_DEPTH",
     "describe_kind",
     "describe_utf8_error",
     "detect_format",
@@ -47,6 +49,18 @@ FORMATS: dict[str, str] = {
 
 _FORMAT_HINT = " (or name the format: --format jsonl|json|csv|tsv|parquet)"
 _SURROGATE = re.compile("[\udc80-\udcff]")
+
+#: Characters a spreadsheet reads as the start of a formula (OWASP "CSV injection"): a text
+#: cell starting with one is written with a leading ``'``; a cell of quotes then one of these
+#: gets one more quote, and the CSV/TSV reader drops exactly one, so exports import back exact.
+FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+_GUARDED = re.compile("'*[=+\\-@\t\r]")
+#: How deep objects and lists may nest in one value (``meta``, ``human``, any JSON cell): deep
+#: enough for any real annotation, far from the recursion limit that would break exports.
+#: Checked by :func:`qaeval_core.io.cells.check_depth`.
+MAX_DEPTH = 32
+_TOO_DEEP = f"objects/lists nest too deeply to read (a value may nest {MAX_DEPTH} levels)"
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
 # -- reading -------------------------------------------------------------------------------
@@ -144,6 +158,9 @@ def _read_jsonl(data: bytes) -> tuple[list[tuple[int, dict[str, Any]]], list[Row
         except json.JSONDecodeError as exc:
             errors.append(RowError(number, f"invalid JSON: {exc.msg} at column {exc.colno}"))
             continue
+        except RecursionError:
+            errors.append(RowError(number, _TOO_DEEP))
+            continue
         if not isinstance(value, dict):
             errors.append(RowError(number, f"expected a JSON object, got {describe_kind(value)}"))
             continue
@@ -158,6 +175,8 @@ def _read_json(data: bytes, label: str) -> tuple[list[tuple[int, dict[str, Any]]
         raise ConfigError(f"{label}: {describe_utf8_error(exc)}") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{label}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+    except RecursionError:
+        raise ConfigError(f"{label}: {_TOO_DEEP}.") from None
     if not isinstance(value, list):
         raise ConfigError(f"{label}: expected a JSON array of objects, got {describe_kind(value)}.")
     records, errors = [], []
@@ -201,6 +220,7 @@ def _read_csv(
                 except UnicodeDecodeError as exc:
                     errors.append(RowError(number, describe_utf8_error(exc)))
                 continue
+            values = [_unguard(v) for v in values]
             records.append((number, dict(zip(header, values, strict=True))))
     except csv.Error as exc:
         errors.append(RowError(len(records) + len(errors) + 1, f"unreadable CSV: {exc}"))
@@ -230,6 +250,21 @@ def plain_records(data: Any) -> list[dict[str, Any]]:
     return [{str(k): to_jsonable(v) for k, v in rec.items()} for rec in data]
 
 
+def _guard(text: str) -> str:
+    """A text cell a spreadsheet will not run: ``'`` before a formula trigger (OWASP).
+
+    A plain number written as text ("-0.5") is left alone: a spreadsheet reads it as that
+    number and runs nothing."""
+    if _GUARDED.match(text) and not _PLAIN_NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
+def _unguard(text: str) -> str:
+    """The inverse of :func:`_guard` for cells read from CSV/TSV."""
+    return text[1:] if text[:1] == "'" and _GUARDED.match(text, 1) else text
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""
@@ -237,7 +272,9 @@ def _cell(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, dict | list):
         return json.dumps(value, ensure_ascii=False)
-    return str(value)
+    if isinstance(value, str):
+        return _guard(value)
+    return str(value)  # numbers stay numbers (-0.5 is not a formula)
 
 
 def write_records(
@@ -249,7 +286,9 @@ def write_records(
     """Write records (or a DataFrame) to ``path``; the format comes from the suffix.
 
     Lists and objects become JSON strings in CSV/TSV (objects also in Parquet), which the
-    readers decode again, so exported files import back unchanged. The file is written to a
+    readers decode again, so exported files import back unchanged. In CSV/TSV a text cell
+    starting with a formula trigger (:data:`FORMULA_TRIGGERS`) gets a leading ``'`` so a
+    spreadsheet shows it as text; the CSV/TSV reader removes it again. The file is written to a
     temporary name and renamed, so a failed export never leaves half a file.
     """
     target = Path(path)

@@ -2,11 +2,14 @@
 
 Files carry judgments in several shapes and scales; the store keeps one scale (clearly
 incorrect / unclear / clearly correct), so the conversion lives here, once: binary 1 -> 2 and
-0 -> 0; 1-5 ratings >= 4 -> 2, 3 -> 1, <= 2 -> 0; ``null`` means "not rated" and is skipped.
+0 -> 0; ratings on a declared scale (default 1-5) by their place on it: the top quarter -> 2,
+the bottom quarter -> 0, between -> 1 (1-5: >= 4 -> 2, 3 -> 1, <= 2 -> 0; 0-2 and 1-3: one
+step each); ``null`` means "not rated" and is skipped.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,7 +20,9 @@ __all__ = [
     "GOLD_RATER",
     "LABEL_SCALES",
     "LabelScale",
+    "RATING_SCALE",
     "RaterLabel",
+    "check_rating_scale",
     "check_scale",
     "labels_of",
 ]
@@ -25,6 +30,9 @@ __all__ = [
 GOLD_RATER = "gold"
 LabelScale = Literal["binary", "three"]
 LABEL_SCALES = ("binary", "three")
+#: The default scale of ``rating`` / ``rating_match`` values (``--rating-scale``).
+RATING_SCALE = "1-5"
+_RATING_SCALE = re.compile(r"\s*(\d+)\s*-\s*(\d+)\s*")
 
 
 @dataclass(frozen=True)
@@ -66,15 +74,29 @@ def _label_value(value: Any, scale: str, what: str) -> int:
     return value
 
 
-def _rating_value(value: Any, what: str) -> int:
+def check_rating_scale(scale: Any, what: str = "rating_scale") -> str:
+    """``"LOW-HIGH"`` (integers, LOW < HIGH, e.g. ``1-5``, ``0-2``) normalised, or BadValue."""
+    match = _RATING_SCALE.fullmatch(scale) if isinstance(scale, str) else None
+    if match is None or int(match[1]) >= int(match[2]):
+        raise BadValue(
+            f"{what} must be a range LOW-HIGH such as 1-5 or 0-2, got {scale!r}"
+            " (--rating-scale on the command line)"
+        )
+    return f"{int(match[1])}-{int(match[2])}"
+
+
+def _rating_value(value: Any, what: str, scale: str = RATING_SCALE) -> int:
+    low, high = (int(x) for x in scale.split("-"))
     if isinstance(value, str):
         try:
             value = float(value)
         except ValueError:
             raise BadValue(f"{what} {value!r} is not a number") from None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 1 <= value <= 5:
-        raise BadValue(f"{what} must be a 1-5 rating, got {value!r}")
-    return 2 if value >= 4 else 0 if value <= 2 else 1
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        hint = "" if scale != RATING_SCALE else " (declare another scale with --rating-scale)"
+        raise BadValue(f"{what} must be a {scale} rating, got {value!r}{hint}")
+    place = 4 * (value - low)  # in quarters of the scale's span (exact for integers)
+    return 2 if place >= 3 * (high - low) else 0 if place <= high - low else 1
 
 
 def check_scale(scale: Any, what: str = "label_scale") -> str:
@@ -84,7 +106,9 @@ def check_scale(scale: Any, what: str = "label_scale") -> str:
     return str(scale)
 
 
-def _rater_entry(entry: Any, scale: str, what: str) -> RaterLabel | None:
+def _rater_entry(
+    entry: Any, scale: str, what: str, rating_scale: str = RATING_SCALE
+) -> RaterLabel | None:
     if not isinstance(entry, dict):
         raise BadValue(
             f"{what} must be an object with a rater and a label, got {describe_kind(entry)}"
@@ -100,9 +124,9 @@ def _rater_entry(entry: Any, scale: str, what: str) -> RaterLabel | None:
     if not is_missing(entry.get("label")):
         value = _label_value(entry["label"], scale, f"{what}.label")
     elif not is_missing(entry.get("rating_match")):
-        value = _rating_value(entry["rating_match"], f"{what}.rating_match")
+        value = _rating_value(entry["rating_match"], f"{what}.rating_match", rating_scale)
     elif not is_missing(entry.get("rating")):
-        value = _rating_value(entry["rating"], f"{what}.rating")
+        value = _rating_value(entry["rating"], f"{what}.rating", rating_scale)
     elif not is_missing(entry.get("binary")):
         value = _label_value(entry["binary"], "binary", f"{what}.binary")
     else:
@@ -123,8 +147,13 @@ def _rater_entry(entry: Any, scale: str, what: str) -> RaterLabel | None:
     return RaterLabel(name, value, None if is_missing(rule) else rule, note, seconds)
 
 
-def labels_of(fields: dict[str, Any], scale: str) -> tuple[list[RaterLabel], dict[str, Any]]:
-    """Every rater label of a row, and what else ``human`` said (kept in the item's meta)."""
+def labels_of(
+    fields: dict[str, Any], scale: str, rating_scale: str = RATING_SCALE
+) -> tuple[list[RaterLabel], dict[str, Any]]:
+    """Every rater label of a row, and what else ``human`` said (kept in the item's meta).
+
+    ``rating_scale`` is the scale of ``rating``/``rating_match`` values unless ``human``
+    names its own in ``rating_scale``."""
     labels: list[RaterLabel] = []
     summary: dict[str, Any] = {}
     human = fields.get("human")
@@ -137,16 +166,21 @@ def labels_of(fields: dict[str, Any], scale: str) -> tuple[list[RaterLabel], dic
         hscale = (
             scale if is_missing(human.get("scale")) else check_scale(human["scale"], "human.scale")
         )
+        rscale = rating_scale
+        if not is_missing(human.get("rating_scale")):
+            rscale = check_rating_scale(human["rating_scale"], "human.rating_scale")
         raters = human.get("raters")
         if not is_missing(raters):
             if not isinstance(raters, list):
                 raise BadValue(f"human.raters must be a list, got {describe_kind(raters)}")
             for i, entry in enumerate(raters, start=1):
-                label = _rater_entry(entry, hscale, f"human.raters[{i}]")
+                label = _rater_entry(entry, hscale, f"human.raters[{i}]", rscale)
                 if label is not None:
                     labels.append(label)
         summary = {
-            k: v for k, v in human.items() if k not in ("raters", "scale") and not is_missing(v)
+            k: v
+            for k, v in human.items()
+            if k not in ("raters", "scale", "rating_scale") and not is_missing(v)
         }
         if not labels and "label" in summary:
             labels.append(
@@ -165,7 +199,7 @@ def labels_of(fields: dict[str, Any], scale: str) -> tuple[list[RaterLabel], dic
                     labels.append(_rater_entry(entry, scale, f"labels[{rater!r}]"))  # type: ignore[arg-type]
         elif isinstance(extra, list):
             for i, entry in enumerate(extra, start=1):
-                label = _rater_entry(entry, scale, f"labels[{i}]")
+                label = _rater_entry(entry, scale, f"labels[{i}]", rating_scale)
                 if label is not None:
                     labels.append(label)
         else:

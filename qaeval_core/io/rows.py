@@ -15,9 +15,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from qaeval_core.errors import ConfigError, RowError, ValidationError
-from qaeval_core.io.cells import MAX_ID_CHARS, BadValue, as_text, decode_json, is_missing, text_list
+from qaeval_core.io.cells import (
+    MAX_ID_CHARS,
+    BadValue,
+    as_text,
+    decode_json,
+    is_missing,
+    record_problems,
+    text_list,
+)
 from qaeval_core.io.files import describe_kind, plain_records, read_records
-from qaeval_core.io.labels import LABEL_SCALES, RaterLabel, check_scale, labels_of
+from qaeval_core.io.labels import (
+    LABEL_SCALES,
+    RATING_SCALE,
+    RaterLabel,
+    check_rating_scale,
+    check_scale,
+    labels_of,
+)
 from qaeval_core.schema import Item, content_hash, join_models
 
 __all__ = [
@@ -53,6 +68,7 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
     "label": ("label", "human_label", "is_correct"),
     "rater": ("rater", "annotator"),
     "label_scale": ("label_scale",),
+    "rating_scale": ("rating_scale",),
 }
 
 
@@ -145,8 +161,8 @@ def _parse_one(
     scale: str,
     sep: str | None,
     row: int,
+    rating_scale: str = RATING_SCALE,
 ) -> ItemRow:
-    fields, extras = _resolve(rec, mapping)
     problems: list[str] = []
 
     def check(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -155,6 +171,10 @@ def _parse_one(
         except BadValue as exc:
             problems.append(str(exc))
             return None
+
+    if unsafe := record_problems(rec):  # nothing below may walk such a value
+        raise BadValue("; ".join(unsafe))
+    fields, extras = _resolve(rec, mapping)
 
     def required(name: str) -> Any:
         if name not in fields:
@@ -213,7 +233,9 @@ def _parse_one(
         row_scale = check(check_scale, fields["label_scale"]) or scale
     if fields.get("rater") is not None and fields.get("label") is None:
         problems.append("a rater column needs a label column next to it")
-    labels, summary = check(labels_of, fields, row_scale) or ([], {})
+    if fields.get("rating_scale") is not None:
+        rating_scale = check(check_rating_scale, fields["rating_scale"]) or rating_scale
+    labels, summary = check(labels_of, fields, row_scale, rating_scale) or ([], {})
     if candidate is not None and not candidate.strip() and not labels:
         problems.append(
             "candidate is empty (an empty answer is only accepted with a human label on it)"
@@ -275,11 +297,13 @@ def parse_records(
     label_scale: str = "binary",
     alias_separator: str | None = "/",
     read_errors: Sequence[RowError] = (),
+    rating_scale: str = RATING_SCALE,
 ) -> list[ItemRow]:
     """Validate records into items; raises :class:`ValidationError` listing every bad row.
 
     ``records`` are mappings (numbered from 1) or ``(row, mapping)`` pairs. ``mapping`` maps a
-    source column to a field name, e.g. ``{"gold_answer": "references"}``.
+    source column to a field name, e.g. ``{"gold_answer": "references"}``. ``rating_scale``
+    (``"1-5"``, ``"0-2"``...) is the scale of the raters' ``rating``/``rating_match`` values.
     """
     mapping = dict(mapping or {})
     for column, name in mapping.items():
@@ -291,12 +315,16 @@ def parse_records(
         raise ConfigError(
             f"label_scale must be one of {', '.join(LABEL_SCALES)}, got {label_scale!r}."
         )
+    try:
+        rating_scale = check_rating_scale(rating_scale)
+    except BadValue as exc:
+        raise ConfigError(f"{exc}.") from None
     errors = list(read_errors)
     by_id: dict[str, ItemRow] = {}
     for number, entry in enumerate(records, start=1):
         row, rec = entry if isinstance(entry, tuple) else (number, entry)
         try:
-            item = _parse_one(rec, mapping, label_scale, alias_separator or None, row)
+            item = _parse_one(rec, mapping, label_scale, alias_separator or None, row, rating_scale)
         except BadValue as exc:
             errors.append(RowError(row, str(exc)))
             continue
@@ -318,6 +346,7 @@ def read_items(
     mapping: Mapping[str, str] | None = None,
     label_scale: str = "binary",
     alias_separator: str | None = "/",
+    rating_scale: str = RATING_SCALE,
 ) -> list[ItemRow]:
     """Read and validate a file (path or bytes) into items; nothing partial on errors."""
     records, read_errors = read_records(source, fmt=fmt, name=name)
@@ -331,6 +360,7 @@ def read_items(
         label_scale=label_scale,
         alias_separator=alias_separator,
         read_errors=read_errors,
+        rating_scale=rating_scale,
     )
 
 

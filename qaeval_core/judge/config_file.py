@@ -21,6 +21,7 @@ from qaeval_core.judge.triage import ProbabilityCalibrator, TriageBand
 __all__ = [
     "JUDGE_KIND",
     "JUDGE_SCHEMA_VERSION",
+    "MAX_CONFIG_DEPTH",
     "OLDEST_SCHEMA_VERSION",
     "config_checksum",
     "read_config",
@@ -30,6 +31,9 @@ JUDGE_KIND = "qaeval-judge"
 JUDGE_SCHEMA_VERSION = 2
 #: Oldest schema version still read (1: before calibrated probabilities and triage).
 OLDEST_SCHEMA_VERSION = 1
+#: How deep objects/lists may nest in a judge file (qaeval writes fewer than 10 levels); a
+#: deeper one is refused before anything walks it recursively.
+MAX_CONFIG_DEPTH = 32
 
 
 def _canonical(data: Any) -> bytes:
@@ -44,11 +48,29 @@ def config_checksum(config: Mapping[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(_canonical(body)).hexdigest()
 
 
+def _too_deep(data: Any) -> bool:
+    """Whether ``data`` nests deeper than :data:`MAX_CONFIG_DEPTH` (walked without recursion)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, Mapping | list | tuple):
+            if depth > MAX_CONFIG_DEPTH:
+                return True
+            children = value.values() if isinstance(value, Mapping) else value
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 def read_config(data: Any, label: str) -> dict[str, Any]:
     """Check a parsed judge file (kind, version, checksum, every field) and return the
     :class:`~qaeval_core.judge.Judge` constructor arguments; errors name the file and the fix."""
     if not isinstance(data, Mapping):
         raise ConfigError(f"{label}: a judge config is a JSON object, got {type(data).__name__}.")
+    if _too_deep(data):
+        raise ConfigError(
+            f"{label}: objects/lists nest more than {MAX_CONFIG_DEPTH} levels deep; this is "
+            "not a judge file qaeval wrote. Re-export it with `qaeval calibrate`."
+        )
     if data.get("kind") != JUDGE_KIND:
         raise ConfigError(
             f"{label} is not a qaeval judge config (kind={data.get('kind')!r}, expected "

@@ -186,6 +186,11 @@ class Judge:
                 f"{exc.colno}); it may have been edited by hand. Re-export it with "
                 "`qaeval calibrate`."
             ) from None
+        except RecursionError:
+            raise ConfigError(
+                f"{label} nests objects or lists too deeply to read; a judge config is shallow "
+                "(it was not written by qaeval). Re-export it with `qaeval calibrate`."
+            ) from None
         return cls._from_dict(data, label)
 
     @classmethod

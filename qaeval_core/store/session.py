@@ -138,12 +138,71 @@ def upgrade(url: str | None = None, revision: str = "head") -> str:
 
     resolved = resolve_url(url)
     try:
-        command.upgrade(_alembic_config(resolved), revision)
+        with _upgrade_lock(resolved):
+            command.upgrade(_alembic_config(resolved), revision)
     except Exception as exc:  # noqa: BLE001 - any driver error becomes a clear message
         if isinstance(exc, StoreError):
             raise
         raise StoreError(f"Could not upgrade the store at {_safe(resolved)}: {exc}") from exc
     return resolved
+
+
+#: ``pg_advisory_lock`` key serialising schema upgrades of one PostgreSQL database ("qaeval").
+_PG_UPGRADE_LOCK_KEY = 0x716165_76616C
+
+
+@contextmanager
+def _upgrade_lock(url: str) -> Iterator[None]:
+    """Hold a lock that serialises schema upgrades of one store across processes.
+
+    Two processes upgrading an empty store at once (the app and an import started together)
+    would both create the tables: the second fails on a unique violation (PostgreSQL) or
+    "database is locked" (SQLite). PostgreSQL: a session advisory lock on its own connection,
+    held while Alembic runs; the waiter then finds the schema at head and does nothing.
+    SQLite: an exclusive lock on the file ``<store>.upgrade.lock`` next to the database (none
+    for an in-memory store, which no other process can see).
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "postgresql":
+        with get_engine(url).connect() as conn:
+            conn.exec_driver_sql(f"SELECT pg_advisory_lock({_PG_UPGRADE_LOCK_KEY})")
+            conn.commit()
+            try:
+                yield
+            finally:
+                conn.exec_driver_sql(f"SELECT pg_advisory_unlock({_PG_UPGRADE_LOCK_KEY})")
+                conn.commit()
+        return
+    database = parsed.database if parsed.get_backend_name() == "sqlite" else None
+    if not database or database == ":memory:" or database.startswith("file:"):
+        yield
+        return
+    with _file_lock(Path(f"{database}.upgrade.lock")):
+        yield
+
+
+@contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive inter-process lock on ``path`` (``filelock`` when installed, else fcntl)."""
+    try:
+        from filelock import FileLock
+    except ImportError:
+        FileLock = None  # noqa: N806
+    if FileLock is not None:
+        with FileLock(str(path)):
+            yield
+        return
+    try:
+        import fcntl
+    except ImportError:  # Windows without filelock: no lock (upgrades may then collide)
+        yield
+        return
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def downgrade(url: str | None = None, revision: str = "base") -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
 
 from qaeval_core.errors import ConfigError
 from qaeval_core.store.annotation.dealing import (
@@ -152,7 +153,8 @@ def reassign(
     so nobody gets an item twice; a moved item keeps the deal that queued it (an audit item
     stays in the audit). Items ``absent`` already labelled stay theirs. Runs in one
     ``BEGIN IMMEDIATE`` transaction: a label ``absent`` saves concurrently either lands first
-    (the item stays) or is refused as "no longer assigned" - never silently dropped.
+    (the item stays) or is refused as "no longer assigned" - never silently dropped. On
+    PostgreSQL the same holds through row locks (see :func:`_lock_queue`).
     """
     with write_scope(url) as session:
         ds = lookup_dataset(session, dataset)
@@ -162,6 +164,7 @@ def reassign(
             raise ConfigError(f"Pick at least one annotator other than {gone.name!r}.")
         recipients = _check_annotators(session, others)
         lock_dataset(session, ds.id)
+        _lock_queue(session, ds.id, gone.id)
         remaining = list(
             session.execute(
                 select(Assignment.item_id, Assignment.position, Assignment.deal_id)
@@ -213,6 +216,26 @@ def reassign(
             kept=len(remaining) - len(moved_items),
             per_recipient={names[uid]: per.get(uid, 0) for uid in rec_ids},
         )
+
+
+def _lock_queue(session: Session, dataset_id: int, user_id: int) -> None:
+    """Lock ``user_id``'s assignment rows in the dataset ``FOR UPDATE`` (PostgreSQL).
+
+    ``save_label`` holds the row of the item it writes ``FOR SHARE`` until it commits, so this
+    waits for labels being saved; the next statement (a fresh snapshot under READ COMMITTED)
+    then sees them, and their items stay. Saves that come later wait for this transaction and
+    are refused when their row was moved. SQLite's ``BEGIN IMMEDIATE`` already excludes both.
+    """
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    rows = (
+        select(Assignment.item_id)
+        .join(ItemRecord, ItemRecord.id == Assignment.item_id)
+        .where(ItemRecord.dataset_id == dataset_id, Assignment.user_id == user_id)
+        .order_by(Assignment.item_id)
+        .with_for_update(of=Assignment)
+    )
+    session.execute(rows).all()
 
 
 def queue_users(*, url: str | None = None) -> list[tuple[str, str]]:

@@ -24,9 +24,10 @@ from sqlalchemy import (
     insert,
     select,
 )
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import aliased
 
-from qaeval_core.errors import ConfigError, PermissionDenied
+from qaeval_core.errors import ConfigError, InputError, PermissionDenied
 from qaeval_core.schema import RULES, LabelValue, parse_label_value
 from qaeval_core.store.annotation.lookups import (
     DatasetRef,
@@ -105,6 +106,11 @@ def _clean_label(
     numbers = {r.number for r in RULES}
     if rule is not None and int(rule) not in numbers:
         raise ConfigError(f"Rule must be one of 1-{max(numbers)} or none, got {rule!r}.")
+    if note is not None and "\x00" in note:
+        raise InputError(
+            "The note contains a NUL character (\\u0000), which the store cannot keep; "
+            "remove it and save again."
+        )
     text = (note or "").strip()[:MAX_NOTE_CHARS] or None
     secs = float(seconds) if seconds is not None and float(seconds) >= 0 else None
     return val, (int(rule) if rule is not None else None), text, secs
@@ -133,6 +139,28 @@ _INSERT_LABEL = _label_insert(require_assignment=True)
 _INSERT_LABEL_ANYWHERE = _label_insert(require_assignment=False)
 
 
+def _lock_for_label(
+    conn: Connection, user_id: int, item_id: int, require_assignment: bool
+) -> tuple[bool, datetime]:
+    """Serialise a label write; (may it be written, its ``created_at``), read after the locks.
+
+    SQLite: the caller's ``BEGIN IMMEDIATE`` already holds the database's write lock, so this
+    only reads the clock. PostgreSQL: a transaction advisory lock on (user, item) orders saves
+    of one item by one user, and ``FOR SHARE`` on the assignment row waits for a reassignment
+    in progress (which holds it ``FOR UPDATE``) and then sees whether the row survived it.
+    """
+    if conn.dialect.name != "postgresql":
+        return True, utcnow()
+    conn.execute(select(func.pg_advisory_xact_lock(user_id, item_id)))
+    allowed = True
+    if require_assignment:
+        held = select(Assignment.item_id).where(
+            Assignment.item_id == item_id, Assignment.user_id == user_id
+        )
+        allowed = conn.execute(held.with_for_update(read=True)).first() is not None
+    return allowed, conn.execute(select(func.clock_timestamp())).scalar_one()
+
+
 def save_label(
     user: UserRef,
     item_id: int,
@@ -151,16 +179,25 @@ def save_label(
     queue check and the write are one statement, the lock is held for microseconds, and an edit
     is simply a newer row. When this returns, the label is durable; nothing ever updates or
     deletes it.
+
+    On PostgreSQL, which has no database-wide write lock, :func:`_lock_for_label` first takes
+    a transaction lock on (user, item), so two saves of one item by one user run one after the
+    other, and a share lock on the assignment row, which :func:`.reassign` locks for update: a
+    label lands before a reassignment (the item then stays the user's) or is refused after it.
+    ``created_at`` is read after those locks, so the newest row (highest id) is also the latest
+    in time: "current" and the time order agree.
     """
     val, rule_n, text, secs = _clean_label(value, rule, note, seconds)
     with _WRITE_LOCK, write_scope(url) as session:
         uid = lookup_user_id(session, user)
+        conn = session.connection()  # begins the transaction: BEGIN IMMEDIATE holds the lock
+        allowed, created_at = _lock_for_label(conn, uid, item_id, require_assignment)
         params = {
             "item_id": item_id, "user_id": uid, "value": val, "rule": rule_n, "note": text,
-            "seconds": secs, "source": source, "created_at": utcnow(),
+            "seconds": secs, "source": source, "created_at": created_at,
         }  # fmt: skip
         stmt = _INSERT_LABEL if require_assignment else _INSERT_LABEL_ANYWHERE
-        row = session.connection().execute(stmt, params).first()
+        row = conn.execute(stmt, params).first() if allowed else None
         if row is None:
             raise PermissionDenied(
                 f"Item {item_id} is not (or no longer) in your queue, so the label was not "

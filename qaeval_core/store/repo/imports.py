@@ -63,6 +63,27 @@ def _parse_rows(
     return io.parse_records(rows, source=source)  # type: ignore[arg-type]
 
 
+def _changed(row: io.ItemRow, stored: tuple[Any, ...]) -> str:
+    """Which of choices, wrong answers, meta differ from the stored item ('' when none), so a
+    re-import never drops a change without a word (the content is checked by its hash)."""
+    _, choices, wrong, meta = stored
+    fields = [
+        name
+        for name, old, new in (
+            ("choices", choices, row.choices),
+            ("wrong_answers", wrong, row.wrong_answers),
+            ("meta", meta, row.meta),
+        )
+        if (old or None) != (new or None)
+    ]
+    if not fields:
+        return ""
+    return (
+        f"different {', '.join(fields)}; nothing was changed (give the changed item a new id, "
+        "or import into a new dataset)"
+    )
+
+
 def _insert_items(s: Session, dataset_id: int, rows: list[io.ItemRow]) -> dict[str, int]:
     if rows:
         s.execute(
@@ -131,15 +152,19 @@ def import_items(
             ds = Dataset(name=name, description=description, source=source)
             s.add(ds)
             s.flush()
-        existing = dict(
-            s.execute(
-                select(ItemRecord.external_id, ItemRecord.content_hash).where(
-                    ItemRecord.dataset_id == ds.id
-                )
-            )
-            .tuples()
-            .all()
-        )
+        stored = {
+            ext: (digest, choices, wrong, meta)
+            for ext, digest, choices, wrong, meta in s.execute(
+                select(
+                    ItemRecord.external_id,
+                    ItemRecord.content_hash,
+                    ItemRecord.choices,
+                    ItemRecord.wrong_answers,
+                    ItemRecord.meta,
+                ).where(ItemRecord.dataset_id == ds.id)
+            ).tuples()
+        }
+        existing = {ext: v[0] for ext, v in stored.items()}
         conflicts = [
             RowError(
                 r.row,
@@ -149,8 +174,14 @@ def import_items(
             for r in items
             if r.external_id in existing and existing[r.external_id] != r.content_hash
         ]
+        conflicts += [
+            RowError(r.row, f"id {r.external_id!r} is already in dataset {name!r} with {what}")
+            for r in items
+            if existing.get(r.external_id) == r.content_hash
+            and (what := _changed(r, stored[r.external_id]))
+        ]
         if conflicts:
-            raise ValidationError(source or "<rows>", conflicts)
+            raise ValidationError(source or "<rows>", sorted(conflicts, key=lambda e: e.row))
         new = [r for r in items if r.external_id not in existing]
         item_ids = _insert_items(s, ds.id, new)
         users, created_raters = _rater_ids(s, {lab.rater for r in items for lab in r.labels})
@@ -195,9 +226,15 @@ def import_file(
     mapping: Mapping[str, str] | None = None,
     label_scale: str = "binary",
     alias_separator: str | None = "/",
+    rating_scale: str = io.RATING_SCALE,
 ) -> ImportReport:
     """Read, validate and import one file (see :mod:`qaeval_core.io` for the schema)."""
     rows = io.read_items(
-        path, fmt=fmt, mapping=mapping, label_scale=label_scale, alias_separator=alias_separator
+        path,
+        fmt=fmt,
+        mapping=mapping,
+        label_scale=label_scale,
+        alias_separator=alias_separator,
+        rating_scale=rating_scale,
     )
     return import_items(db, dataset_name, rows, source=str(path))
