@@ -3,7 +3,9 @@ starts with.
 
 Every page starts with :func:`page_setup`, which re-reads the logged-in account from the store
 and checks its role on the server, so hiding a link is never the only protection: a page opened
-by URL, or by an account whose role changed since login, stops before it renders anything.
+by URL, or by an account whose role changed since login, stops before it renders anything; an
+account with a temporary password (the demo's ``admin``, or one an admin set) gets the
+change-password form before anything else.
 :func:`store_url` (the store this app serves, schema upgraded once per process) lives here too,
 because the login check is the first thing that needs it on every run.
 """
@@ -15,9 +17,11 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from qaeval_core.errors import NotFoundError
+from qaeval_core.errors import NotFoundError, QAEvalError
+from qaeval_core.store import auth as passwords
 from qaeval_core.store import login_sessions, repo
 from qaeval_core.store import session as store_session
+from qaeval_core.store.repo import users as accounts
 
 __all__ = [
     "LABELLERS",
@@ -29,6 +33,7 @@ __all__ = [
     "log_in",
     "log_out",
     "page_setup",
+    "password_change_form",
 ]
 
 #: Roles allowed on a page (the router in app/main.py shows the link, page_setup enforces it).
@@ -49,6 +54,7 @@ class SessionUser:
     id: int
     name: str
     role: str
+    must_change_password: bool = False
 
 
 def _as_dict(user: SessionUser) -> dict[str, object]:
@@ -68,17 +74,30 @@ def store_url() -> str:
     return _upgraded(store_session.resolve_url(None))
 
 
+def _start_session(user_id: int) -> None:
+    """A new login session (a new random token) for this browser; the one it held, if any,
+    ends, so a token is never reused across logins."""
+    old = st.session_state.get(_TOKEN_KEY) or st.query_params.get(SESSION_PARAM)
+    if old:
+        login_sessions.close_session(store_url(), str(old))
+    token = login_sessions.open_session(store_url(), user_id)
+    st.session_state[_TOKEN_KEY] = token
+    st.query_params[SESSION_PARAM] = token
+
+
 def log_in(name: str, password: str) -> SessionUser | None:
     """Check credentials against the store; remember the account in this browser session and
-    open a login session whose token goes into the page URL, so a reload keeps the user in."""
+    open a login session whose token goes into the page URL, so a reload keeps the user in.
+
+    Raises :class:`~qaeval_core.store.repo.users.LoginThrottled` while the name is locked out
+    after repeated failures (its message says when to retry).
+    """
     info = repo.authenticate(store_url(), name.strip(), password)
     if info is None:
         return None
-    user = SessionUser(info.id, info.name, info.role)
+    user = SessionUser(info.id, info.name, info.role, info.must_change_password)
     st.session_state[_USER_KEY] = _as_dict(user)
-    token = login_sessions.open_session(store_url(), info.id)
-    st.session_state[_TOKEN_KEY] = token
-    st.query_params[SESSION_PARAM] = token
+    _start_session(info.id)
     return user
 
 
@@ -137,7 +156,42 @@ def current_user() -> SessionUser | None:
     if info.role != remembered.role:
         remembered = SessionUser(info.id, info.name, info.role)
         st.session_state[_USER_KEY] = _as_dict(remembered)
-    return remembered
+    return SessionUser(info.id, info.name, info.role, info.must_change_password)
+
+
+def password_change_form(user: SessionUser, *, forced: bool = False) -> None:
+    """The form that sets a new password for ``user`` (asked for before anything else when
+    ``forced``). Every other login of the account ends; this browser gets a new session."""
+    if forced:
+        st.title("Choose a new password")
+        st.info(
+            "Your password is a temporary one (set by `qaeval demo` or an admin). Choose a new "
+            f"one of at least {passwords.MIN_PASSWORD_LENGTH} characters before you go on."
+        )
+    with st.form("own_password", clear_on_submit=True):
+        new = st.text_input(
+            "New password", type="password", key="own_pw_new", autocomplete="new-password"
+        )
+        again = st.text_input(
+            "Repeat the new password", type="password", key="own_pw_again",
+            autocomplete="new-password",
+        )  # fmt: skip
+        submitted = st.form_submit_button("Change password", type="primary", key="own_pw_submit")
+    if not submitted:
+        return
+    if new != again:
+        st.error("The two passwords differ; nothing was changed.")
+        return
+    try:
+        passwords.check_new_password(new)
+        accounts.set_password(store_url(), user.name, new)
+    except QAEvalError as exc:
+        st.error(str(exc))
+        return
+    _start_session(user.id)
+    st.success("Password changed.")
+    if forced:
+        st.rerun()
 
 
 def page_setup(title: str, roles: Iterable[str], *, caption: str | None = None) -> SessionUser:
@@ -150,6 +204,9 @@ def page_setup(title: str, roles: Iterable[str], *, caption: str | None = None) 
     allowed = tuple(roles)
     if user is None:
         st.warning("Please log in first.")
+        st.stop()
+    if user.must_change_password:
+        password_change_form(user, forced=True)
         st.stop()
     if user.role not in allowed:
         st.error(

@@ -39,7 +39,8 @@ APP_SETTINGS: dict[str, str] = {
 def install_demo(url: str, password: str = "admin") -> tuple[repo.ImportReport, bool]:
     """Import the shipped demo dataset and create the admin account (both idempotent).
 
-    Returns the import report and whether the admin account was created now.
+    Returns the import report and whether the admin account was created now. Its password is
+    a temporary one: the app asks for a new one at the first login.
     """
     data = resources.files("qaeval_core.data").joinpath(DEMO_FILE).read_bytes()
     rows = io.read_items(data, name=DEMO_FILE)
@@ -48,7 +49,7 @@ def install_demo(url: str, password: str = "admin") -> tuple[repo.ImportReport, 
         repo.get_user(url, ADMIN)
         return report, False
     except NotFoundError:
-        repo.add_user(url, ADMIN, "admin", password)
+        repo.add_user(url, ADMIN, "admin", password, must_change_password=True)
         return report, True
 
 
@@ -87,7 +88,8 @@ def register(app: typer.Typer) -> None:
         if created:
             shown = "admin" if password == "admin" else "the --password you gave"
             console.print(
-                f"Admin account created: user 'admin', password {shown}.",
+                f"Admin account created: user 'admin', password {shown} "
+                "(the app asks for a new one at the first login).",
                 markup=False,
                 soft_wrap=True,
             )

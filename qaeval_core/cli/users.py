@@ -7,13 +7,34 @@ from typing import Annotated
 import typer
 
 from qaeval_core.cli.common import DbOption, console
-from qaeval_core.store import repo
+from qaeval_core.errors import StoreError
+from qaeval_core.store import auth, repo
 from qaeval_core.store import session as store_session
 from qaeval_core.store.orm import ROLES
+from qaeval_core.store.repo import users as accounts
+
+PASSWORD_HELP = (
+    f"Password, at least {auth.MIN_PASSWORD_LENGTH} characters (asked for when missing)."
+)
+
+
+def _new_password(name: str, given: str | None) -> str:
+    """The password given or typed (twice, hidden), checked against the policy."""
+    password = given or typer.prompt(
+        f"Password for {name}", hide_input=True, confirmation_prompt=True
+    )
+    return auth.check_new_password(password)
+
+
+def _say(text: str) -> None:
+    console.print(text, markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
-    user_app = typer.Typer(help="Add and list user accounts.", no_args_is_help=True)
+    user_app = typer.Typer(
+        help="Add, list and manage user accounts (passwords, roles, deactivation).",
+        no_args_is_help=True,
+    )
 
     @user_app.command("add")
     def add(
@@ -21,18 +42,18 @@ def register(app: typer.Typer) -> None:
         role: Annotated[str, typer.Option(help=f"One of: {', '.join(ROLES)}.")] = "annotator",
         password: Annotated[
             str | None,
-            typer.Option(help="Password (asked for when missing; external raters have none)."),
+            typer.Option(help=PASSWORD_HELP + " External raters have none."),
         ] = None,
         db: DbOption = None,
     ) -> None:
         """Create an account (annotator, researcher, admin) or an external rater."""
-        if role in ROLES and role != "external" and not password:
-            password = typer.prompt(
-                f"Password for {name}", hide_input=True, confirmation_prompt=True
-            )
         url = store_session.upgrade(db)
+        if name.strip() in {u.name for u in repo.list_users(url)}:
+            raise StoreError(f"A user named {name.strip()!r} already exists.")
+        if role in ROLES and role != "external":
+            password = _new_password(name, password)
         user = repo.add_user(url, name, role, password)
-        console.print(f"Created {user.role} {user.name!r}.", markup=False, soft_wrap=True)
+        _say(f"Created {user.role} {user.name!r}.")
 
     @user_app.command("list")
     def list_(
@@ -45,6 +66,49 @@ def register(app: typer.Typer) -> None:
             console.print("No users.")
         for u in users:
             state = "" if u.active else "  (inactive)"
-            console.print(f"{u.name}\t{u.role}{state}", markup=False, soft_wrap=True)
+            _say(f"{u.name}\t{u.role}{state}")
+
+    @user_app.command("passwd")
+    def passwd(
+        name: Annotated[str, typer.Argument(help="Login name.")],
+        password: Annotated[str | None, typer.Option(help=PASSWORD_HELP)] = None,
+        temporary: Annotated[
+            bool, typer.Option(help="The user must choose a new password at the next login.")
+        ] = False,
+        db: DbOption = None,
+    ) -> None:
+        """Set a new password; every login session of the account ends."""
+        url = store_session.upgrade(db)
+        repo.get_user(url, name)  # an unknown name fails before the prompt
+        accounts.set_password(
+            url, name, _new_password(name, password), must_change_password=temporary
+        )
+        _say(f"Password of {name!r} changed; its login sessions ended.")
+
+    @user_app.command("deactivate")
+    def deactivate(
+        name: Annotated[str, typer.Argument(help="Login name.")], db: DbOption = None
+    ) -> None:
+        """Stop an account from logging in (its labels and queue stay); logs it out."""
+        accounts.set_active(store_session.upgrade(db), name, False)
+        _say(f"Deactivated {name!r}; its login sessions ended.")
+
+    @user_app.command("activate")
+    def activate(
+        name: Annotated[str, typer.Argument(help="Login name.")], db: DbOption = None
+    ) -> None:
+        """Let a deactivated account log in again (old login sessions stay ended)."""
+        accounts.set_active(store_session.upgrade(db), name, True)
+        _say(f"Activated {name!r}.")
+
+    @user_app.command("role")
+    def role_(
+        name: Annotated[str, typer.Argument(help="Login name.")],
+        role: Annotated[str, typer.Argument(help=f"One of: {', '.join(accounts.LOGIN_ROLES)}.")],
+        db: DbOption = None,
+    ) -> None:
+        """Change the role of an account (the last active admin stays admin)."""
+        user = accounts.set_role(store_session.upgrade(db), name, role)
+        _say(f"{user.name!r} is now {user.role}.")
 
     app.add_typer(user_app, name="user")

@@ -4,26 +4,58 @@ Streamlit keeps its session state per browser tab connection, so a reload used t
 out. The app now opens a login session at login, keeps its random token in the page URL
 (``?session=...``) and resumes from it after a reload. Only the token's SHA-256 is stored, so
 the table alone cannot be used to log in; a session ends when it expires (``hours`` after
-login, 12 by default) or when its user logs out, and it never outlives the account: a
-deactivated user or one who may not log in (an external rater) is not resumed.
+login, 12 by default), when it has been idle longer than the idle timeout (30 minutes by
+default, ``QAEVAL_SESSION_IDLE_MINUTES``), or when its user logs out, and it never outlives the
+account: a deactivated user or one who may not log in (an external rater) is not resumed, and a
+new password, a deactivation or a re-activation ends every session of the account
+(:mod:`qaeval_core.store.repo.users`). Each login gets a new random token.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
+from qaeval_core.errors import ConfigError
 from qaeval_core.store.orm import LoginSession, User, utcnow
 from qaeval_core.store.repo.users import UserInfo, user_info
 from qaeval_core.store.session import session_scope, write_scope
 
-__all__ = ["DEFAULT_HOURS", "open_session", "resume_session", "close_session"]
+__all__ = [
+    "DEFAULT_HOURS",
+    "DEFAULT_IDLE_MINUTES",
+    "IDLE_ENV",
+    "close_session",
+    "idle_minutes",
+    "open_session",
+    "resume_session",
+]
 
 #: How long a login lasts without logging in again.
 DEFAULT_HOURS = 12.0
+#: A login session unused for this long ends (``QAEVAL_SESSION_IDLE_MINUTES`` overrides it).
+DEFAULT_IDLE_MINUTES = 30.0
+IDLE_ENV = "QAEVAL_SESSION_IDLE_MINUTES"
+#: ``last_seen_at`` is written at most this often per session (not on every click).
+_TOUCH_EVERY = timedelta(seconds=30)
+
+
+def idle_minutes() -> float:
+    """The idle timeout in minutes: ``QAEVAL_SESSION_IDLE_MINUTES`` or 30."""
+    raw = os.environ.get(IDLE_ENV, "").strip()
+    if not raw:
+        return DEFAULT_IDLE_MINUTES
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise ConfigError(f"{IDLE_ENV}={raw!r}: expected a positive number of minutes.")
+    return value
 
 
 def _digest(token: str) -> str:
@@ -48,25 +80,44 @@ def open_session(url: str, user_id: int, *, hours: float = DEFAULT_HOURS) -> str
     return token
 
 
-def resume_session(url: str, token: str) -> UserInfo | None:
-    """The account of a live session (not expired, not logged out, account still allowed to
-    log in), else None. Any string is accepted: a forged or stale token just gives None."""
+def resume_session(url: str, token: str, *, idle: float | None = None) -> UserInfo | None:
+    """The account of a live session (not expired, not idle longer than ``idle`` minutes
+    (default :func:`idle_minutes`), not logged out, account still allowed to log in), else
+    None; a live session counts as used now. Any string is accepted: a forged or stale token
+    just gives None."""
     if not token or len(token) > 200:
         return None
+    now = utcnow()
+    idle_for = timedelta(minutes=idle_minutes() if idle is None else idle)
+    last_seen = func.coalesce(LoginSession.last_seen_at, LoginSession.created_at)
     stmt = (
-        select(User)
+        select(User, LoginSession.id, last_seen)
         .join(LoginSession, LoginSession.user_id == User.id)
         .where(
             LoginSession.token_hash == _digest(token),
             LoginSession.revoked_at.is_(None),
-            LoginSession.expires_at > utcnow(),
+            LoginSession.expires_at > now,
+            last_seen > now - idle_for,
             User.active.is_(True),
             User.role != "external",
         )
     )
     with session_scope(url) as s:
-        user = s.execute(stmt).scalar_one_or_none()
-        return user_info(user) if user is not None else None
+        row = s.execute(stmt).one_or_none()
+        if row is None:
+            return None
+        info, session_id, seen = user_info(row[0]), row[1], row[2]
+    if isinstance(seen, datetime):
+        seen = seen if seen.tzinfo is not None else seen.replace(tzinfo=UTC)
+        if seen > now - _TOUCH_EVERY:
+            return info  # touched recently: no write on every click
+    with write_scope(url) as s:
+        s.execute(
+            update(LoginSession)
+            .where(LoginSession.id == session_id, last_seen < now - _TOUCH_EVERY)
+            .values(last_seen_at=now)
+        )
+    return info
 
 
 def close_session(url: str, token: str) -> None:

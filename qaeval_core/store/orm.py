@@ -29,6 +29,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -37,6 +38,7 @@ __all__ = [
     "Dataset",
     "ItemRecord",
     "User",
+    "LoginThrottle",
     "Assignment",
     "Label",
     "Adjudication",
@@ -131,6 +133,24 @@ class User(Base):
     password_hash: Mapped[str | None] = mapped_column(String(300))
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: The password is a temporary one (the demo's, or set by an admin): the app asks for a new
+    #: one before anything else.
+    must_change_password: Mapped[bool] = mapped_column(
+        Boolean, default=False, server_default=false()
+    )
+
+
+class LoginThrottle(Base):
+    """Failed logins per typed user name (known or not, so the lockout tells nothing about
+    which names exist): ``failures`` since ``first_failed_at``; no attempt is checked before
+    ``locked_until``. A successful login deletes the row."""
+
+    __tablename__ = "login_throttle"
+
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    first_failed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    locked_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class Assignment(Base):
@@ -279,3 +299,6 @@ class LoginSession(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    #: The last request of this session (the idle timeout counts from it); NULL: never used
+    #: since login, so ``created_at`` counts.
+    last_seen_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -1,32 +1,65 @@
-"""Accounts: creating users, passwords, logging in, and the public view of an account.
+"""Accounts: creating users, passwords, logging in, roles, and the public view of an account.
 
 Roles that log in (annotator, researcher, admin) need a password, stored only as an argon2 hash
 (:mod:`qaeval_core.store.auth`); ``external`` raters come from imported files and cannot log in.
 :class:`UserInfo` never carries the hash.
+
+Security rules kept here: a new password, a deactivation or a re-activation ends every login
+session of the account (:mod:`~qaeval_core.store.login_sessions`); the last active admin can be
+neither deactivated nor demoted; after ``THROTTLE_FAILURES`` failed logins for one name within
+``THROTTLE_WINDOW`` further attempts for that name are refused (:class:`LoginThrottled`) for a
+delay that doubles with each further failure, counted in the store so that it holds across app
+processes; a successful login resets it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from qaeval_core.errors import ConfigError, NotFoundError, StoreError
+from qaeval_core.errors import ConfigError, NotFoundError, PermissionDenied, StoreError
 from qaeval_core.store import auth
-from qaeval_core.store.orm import ROLES, User
+from qaeval_core.store.orm import ROLES, LoginSession, LoginThrottle, User, utcnow
 from qaeval_core.store.repo._common import Store, _check_name, _scope
 
 __all__ = [
+    "LOGIN_ROLES",
+    "LoginThrottled",
     "UserInfo",
     "add_user",
     "authenticate",
     "get_user",
     "list_users",
+    "set_active",
     "set_password",
+    "set_role",
+    "throttled_until",
     "user_info",
 ]
+
+#: Roles whose accounts log in (``external`` raters do not).
+LOGIN_ROLES = ("annotator", "researcher", "admin")
+#: Failed logins for one name within ``THROTTLE_WINDOW`` before attempts are refused.
+THROTTLE_FAILURES = 5
+THROTTLE_WINDOW = timedelta(minutes=15)
+#: The first refusal lasts this long; each further failure doubles it, up to the cap.
+THROTTLE_DELAY = timedelta(minutes=1)
+THROTTLE_MAX_DELAY = timedelta(hours=1)
+
+
+class LoginThrottled(PermissionDenied):
+    """Too many failed logins for a name: ``retry_at`` (UTC) is when it may try again."""
+
+    def __init__(self, name: str, retry_at: datetime) -> None:
+        self.retry_at = retry_at
+        wait = max(1, int((retry_at - utcnow()).total_seconds() + 59) // 60)
+        super().__init__(
+            f"Too many failed logins for {name!r}: try again after "
+            f"{retry_at:%H:%M} UTC (in about {wait} minute(s))."
+        )
 
 
 @dataclass(frozen=True)
@@ -37,15 +70,41 @@ class UserInfo:
     active: bool
     has_password: bool
     created_at: datetime
+    must_change_password: bool = False
 
 
 def user_info(u: User) -> UserInfo:
     """The public view of an account row (never the password hash)."""
-    return UserInfo(u.id, u.name, u.role, u.active, u.password_hash is not None, u.created_at)
+    return UserInfo(
+        u.id,
+        u.name,
+        u.role,
+        u.active,
+        u.password_hash is not None,
+        u.created_at,
+        bool(u.must_change_password),
+    )
 
 
-def add_user(db: Store, name: str, role: str, password: str | None = None) -> UserInfo:
-    """Create an account. Roles that log in need a password; ``external`` raters have none."""
+def _aware(when: datetime | None) -> datetime | None:
+    """SQLite hands back naive datetimes (stored in UTC); PostgreSQL aware ones."""
+    return when.replace(tzinfo=UTC) if when is not None and when.tzinfo is None else when
+
+
+def add_user(
+    db: Store,
+    name: str,
+    role: str,
+    password: str | None = None,
+    *,
+    must_change_password: bool = False,
+) -> UserInfo:
+    """Create an account. Roles that log in need a password; ``external`` raters have none.
+
+    Only non-empty is checked here: people choosing a password go through
+    :func:`qaeval_core.store.auth.check_new_password` (the CLI and the app do).
+    ``must_change_password`` makes it a temporary password, replaced at first login.
+    """
     name = _check_name(name, "user")
     if role not in ROLES:
         raise ConfigError(f"Unknown role {role!r}: expected one of {', '.join(ROLES)}.")
@@ -60,7 +119,13 @@ def add_user(db: Store, name: str, role: str, password: str | None = None) -> Us
     with _scope(db, write=True) as s:
         if s.execute(select(User.id).where(User.name == name)).first() is not None:
             raise StoreError(f"A user named {name!r} already exists.")
-        user = User(name=name, role=role, password_hash=password_hash, active=True)
+        user = User(
+            name=name,
+            role=role,
+            password_hash=password_hash,
+            active=True,
+            must_change_password=bool(must_change_password and password_hash),
+        )
         s.add(user)
         s.flush()
         return user_info(user)
@@ -86,7 +151,19 @@ def list_users(db: Store, *, role: str | None = None) -> list[UserInfo]:
         return [user_info(u) for u in s.execute(stmt).scalars()]
 
 
-def set_password(db: Store, name: str, password: str) -> None:
+def _end_sessions(s: Session, user_id: int) -> None:
+    s.execute(
+        update(LoginSession)
+        .where(LoginSession.user_id == user_id, LoginSession.revoked_at.is_(None))
+        .values(revoked_at=utcnow())
+    )
+
+
+def set_password(
+    db: Store, name: str, password: str, *, must_change_password: bool = False
+) -> None:
+    """Replace the password; every login session of the account ends (a copied URL or another
+    browser stops working). ``must_change_password``: a temporary password (see add_user)."""
     if not password:
         raise ConfigError("The password must not be empty.")
     with _scope(db, write=True) as s:
@@ -94,13 +171,111 @@ def set_password(db: Store, name: str, password: str) -> None:
         if user.role == "external":
             raise ConfigError(f"{name!r} is an external rater and cannot log in.")
         user.password_hash = auth.hash_password(password)
+        user.must_change_password = must_change_password
+        _end_sessions(s, user.id)
+
+
+def _other_active_admins(s: Session, user: User) -> int:
+    stmt = select(func.count(User.id)).where(
+        User.role == "admin", User.active.is_(True), User.id != user.id
+    )
+    return int(s.execute(stmt).scalar_one())
+
+
+def set_active(db: Store, name: str, active: bool) -> UserInfo:
+    """Deactivate (cannot log in, queues and labels kept) or re-activate an account. Either way
+    its login sessions end, so re-activating never revives an old login. The last active admin
+    cannot be deactivated."""
+    with _scope(db, write=True) as s:
+        user = _find_user(s, name)
+        if user.role == "external":
+            raise ConfigError(f"{name!r} is an external rater: it never logs in.")
+        last_admin = user.role == "admin" and user.active and not _other_active_admins(s, user)
+        if not active and last_admin:
+            raise ConfigError(
+                f"{name!r} is the last active admin: make another account admin first, "
+                "or nobody could manage accounts."
+            )
+        user.active = active
+        _end_sessions(s, user.id)
+        s.flush()
+        return user_info(user)
+
+
+def set_role(db: Store, name: str, role: str) -> UserInfo:
+    """Change the role of an account that logs in (takes effect on its next click). The last
+    active admin cannot be demoted."""
+    if role not in LOGIN_ROLES:
+        raise ConfigError(f"Unknown role {role!r}: expected one of {', '.join(LOGIN_ROLES)}.")
+    with _scope(db, write=True) as s:
+        user = _find_user(s, name)
+        if user.role == "external":
+            raise ConfigError(f"{name!r} is an external rater: it has no login role.")
+        last_admin = user.role == "admin" and user.active and not _other_active_admins(s, user)
+        if role != "admin" and last_admin:
+            raise ConfigError(
+                f"{name!r} is the last active admin: make another account admin first."
+            )
+        user.role = role
+        s.flush()
+        return user_info(user)
+
+
+def _throttle_row(s: Session, name: str, now: datetime) -> LoginThrottle | None:
+    """The live throttle row of ``name`` (a stale one, quiet for THROTTLE_WINDOW, is dropped)."""
+    row = s.get(LoginThrottle, name)
+    if row is None:
+        return None
+    locked = _aware(row.locked_until)
+    since = locked if locked is not None else _aware(row.first_failed_at)
+    if since is not None and since < now - THROTTLE_WINDOW:
+        s.delete(row)
+        s.flush()
+        return None
+    return row
+
+
+def throttled_until(db: Store, name: str) -> datetime | None:
+    """When ``name`` may try to log in again (UTC), or None when it may now."""
+    now = utcnow()
+    with _scope(db) as s:
+        row = s.get(LoginThrottle, name[:200])
+        locked = _aware(row.locked_until) if row is not None else None
+        return locked if locked is not None and locked > now else None
+
+
+def _record_failure(db: Store, name: str) -> None:
+    now = utcnow()
+    with _scope(db, write=True) as s:
+        row = _throttle_row(s, name, now)
+        if row is None:
+            row = LoginThrottle(name=name, failures=0, first_failed_at=now)
+            s.add(row)
+        row.failures += 1
+        extra = row.failures - THROTTLE_FAILURES
+        if extra >= 0:
+            delay = min(THROTTLE_DELAY * (2 ** min(extra, 20)), THROTTLE_MAX_DELAY)
+            row.locked_until = now + delay
 
 
 def authenticate(db: Store, name: str, password: str) -> UserInfo | None:
-    """The user when the name and password match an active account that may log in."""
+    """The user when the name and password match an active account that may log in.
+
+    Raises :class:`LoginThrottled` (without checking the password) while ``name`` is locked
+    out after repeated failures. Unknown names cost the same argon2 check as known ones.
+    """
+    key = (name or "")[:200]
+    retry_at = throttled_until(db, key)
+    if retry_at is not None:
+        raise LoginThrottled(key, retry_at)
     with _scope(db) as s:
         user = s.execute(select(User).where(User.name == name)).scalar_one_or_none()
-        if user is None or not user.active or user.role == "external":
-            auth.verify_password(None, password)
-            return None
-        return user_info(user) if auth.verify_password(user.password_hash, password) else None
+        usable = user is not None and user.active and user.role != "external"
+        password_hash = user.password_hash if usable else None
+        info = user_info(user) if usable else None
+    if auth.verify_password(password_hash, password) and info is not None:
+        with _scope(db, write=True) as s:
+            s.execute(delete(LoginThrottle).where(LoginThrottle.name == key))
+        return info
+    _record_failure(db, key)
+    return None
