@@ -28,6 +28,13 @@ class StoreError(QAEvalError):
     """The store cannot do what was asked (unknown dataset, user, schema out of date...)."""
 
 
+class StoreBusy(StoreError):
+    """Another writer (a large import, a deal) held the store longer than we could wait.
+
+    Nothing was written; the same action can simply be tried again.
+    """
+
+
 class NotFoundError(StoreError):
     """A named object (dataset, user, item, calibration) does not exist."""
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from qaeval_core.errors import ConfigError, StoreError
+from qaeval_core.errors import ConfigError, StoreBusy, StoreError
 
 __all__ = [
     "DEFAULT_DB_PATH",
@@ -31,6 +31,7 @@ __all__ = [
     "downgrade",
     "current_revision",
     "head_revision",
+    "map_busy",
 ]
 
 ENV_URL = "QAEVAL_DATABASE_URL"
@@ -98,11 +99,51 @@ def get_engine(url: str | None = None) -> Engine:
     return engine
 
 
+#: Driver messages of a lock wait that ran out: SQLite's busy timeout, PostgreSQL's
+#: ``lock_timeout`` (SQLSTATE 55P03) and ``statement_timeout`` while waiting for a lock.
+_BUSY_MARKERS = (
+    "database is locked",
+    "database table is locked",
+    "lock timeout",
+    "could not obtain lock",
+    "canceling statement due to lock timeout",
+)
+
+
+def map_busy(exc: BaseException) -> StoreBusy | None:
+    """A :class:`StoreBusy` for a driver error saying the store was locked too long, else None."""
+    if not isinstance(exc, OperationalError):
+        return None
+    orig = getattr(exc, "orig", None)
+    text = str(orig if orig is not None else exc).lower()
+    if getattr(orig, "pgcode", None) == "55P03" or any(m in text for m in _BUSY_MARKERS):
+        return StoreBusy(
+            "The store is busy (another user or an import is writing); nothing was saved. "
+            "Try again in a moment."
+        )
+    return None
+
+
+@contextmanager
+def _busy_mapped() -> Iterator[None]:
+    try:
+        yield
+    except OperationalError as exc:
+        busy = map_busy(exc)
+        if busy is None:
+            raise
+        raise busy from exc
+
+
 @contextmanager
 def session_scope(url: str | None = None) -> Iterator[Session]:
-    """A session for reads and ordinary writes; commits on success, rolls back on error."""
+    """A session for reads and ordinary writes; commits on success, rolls back on error.
+
+    A lock wait that runs out raises :class:`~qaeval_core.errors.StoreBusy` (as in
+    :func:`write_scope`), never the raw driver error.
+    """
     factory = sessionmaker(bind=get_engine(url), expire_on_commit=False)
-    with factory() as session, session.begin():
+    with _busy_mapped(), factory() as session, session.begin():
         yield session
 
 
@@ -117,7 +158,7 @@ def write_scope(url: str | None = None) -> Iterator[Session]:
     if engine.dialect.name == "sqlite":
         engine = engine.execution_options(sqlite_begin="IMMEDIATE")
     factory = sessionmaker(bind=engine, expire_on_commit=False)
-    with factory() as session, session.begin():
+    with _busy_mapped(), factory() as session, session.begin():
         yield session
 
 

@@ -13,18 +13,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import (
+    insert,
+    select,
+)
 from sqlalchemy.orm import Session
 
 from qaeval_core import io
-from qaeval_core.errors import RowError, ValidationError
+from qaeval_core.errors import RowError, StoreError, ValidationError
 from qaeval_core.store.orm import Dataset, ItemRecord, Label, User
 from qaeval_core.store.repo._common import Store, _check_name, _scope
+from qaeval_core.store.repo.import_staging import IMPORT_SOURCE, _Stage
 from qaeval_core.store.repo.labels import _current_values
 
 __all__ = ["IMPORT_SOURCE", "ImportReport", "import_file", "import_items"]
-
-IMPORT_SOURCE = "import"
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,47 @@ def _insert_labels(s: Session, labels: list[dict[str, Any]]) -> None:
         s.execute(insert(Label), labels)
 
 
+def _stored(s: Session, dataset_id: int | None) -> dict[str, tuple[Any, ...]]:
+    if dataset_id is None:
+        return {}
+    return {
+        ext: (digest, choices, wrong, meta)
+        for ext, digest, choices, wrong, meta in s.execute(
+            select(
+                ItemRecord.external_id,
+                ItemRecord.content_hash,
+                ItemRecord.choices,
+                ItemRecord.wrong_answers,
+                ItemRecord.meta,
+            ).where(ItemRecord.dataset_id == dataset_id)
+        ).tuples()
+    }
+
+
+def _ids_of(dataset_id: int) -> Any:
+    return select(ItemRecord.external_id).where(ItemRecord.dataset_id == dataset_id)
+
+
+def _conflicts(items: list[io.ItemRow], stored: dict[str, tuple[Any, ...]], name: str) -> list:
+    existing = {ext: v[0] for ext, v in stored.items()}
+    conflicts = [
+        RowError(
+            r.row,
+            f"id {r.external_id!r} is already in dataset {name!r} with different content "
+            "(give the changed item a new id, or import into a new dataset)",
+        )
+        for r in items
+        if r.external_id in existing and existing[r.external_id] != r.content_hash
+    ]
+    conflicts += [
+        RowError(r.row, f"id {r.external_id!r} is already in dataset {name!r} with {what}")
+        for r in items
+        if existing.get(r.external_id) == r.content_hash
+        and (what := _changed(r, stored[r.external_id]))
+    ]
+    return sorted(conflicts, key=lambda e: e.row)
+
+
 def import_items(
     db: Store,
     dataset_name: str,
@@ -142,79 +185,78 @@ def import_items(
     raw dicts in the file schema. Items whose id is already in the dataset are skipped; a
     rater's label is added unless it already is that rater's current label, so importing the
     same file twice adds nothing. Raters become ``external`` users; labels get source "import".
+
+    Never holds the store's write lock for long (see :class:`_Stage`): the rows are checked
+    against the dataset in a read transaction, written in chunks into temporary tables of this
+    connection (invisible to everyone else, gone if the process dies), and published in one
+    short final transaction.
     """
     name = _check_name(dataset_name, "dataset")
     items = _parse_rows(rows, source or "<rows>")
-    with _scope(db, write=True) as s:
-        ds = s.execute(select(Dataset).where(Dataset.name == name)).scalar_one_or_none()
-        created = ds is None
-        if ds is None:
-            ds = Dataset(name=name, description=description, source=source)
-            s.add(ds)
-            s.flush()
-        stored = {
-            ext: (digest, choices, wrong, meta)
-            for ext, digest, choices, wrong, meta in s.execute(
-                select(
-                    ItemRecord.external_id,
-                    ItemRecord.content_hash,
-                    ItemRecord.choices,
-                    ItemRecord.wrong_answers,
-                    ItemRecord.meta,
-                ).where(ItemRecord.dataset_id == ds.id)
-            ).tuples()
-        }
-        existing = {ext: v[0] for ext, v in stored.items()}
-        conflicts = [
-            RowError(
-                r.row,
-                f"id {r.external_id!r} is already in dataset {name!r} with different content "
-                "(give the changed item a new id, or import into a new dataset)",
-            )
-            for r in items
-            if r.external_id in existing and existing[r.external_id] != r.content_hash
-        ]
-        conflicts += [
-            RowError(r.row, f"id {r.external_id!r} is already in dataset {name!r} with {what}")
-            for r in items
-            if existing.get(r.external_id) == r.content_hash
-            and (what := _changed(r, stored[r.external_id]))
-        ]
-        if conflicts:
-            raise ValidationError(source or "<rows>", sorted(conflicts, key=lambda e: e.row))
-        new = [r for r in items if r.external_id not in existing]
-        item_ids = _insert_items(s, ds.id, new)
-        users, created_raters = _rater_ids(s, {lab.rater for r in items for lab in r.labels})
-        current = _current_values(s, ds.id) if len(new) < len(items) else {}
-        labels, skipped = [], 0
-        for r in items:
-            for lab in r.labels:
-                key = (item_ids[r.external_id], users[lab.rater])
-                if current.get(key) == lab.value:
-                    skipped += 1
-                    continue
-                labels.append(
-                    {
-                        "item_id": key[0],
-                        "user_id": key[1],
-                        "value": lab.value,
-                        "rule": lab.rule,
-                        "note": lab.note,
-                        "seconds": lab.seconds,
-                        "source": IMPORT_SOURCE,
-                    }
+    with _scope(db) as s:  # validate first: a read, no lock
+        ds_id = s.execute(select(Dataset.id).where(Dataset.name == name)).scalar_one_or_none()
+        stored = _stored(s, ds_id)
+        if conflicts := _conflicts(items, stored, name):
+            raise ValidationError(source or "<rows>", conflicts)
+    new = [r for r in items if r.external_id not in stored]
+    with _Stage(db) as stage:
+        stage.write(new)
+        with stage.publish() as s:
+            ds = s.execute(select(Dataset).where(Dataset.name == name)).scalar_one_or_none()
+            created = ds is None
+            if ds is None:
+                ds = Dataset(name=name, description=description, source=source)
+                s.add(ds)
+                s.flush()
+            elif set(s.scalars(_ids_of(ds.id))) != stored.keys():
+                raise StoreError(
+                    f"Dataset {name!r} changed while the file was being imported (another "
+                    "import?); nothing was imported. Run the import again."
                 )
-        _insert_labels(s, labels)
-        return ImportReport(
-            dataset=name,
-            dataset_created=created,
-            rows=sum(len(r.rows) for r in items),
-            items_added=len(new),
-            items_skipped=len(items) - len(new),
-            labels_added=len(labels),
-            labels_skipped=skipped,
-            raters_created=created_raters,
-        )
+            users, created_raters = _rater_ids(s, {lab.rater for r in items for lab in r.labels})
+            stage.insert_items(ds.id)
+            n_new_labels = stage.insert_labels(ds.id)
+            old = [r for r in items if r.external_id in stored]
+            labels, skipped = _old_item_labels(s, ds.id, old, users) if old else ([], 0)
+            _insert_labels(s, labels)
+    return ImportReport(
+        dataset=name,
+        dataset_created=created,
+        rows=sum(len(r.rows) for r in items),
+        items_added=len(new),
+        items_skipped=len(items) - len(new),
+        labels_added=n_new_labels + len(labels),
+        labels_skipped=skipped,
+        raters_created=created_raters,
+    )
+
+
+def _old_item_labels(
+    s: Session, dataset_id: int, old: list[io.ItemRow], users: dict[str, int]
+) -> tuple[list[dict[str, Any]], int]:
+    """Labels of items already in the dataset, unless already that rater's current label."""
+    current = _current_values(s, dataset_id)
+    stmt = select(ItemRecord.external_id, ItemRecord.id).where(ItemRecord.dataset_id == dataset_id)
+    ids = {ext: item_id for ext, item_id in s.execute(stmt)}
+    labels, skipped = [], 0
+    for r in old:
+        for lab in r.labels:
+            key = (ids[r.external_id], users[lab.rater])
+            if current.get(key) == lab.value:
+                skipped += 1
+                continue
+            labels.append(
+                {
+                    "item_id": key[0],
+                    "user_id": key[1],
+                    "value": lab.value,
+                    "rule": lab.rule,
+                    "note": lab.note,
+                    "seconds": lab.seconds,
+                    "source": IMPORT_SOURCE,
+                }
+            )
+    return labels, skipped
 
 
 def import_file(
