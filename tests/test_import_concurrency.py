@@ -114,19 +114,24 @@ def _write_big_file(path: Path, n: int) -> Path:
     return path
 
 
-#: ``hang``: the import stops inside its final write transaction (every row staged, the dataset
-#: row and items written but not committed) and says "publishing", so it can be killed there.
+#: ``hang``: the import stops halfway, inside the write transaction of its second chunk (the
+#: hidden dataset, the raters and the first chunk committed) and says "staged", so it can be
+#: killed there.
 _IMPORT = """
 import sys, time
 from qaeval_core.store import repo
-from qaeval_core.store.repo import imports
+from qaeval_core.store.repo import import_pending
 if sys.argv[3] == "hang":
-    insert_items = imports._Stage.insert_items
-    def hang(self, dataset_id):
-        insert_items(self, dataset_id)
-        print("publishing", flush=True)
-        time.sleep(600)
-    imports._Stage.insert_items = hang
+    stage = import_pending._stage_chunk
+    def hang(url, ds_id, chunk, users):
+        if hang.done:
+            with import_pending._scope(url, write=True):
+                print("staged", flush=True)
+                time.sleep(600)
+        hang.done = True
+        return stage(url, ds_id, chunk, users)
+    hang.done = False
+    import_pending._stage_chunk = hang
 print("go", flush=True)
 print(repo.import_file(sys.argv[1], sys.argv[2], "big").summary(), flush=True)
 """
@@ -219,14 +224,35 @@ def test_killed_import_leaves_nothing_and_a_rerun_works(db_url: str, tmp_path: P
     big = _write_big_file(tmp_path / "big.jsonl", N_IMPORT_ROWS)
     before = _counts(db_url)
     proc = _start_import(db_url, big, "hang")
-    assert proc.stdout is not None and proc.stdout.readline().strip() == "publishing"
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "staged"
+    assert _counts(db_url)[1] > before[1]  # a chunk is in the items table, hidden
     proc.send_signal(signal.SIGKILL)  # killed holding the write lock, rows staged
     proc.wait(timeout=30)
-    assert _counts(db_url) == before  # nothing visible: no dataset, items, labels or raters
+    assert repo.list_datasets(db_url) == []  # nothing visible
+    assert repo.current_labels(db_url).empty and repo.frame_items(db_url, None).empty
     store_session.get_engine.cache_clear()
-    report = repo.import_file(db_url, str(big), "big")
+    report = repo.import_file(db_url, str(big), "big")  # cleans the killed import up first
     assert report.items_added == N_IMPORT_ROWS and report.labels_added == N_IMPORT_ROWS
-    assert _counts(db_url)[1] == before[1] + N_IMPORT_ROWS
+    assert report.raters_created == ["rater0", "rater1", "rater2"]
+    assert _counts(db_url) == (before[0] + 1, before[1] + N_IMPORT_ROWS,
+                               before[2] + N_IMPORT_ROWS, before[3] + 3)  # fmt: skip
+
+
+def test_db_upgrade_cleans_up_a_killed_import(db_url: str, tmp_path: Path) -> None:
+    big = _write_big_file(tmp_path / "big.jsonl", N_IMPORT_ROWS)
+    before = _counts(db_url)
+    proc = _start_import(db_url, big, "hang")
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "staged"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    store_session.get_engine.cache_clear()
+    out = subprocess.run(
+        [sys.executable, "-m", "qaeval_core.cli.main", "db", "upgrade", "--db", db_url],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "Removed 1 unfinished import" in out.stdout
+    assert _counts(db_url) == before  # no dataset, items, labels or raters left
 
 
 def _counts(url: str) -> tuple[int, ...]:

@@ -378,3 +378,66 @@ def test_csv_export_encodes_lists_as_json(tmp_path: Path):
         [{"references": ["a/b", "c"], "flag": True, "none": None}], tmp_path / "o.csv"
     )
     assert path.read_text().splitlines() == ["references,flag,none", '"[""a/b"", ""c""]",true,']
+
+
+# -- streaming (issue 13): scan_items validates like read_items, items() yields the same rows --
+
+_STREAM_ROWS = [
+    {"id": "a", "question": "q", "references": ["r"], "candidate": "c", "rater": "x", "label": 1},
+    {"id": "b", "question": "q2", "references": "r2", "candidate": "c2"},
+    {"id": "a", "question": "q", "references": ["r"], "candidate": "c", "rater": "y", "label": 0},
+    {"question": "no id", "references": ["r"], "candidate": "c"},
+]
+
+
+@pytest.mark.parametrize("name", ["long_format.tsv", "shared_form.jsonl", "common_layout.csv"])
+def test_scan_items_streams_what_read_items_reads(name: str):
+    kwargs = {"label_scale": "three"} if name.endswith(".tsv") else {}
+    scan = io.scan_items(DATA / name, **kwargs)
+    items = io.read_items(DATA / name, **kwargs)
+    assert list(scan.items()) == items
+    assert scan.n_items == len(items) and scan.rows == sum(len(r.rows) for r in items)
+    assert scan.raters == {lab.rater for r in items for lab in r.labels}
+
+
+def test_scan_items_merges_repeated_ids_and_reads_bytes(tmp_path: Path):
+    data = ("\ufeff" + "\n".join(json.dumps(r) for r in _STREAM_ROWS) + "\n\n").encode()
+    scan = io.scan_items(data, name="up.jsonl")
+    assert scan.repeated == {"a"} and scan.rows == 4 and scan.n_items == 3
+    assert list(scan.items()) == io.read_items(data, name="up.jsonl")
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(data)
+    assert list(io.scan_items(path).items()) == io.read_items(path)
+
+
+def test_scan_items_reports_the_same_errors(tmp_path: Path):
+    bad = [
+        *_STREAM_ROWS,
+        {"id": "a", "question": "other", "references": ["r"], "candidate": "c"},
+        {"id": "a", "question": "q", "references": ["r"], "candidate": "c", "rater": "x",
+         "label": 0},
+        {"id": "z", "question": "", "references": [], "candidate": "c"},
+    ]  # fmt: skip
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in bad) + "\n[1]\n{oops\n")
+    with pytest.raises(ValidationError) as streamed:
+        io.scan_items(path)
+    with pytest.raises(ValidationError) as whole:
+        io.read_items(path)
+    assert str(streamed.value) == str(whole.value)
+    assert "duplicate id 'a' (first at row 1) with different content" in str(streamed.value)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    with pytest.raises(ConfigError, match="contains no rows"):
+        io.scan_items(empty)
+    with pytest.raises(ConfigError, match="No such file"):
+        io.scan_items(tmp_path / "missing.jsonl")
+
+
+def test_a_file_changed_between_the_passes_is_refused(tmp_path: Path):
+    path = tmp_path / "f.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in _STREAM_ROWS) + "\n")
+    scan = io.scan_items(path)
+    path.write_text(json.dumps(_STREAM_ROWS[0]) + "\n{broken\n")
+    with pytest.raises(ConfigError, match="changed while it was being imported"):
+        list(scan.items())

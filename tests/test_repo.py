@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import socket
+import subprocess
+import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, update
 
 from qaeval_core import io
 from qaeval_core.errors import ConfigError, NotFoundError, StoreError, ValidationError
+from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
-from qaeval_core.store.orm import Dataset, Label, User
+from qaeval_core.store.annotation.lookups import lookup_dataset
+from qaeval_core.store.orm import IMPORTING_PREFIX, Dataset, Label, Score, User, utcnow
 from qaeval_core.store.orm import ItemRecord as Item
-from qaeval_core.store.session import session_scope
+from qaeval_core.store.repo import import_pending
+from qaeval_core.store.session import session_scope, write_scope
 
 DATA = Path(__file__).parent / "data"
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -84,11 +93,14 @@ def test_a_failure_halfway_leaves_the_store_unchanged(db_url: str, monkeypatch):
     repo.import_file(db_url, str(DATA / "long_format.tsv"), "existing", label_scale="three")
     before = counts(db_url)
 
-    def explode(session, labels):  # items, the dataset and raters are already inserted
-        assert session.execute(select(func.count()).select_from(Item)).scalar_one() > 2
+    stage = import_pending._stage_chunk
+
+    def explode(*args):  # the hidden dataset, its raters, items and labels are committed
+        stage(*args)
+        assert counts(db_url)[1] > before[1]
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr("qaeval_core.store.repo.imports._insert_labels", explode)
+    monkeypatch.setattr(import_pending, "_stage_chunk", explode)
     with pytest.raises(RuntimeError, match="disk full"):
         repo.import_file(db_url, str(DATA / "shared_form.jsonl"), "new-dataset")
     assert counts(db_url) == before
@@ -294,3 +306,96 @@ def test_the_large_shared_file_imports_in_seconds(db_url: str):
     assert elapsed < 20, f"import took {elapsed:.1f}s"
     again = repo.import_file(db_url, str(path), "pedants")
     assert (again.items_added, again.labels_added) == (0, 0)
+
+
+# -- imports in progress (issue 13): a hidden dataset nobody sees, cleaned up once abandoned --
+
+
+def _hidden_dataset(url: str, name: str, *, raters: tuple[str, ...] = ()) -> int:
+    """A dataset as an import leaves it halfway: one item, one label, one score."""
+    with write_scope(url) as s:
+        users = [User(name=r, role="external") for r in raters]
+        s.add_all(users)
+        ds = Dataset(name=name, description=json.dumps(list(raters)))
+        s.add(ds)
+        s.flush()
+        item = Item(
+            dataset_id=ds.id,
+            external_id="h1",
+            question="hidden?",
+            references=["yes"],
+            candidate="yes",
+            content_hash="h" * 64,
+        )
+        s.add(item)
+        s.flush()
+        if users:
+            s.add(Label(item_id=item.id, user_id=users[0].id, value=2, source="import"))
+        s.add(Score(item_id=item.id, metric_id="em", config_hash="c" * 64, value=1.0))
+        return item.id
+
+
+def test_a_dataset_being_imported_is_invisible_everywhere(db_url: str):
+    repo.import_file(db_url, str(DATA / "long_format.tsv"), "seen", label_scale="three")
+    with write_scope(db_url) as s:
+        s.add(User(name="ann", role="annotator"))
+    hidden = f"{IMPORTING_PREFIX}elsewhere:1:abc"
+    item_id = _hidden_dataset(db_url, hidden, raters=("hidden-rater",))
+    assert [d.name for d in repo.list_datasets(db_url)] == ["seen"]
+    for read in (repo.get_dataset, repo.list_items, repo.current_labels, repo.scores):
+        with pytest.raises(NotFoundError, match="known datasets: seen"):
+            read(db_url, hidden)
+    for what in repo.EXPORTS:
+        with pytest.raises(NotFoundError):
+            repo.export_records(db_url, hidden, what)
+    for frame in (repo.current_labels, repo.label_history_frame, repo.scores):
+        assert set(frame(db_url)["dataset"]) <= {"seen"}
+    assert len(repo.current_labels(db_url)) > 0
+    assert set(repo.frame_items(db_url, None)["dataset"]) == {"seen"}
+    assert item_id not in set(repo.frame_labels(db_url, None)["item_id"])
+    assert repo.frame_scores(db_url, None, ["c" * 64]).empty
+    assert repo.score_config_rows(db_url).empty
+    assert repo.item_row(db_url, item_id) is None
+    with pytest.raises(NotFoundError, match="Known datasets: seen"):
+        ann.deal(hidden, ["ann"], url=db_url)
+    with session_scope(db_url) as s:
+        ds_id = s.scalar(select(Dataset.id).where(Dataset.name == hidden))
+        with pytest.raises(NotFoundError):
+            lookup_dataset(s, ds_id)
+    with pytest.raises(ConfigError, match="marks imports in progress"):
+        repo.create_dataset(db_url, hidden)
+    with pytest.raises(ConfigError, match="marks imports in progress"):
+        repo.import_items(db_url, hidden, [{"question": "q", "references": "a", "candidate": "a"}])
+
+
+def test_cleanup_removes_only_abandoned_imports(db_url: str):
+    before = counts(db_url)
+    host = socket.gethostname()[:60]
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], text=True,
+                          capture_output=True, check=True).stdout.strip()  # fmt: skip
+    _hidden_dataset(db_url, f"{IMPORTING_PREFIX}{host}:{dead}:killed", raters=("r-killed",))
+    _hidden_dataset(db_url, f"{IMPORTING_PREFIX}{host}:{os.getpid()}:alive", raters=("r-live",))
+    _hidden_dataset(db_url, f"{IMPORTING_PREFIX}other-host:1:recent")
+    _hidden_dataset(db_url, f"{IMPORTING_PREFIX}other-host:2:stale")
+    with write_scope(db_url) as s:
+        old = utcnow() - import_pending.STALE_AFTER - timedelta(minutes=1)
+        s.execute(update(Dataset).where(Dataset.name.endswith(":stale")).values(created_at=old))
+    assert repo.cleanup_imports(db_url) == 2
+    with session_scope(db_url) as s:
+        left = set(s.scalars(select(Dataset.name)))
+        users = set(s.scalars(select(User.name)))
+    assert {n.rsplit(":", 1)[1] for n in left} == {"alive", "recent"}
+    assert "r-killed" not in users and "r-live" in users
+    assert counts(db_url)[1] == before[1] + 2
+
+
+def test_a_killed_import_is_cleaned_up_by_the_next_one(db_url: str):
+    host = socket.gethostname()[:60]
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], text=True,
+                          capture_output=True, check=True).stdout.strip()  # fmt: skip
+    _hidden_dataset(db_url, f"{IMPORTING_PREFIX}{host}:{dead}:killed", raters=("r-killed",))
+    report = repo.import_file(db_url, str(DATA / "shared_form.jsonl"), "fresh")
+    assert report.dataset_created and report.items_added
+    with session_scope(db_url) as s:
+        assert list(s.scalars(select(Dataset.name))) == ["fresh"]
+        assert "r-killed" not in set(s.scalars(select(User.name)))

@@ -70,7 +70,11 @@ def register(app: typer.Typer) -> None:
         The schema and column aliases are in docs/data-format.md. Raters named in the file
         become external users; their labels are stored on the 0/1/2 scale.
         """
-        rows = io.read_items(
+        from qaeval_core.io.stream import scan_items
+
+        # Validated in one streaming pass before the store is touched; then written chunk by
+        # chunk (memory stays a fraction of the file, annotators are never locked out long).
+        scan = scan_items(
             file,
             fmt=fmt,
             mapping=parse_mapping(map_ or []),
@@ -79,7 +83,7 @@ def register(app: typer.Typer) -> None:
             rating_scale=rating_scale,
         )
         url = store_session.upgrade(db)
-        report = repo.import_items(url, dataset, rows, source=str(file))
+        report = repo.import_scan(url, dataset, scan, source=str(file))
         console.print(report.summary(), markup=False, soft_wrap=True)
 
     @app.command("export")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from qaeval_core.cli.common import DbOption, console
+from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
 
 
@@ -20,6 +21,8 @@ def register(app: typer.Typer) -> None:
         url = store_session.upgrade(db, revision)
         rev = store_session.current_revision(url)
         console.print(f"Store {store_session._safe(url)} is at revision {rev}.")
+        if revision == "head" and (n := repo.cleanup_imports(url)):
+            console.print(f"Removed {n} unfinished import(s) of killed processes.")
 
     @db_app.command("current")
     def current(db: DbOption = None) -> None:

@@ -63,6 +63,7 @@ from qaeval_core.io.labels import RATING_SCALE as RATING_SCALE
 from qaeval_core.io.labels import LabelScale as LabelScale
 from qaeval_core.io.rows import FIELD_ALIASES, ItemRow, items_to_records, parse_records, read_items
 from qaeval_core.io.rows import item_hash as item_hash
+from qaeval_core.io.stream import ItemScan, scan_items
 
 __all__ = [
     "FIELD_ALIASES",
@@ -78,5 +79,7 @@ __all__ = [
     "parse_records",
     "read_items",
     "read_records",
+    "scan_items",
+    "ItemScan",
     "write_records",
 ]

@@ -142,29 +142,34 @@ def describe_kind(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
+def jsonl_line(number: int, raw: bytes) -> dict[str, Any] | RowError | None:
+    """One line of a JSON lines file: its object, the reason it is bad, or None when blank."""
+    try:
+        line = raw.decode("utf-8").strip()
+    except UnicodeDecodeError as exc:
+        return RowError(number, describe_utf8_error(exc))
+    if not line:
+        return None
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return RowError(number, f"invalid JSON: {exc.msg} at column {exc.colno}")
+    except RecursionError:
+        return RowError(number, _TOO_DEEP)
+    if not isinstance(value, dict):
+        return RowError(number, f"expected a JSON object, got {describe_kind(value)}")
+    return value
+
+
 def _read_jsonl(data: bytes) -> tuple[list[tuple[int, dict[str, Any]]], list[RowError]]:
     records: list[tuple[int, dict[str, Any]]] = []
     errors: list[RowError] = []
     for number, raw in enumerate(data.split(b"\n"), start=1):
-        try:
-            line = raw.decode("utf-8").strip()
-        except UnicodeDecodeError as exc:
-            errors.append(RowError(number, describe_utf8_error(exc)))
-            continue
-        if not line:
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.append(RowError(number, f"invalid JSON: {exc.msg} at column {exc.colno}"))
-            continue
-        except RecursionError:
-            errors.append(RowError(number, _TOO_DEEP))
-            continue
-        if not isinstance(value, dict):
-            errors.append(RowError(number, f"expected a JSON object, got {describe_kind(value)}"))
-            continue
-        records.append((number, value))
+        value = jsonl_line(number, raw)
+        if isinstance(value, RowError):
+            errors.append(value)
+        elif value is not None:
+            records.append((number, value))
     return records, errors
 
 

@@ -200,16 +200,9 @@ def _parse_one(
     if candidate is not None:
         candidate = check(as_text, candidate, "candidate")
     context = None if "context" not in fields else check(as_text, fields["context"], "context")
-    choices = (
-        None
-        if "choices" not in fields
-        else check(text_list, fields["choices"], "choices", sep=None)
-    )
-    wrong = (
-        None
-        if "wrong_answers" not in fields
-        else check(text_list, fields["wrong_answers"], "wrong_answers", sep=None)
-    )
+    choices, wrong = fields.get("choices"), fields.get("wrong_answers")
+    choices = None if choices is None else check(text_list, choices, "choices", sep=None)
+    wrong = None if wrong is None else check(text_list, wrong, "wrong_answers", sep=None)
     model = fields.get("model")
     if model is not None:
         model = decode_json(model, "model", want=list)
@@ -289,6 +282,26 @@ def _merge(first: ItemRow, other: ItemRow) -> str | None:
     return None
 
 
+def check_options(
+    mapping: Mapping[str, str] | None, label_scale: str, rating_scale: str
+) -> tuple[dict[str, str], str]:
+    """The column mapping and rating scale checked (a :class:`ConfigError` when wrong)."""
+    mapping = dict(mapping or {})
+    for column, name in mapping.items():
+        if name not in FIELD_ALIASES:
+            raise ConfigError(
+                f"Cannot map column {column!r} to {name!r}: fields are {', '.join(FIELD_ALIASES)}."
+            )
+    if label_scale not in LABEL_SCALES:
+        raise ConfigError(
+            f"label_scale must be one of {', '.join(LABEL_SCALES)}, got {label_scale!r}."
+        )
+    try:
+        return mapping, check_rating_scale(rating_scale)
+    except BadValue as exc:
+        raise ConfigError(f"{exc}.") from None
+
+
 def parse_records(
     records: Iterable[Mapping[str, Any]] | Iterable[tuple[int, Mapping[str, Any]]],
     *,
@@ -305,20 +318,7 @@ def parse_records(
     source column to a field name, e.g. ``{"gold_answer": "references"}``. ``rating_scale``
     (``"1-5"``, ``"0-2"``...) is the scale of the raters' ``rating``/``rating_match`` values.
     """
-    mapping = dict(mapping or {})
-    for column, name in mapping.items():
-        if name not in FIELD_ALIASES:
-            raise ConfigError(
-                f"Cannot map column {column!r} to {name!r}: fields are {', '.join(FIELD_ALIASES)}."
-            )
-    if label_scale not in LABEL_SCALES:
-        raise ConfigError(
-            f"label_scale must be one of {', '.join(LABEL_SCALES)}, got {label_scale!r}."
-        )
-    try:
-        rating_scale = check_rating_scale(rating_scale)
-    except BadValue as exc:
-        raise ConfigError(f"{exc}.") from None
+    mapping, rating_scale = check_options(mapping, label_scale, rating_scale)
     errors = list(read_errors)
     by_id: dict[str, ItemRow] = {}
     for number, entry in enumerate(records, start=1):

@@ -34,6 +34,8 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 __all__ = [
+    "IMPORTING_PREFIX",
+    "visible_dataset",
     "Base",
     "Dataset",
     "ItemRecord",
@@ -64,6 +66,16 @@ DEAL_KINDS = ("queue", "audit", "triage")
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+#: Name prefix of a dataset whose import is still running: every reader skips such a dataset
+#: (:func:`visible_dataset`) and no user-given name may start with it (issue 13).
+IMPORTING_PREFIX = ".qaeval-import-in-progress:"
+
+
+def visible_dataset() -> Any:
+    """WHERE clause on ``datasets``: not an import in progress."""
+    return Dataset.name.not_like(IMPORTING_PREFIX + "%")
 
 
 # Named constraints let Alembic's SQLite batch mode alter tables later.

@@ -14,7 +14,7 @@ from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from qaeval_core.errors import NotFoundError
-from qaeval_core.store.orm import Dataset, Label, User
+from qaeval_core.store.orm import Dataset, Label, User, visible_dataset
 
 __all__ = [
     "DatasetRef",
@@ -48,12 +48,11 @@ def lookup_user_id(session: Session, user: UserRef) -> int:
 
 def lookup_dataset(session: Session, dataset: DatasetRef) -> Dataset:
     """The dataset with this id or name; a NotFoundError that lists the known ones."""
-    if isinstance(dataset, int):
-        found = session.get(Dataset, dataset)
-    else:
-        found = session.scalars(select(Dataset).where(Dataset.name == dataset)).one_or_none()
+    key = Dataset.id == dataset if isinstance(dataset, int) else Dataset.name == dataset
+    found = session.scalars(select(Dataset).where(key, visible_dataset())).one_or_none()
     if found is None:
-        names = session.scalars(select(Dataset.name).order_by(Dataset.name)).all()
+        stmt = select(Dataset.name).where(visible_dataset()).order_by(Dataset.name)
+        names = session.scalars(stmt).all()
         known = ", ".join(names) if names else "none yet - import one with: qaeval import FILE"
         raise NotFoundError(f"No dataset {dataset!r}. Known datasets: {known}.")
     return found

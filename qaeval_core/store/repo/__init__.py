@@ -71,7 +71,14 @@ from qaeval_core.store.repo.frames import (
     item_scores,
     score_config_rows,
 )
-from qaeval_core.store.repo.imports import IMPORT_SOURCE, ImportReport, import_file, import_items
+from qaeval_core.store.repo.import_pending import cleanup_imports
+from qaeval_core.store.repo.imports import (
+    IMPORT_SOURCE,
+    ImportReport,
+    import_file,
+    import_items,
+    import_scan,
+)
 from qaeval_core.store.repo.items import ITEM_COLUMNS, list_items, load_items
 from qaeval_core.store.repo.labels import (
     LABEL_COLUMNS,
@@ -110,7 +117,9 @@ __all__ = [
     "list_datasets",
     "delete_dataset",
     "import_items",
+    "cleanup_imports",
     "import_file",
+    "import_scan",
     "list_items",
     "load_items",
     "add_user",

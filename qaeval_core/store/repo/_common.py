@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError, NoSuchModuleError, OperationalError, 
 from sqlalchemy.orm import Session
 
 from qaeval_core.errors import ConfigError, StoreError
+from qaeval_core.store.orm import IMPORTING_PREFIX
 from qaeval_core.store.session import session_scope, write_scope
 
 __all__ = ["Store", "session_for"]
@@ -81,4 +82,9 @@ def _check_name(name: str, what: str) -> str:
     name = name.strip()
     if len(name) > 200:
         raise ConfigError(f"The {what} name has {len(name)} characters; the limit is 200.")
+    if name.lower().startswith(IMPORTING_PREFIX):  # LIKE ignores case on SQLite
+        raise ConfigError(
+            f"The {what} name must not start with {IMPORTING_PREFIX!r} (it marks imports in "
+            "progress)."
+        )
     return name

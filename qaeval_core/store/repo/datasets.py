@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from qaeval_core.errors import NotFoundError, StoreError
-from qaeval_core.store.orm import Dataset, ItemRecord
+from qaeval_core.store.orm import Dataset, ItemRecord, visible_dataset
 from qaeval_core.store.repo._common import Store, _check_name, _scope
 
 __all__ = ["DatasetInfo", "create_dataset", "delete_dataset", "get_dataset", "list_datasets"]
@@ -36,18 +36,21 @@ def _dataset_info(ds: Dataset, n_items: int = 0) -> DatasetInfo:
 
 
 def _find_dataset(session: Session, name: str) -> Dataset:
-    ds = session.execute(select(Dataset).where(Dataset.name == name)).scalar_one_or_none()
+    stmt = select(Dataset).where(Dataset.name == name, visible_dataset())
+    ds = session.execute(stmt).scalar_one_or_none()
     if ds is None:
-        known = session.execute(select(Dataset.name).order_by(Dataset.name)).scalars().all()
+        stmt = select(Dataset.name).where(visible_dataset()).order_by(Dataset.name)
+        known = session.execute(stmt).scalars().all()
         hint = f"known datasets: {', '.join(known)}" if known else "the store has no datasets yet"
         raise NotFoundError(f"No dataset named {name!r} ({hint}).")
     return ds
 
 
 def _dataset_filter(session: Session, dataset: str | None) -> Any:
-    """A WHERE clause keeping one dataset's items (``True``: every dataset)."""
-    if dataset is None:
-        return True
+    """A WHERE clause keeping one dataset's items (``None``: every dataset but imports in
+    progress)."""
+    if dataset is None:  # every dataset but imports in progress
+        return ItemRecord.dataset_id.in_(select(Dataset.id).where(visible_dataset()))
     # the lookup gives the "known datasets: ..." message for a typo
     return ItemRecord.dataset_id == _find_dataset(session, dataset).id
 
@@ -93,6 +96,7 @@ def list_datasets(db: Store) -> list[DatasetInfo]:
     stmt = (
         select(Dataset, func.coalesce(counts.c.n, 0))
         .outerjoin(counts, counts.c.dataset_id == Dataset.id)
+        .where(visible_dataset())
         .order_by(Dataset.name)
     )
     with _scope(db) as s:

@@ -17,7 +17,15 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import func, select
 
-from qaeval_core.store.orm import Adjudication, Dataset, ItemRecord, Label, Score, User
+from qaeval_core.store.orm import (
+    Adjudication,
+    Dataset,
+    ItemRecord,
+    Label,
+    Score,
+    User,
+    visible_dataset,
+)
 from qaeval_core.store.repo._common import Store, session_for
 from qaeval_core.store.repo.datasets import _dataset_filter
 
@@ -156,7 +164,7 @@ def item_row(db: Store, item_id: int) -> dict[str, Any] | None:
         row = s.execute(
             select(ItemRecord, Dataset.name)
             .join(Dataset, Dataset.id == ItemRecord.dataset_id)
-            .where(ItemRecord.id == int(item_id))
+            .where(ItemRecord.id == int(item_id), visible_dataset())
         ).one_or_none()
         if row is None:
             return None

@@ -1,4 +1,7 @@
-"""The staging area of an import: new rows written in chunks where no one else can see them.
+"""The staging area of an import into an *existing* dataset: rows written where no one sees them.
+
+(A new dataset takes the cheaper path of :mod:`.import_pending`: a hidden dataset renamed at
+the end.)
 
 Why it exists: an import must be all-or-nothing without holding the store's write lock while
 it writes (annotators would wait minutes). Rows go first into temporary tables of the

@@ -21,12 +21,14 @@ from sqlalchemy.orm import Session
 
 from qaeval_core import io
 from qaeval_core.errors import RowError, StoreError, ValidationError
-from qaeval_core.store.orm import Dataset, ItemRecord, Label, User
+from qaeval_core.io.stream import ItemScan, scan_items
+from qaeval_core.store.orm import Dataset, ItemRecord, Label
 from qaeval_core.store.repo._common import Store, _check_name, _scope
+from qaeval_core.store.repo.import_pending import _rater_ids, cleanup_imports, import_new_dataset
 from qaeval_core.store.repo.import_staging import IMPORT_SOURCE, _Stage
 from qaeval_core.store.repo.labels import _current_values
 
-__all__ = ["IMPORT_SOURCE", "ImportReport", "import_file", "import_items"]
+__all__ = ["IMPORT_SOURCE", "ImportReport", "import_file", "import_items", "import_scan"]
 
 
 @dataclass(frozen=True)
@@ -113,18 +115,6 @@ def _insert_items(s: Session, dataset_id: int, rows: list[io.ItemRow]) -> dict[s
     return dict(ids.tuples().all())
 
 
-def _rater_ids(s: Session, names: set[str]) -> tuple[dict[str, int], list[str]]:
-    """User ids by name; unknown raters become ``external`` users (they cannot log in)."""
-    known = dict(s.execute(select(User.name, User.id)).tuples().all())
-    missing = sorted(names - known.keys())
-    if missing:
-        s.execute(
-            insert(User), [{"name": n, "role": "external", "password_hash": None} for n in missing]
-        )
-        known = dict(s.execute(select(User.name, User.id)).tuples().all())
-    return known, missing
-
-
 def _insert_labels(s: Session, labels: list[dict[str, Any]]) -> None:
     if labels:
         s.execute(insert(Label), labels)
@@ -186,13 +176,20 @@ def import_items(
     rater's label is added unless it already is that rater's current label, so importing the
     same file twice adds nothing. Raters become ``external`` users; labels get source "import".
 
-    Never holds the store's write lock for long (see :class:`_Stage`): the rows are checked
-    against the dataset in a read transaction, written in chunks into temporary tables of this
-    connection (invisible to everyone else, gone if the process dies), and published in one
-    short final transaction.
+    Never holds the store's write lock for long. A new dataset is written in chunks under a
+    hidden name and renamed at the end (:mod:`.import_pending`). Rows for an existing dataset
+    are checked against it in a read transaction, written in chunks into temporary tables of
+    this connection (:class:`_Stage`) and published in one short final transaction.
     """
     name = _check_name(dataset_name, "dataset")
     items = _parse_rows(rows, source or "<rows>")
+    if _is_new(db, name):
+        raters = {lab.rater for r in items for lab in r.labels}
+        n_labels, created = import_new_dataset(
+            db, name, items, raters, source=source, description=description
+        )
+        n_rows = sum(len(r.rows) for r in items)
+        return ImportReport(name, True, n_rows, len(items), 0, n_labels, 0, created)
     with _scope(db) as s:  # validate first: a read, no lock
         ds_id = s.execute(select(Dataset.id).where(Dataset.name == name)).scalar_one_or_none()
         stored = _stored(s, ds_id)
@@ -270,8 +267,13 @@ def import_file(
     alias_separator: str | None = "/",
     rating_scale: str = io.RATING_SCALE,
 ) -> ImportReport:
-    """Read, validate and import one file (see :mod:`qaeval_core.io` for the schema)."""
-    rows = io.read_items(
+    """Read, validate and import one file (see :mod:`qaeval_core.io` for the schema).
+
+    The file is validated in one pass that keeps only ids, digests and label values, then read
+    again and imported chunk by chunk (:func:`qaeval_core.io.stream.scan_items`), so memory
+    stays a fraction of the file; into an existing dataset its items are loaded whole.
+    """
+    scan = scan_items(
         path,
         fmt=fmt,
         mapping=mapping,
@@ -279,4 +281,26 @@ def import_file(
         alias_separator=alias_separator,
         rating_scale=rating_scale,
     )
-    return import_items(db, dataset_name, rows, source=str(path))
+    return import_scan(db, dataset_name, scan, source=str(path))
+
+
+def import_scan(db: Store, dataset_name: str, scan: ItemScan, *, source: str) -> ImportReport:
+    """Import a file already validated by :func:`qaeval_core.io.stream.scan_items` (the CLI
+    validates before it touches the store); a new dataset is written chunk by chunk."""
+    name = _check_name(dataset_name, "dataset")
+    if _is_new(db, name):
+        labels, created = import_new_dataset(
+            db, name, scan.items(), scan.raters, source=source, description=None
+        )
+        return ImportReport(name, True, scan.rows, scan.n_items, 0, labels, 0, created)
+    return import_items(db, name, list(scan.items()), source=source)
+
+
+def _is_new(db: Store, name: str) -> bool:
+    """Whether ``name`` is a new dataset to import under a hidden name (not with a Session: a
+    caller's transaction gets the staged path); cleans up killed imports first."""
+    if isinstance(db, Session):
+        return False
+    cleanup_imports(db)
+    with _scope(db) as s:
+        return s.scalar(select(Dataset.id).where(Dataset.name == name)) is None

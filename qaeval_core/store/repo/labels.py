@@ -13,7 +13,7 @@ import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from qaeval_core.store.orm import Dataset, ItemRecord, Label, User
+from qaeval_core.store.orm import Dataset, ItemRecord, Label, User, visible_dataset
 from qaeval_core.store.repo._common import Store, _scope
 from qaeval_core.store.repo.datasets import _find_dataset
 
@@ -63,7 +63,7 @@ def _labels_frame(db: Store, dataset: str | None, *, current: bool) -> pd.DataFr
             Label.created_at,
         )
         .join(ItemRecord, ItemRecord.id == Label.item_id)
-        .join(Dataset, Dataset.id == ItemRecord.dataset_id)
+        .join(Dataset, (Dataset.id == ItemRecord.dataset_id) & visible_dataset())
         .join(User, User.id == Label.user_id)
         .order_by(Label.id)
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from sqlalchemy import exists, select, update
 
 from qaeval_core.errors import ConfigError
-from qaeval_core.store.orm import Assignment, Dataset, ItemRecord, Label, User
+from qaeval_core.store.orm import Assignment, Dataset, ItemRecord, Label, User, visible_dataset
 from qaeval_core.store.repo._common import Store, session_for
 
 __all__ = ["QueueSlot", "set_assignment_positions", "unlabelled_assignments"]
@@ -39,7 +39,7 @@ def unlabelled_assignments(db: Store, dataset: str, user: str | None = None) -> 
     with nothing left to label gets an empty list).
     """
     with session_for(db, write=True) as s:
-        ds_id = s.scalar(select(Dataset.id).where(Dataset.name == dataset))
+        ds_id = s.scalar(select(Dataset.id).where(Dataset.name == dataset, visible_dataset()))
         if ds_id is None:
             raise ConfigError(f"No dataset {dataset!r}.")
         stmt = (

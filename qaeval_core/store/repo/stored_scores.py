@@ -18,7 +18,7 @@ from sqlalchemy import insert, select, update
 
 from qaeval_core.errors import StoreError
 from qaeval_core.jsonable import to_jsonable
-from qaeval_core.store.orm import Dataset, ItemRecord, Score, utcnow
+from qaeval_core.store.orm import Dataset, ItemRecord, Score, utcnow, visible_dataset
 from qaeval_core.store.repo._common import Store, _scope
 from qaeval_core.store.repo.datasets import _find_dataset
 
@@ -114,7 +114,7 @@ def scores(
             Score.created_at,
         )
         .join(ItemRecord, ItemRecord.id == Score.item_id)
-        .join(Dataset, Dataset.id == ItemRecord.dataset_id)
+        .join(Dataset, (Dataset.id == ItemRecord.dataset_id) & visible_dataset())
         .order_by(Score.item_id, Score.metric_id, Score.id)
     )
     if metric_id is not None:

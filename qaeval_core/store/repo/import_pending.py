@@ -1,0 +1,206 @@
+"""A new dataset imported under a hidden name, in short transactions, then renamed (issue 13).
+
+Importing a file into a *new* dataset must not hold the store's write lock for the whole copy
+(annotators would wait seconds to save). So the dataset is created first under a reserved name
+(:data:`~qaeval_core.store.orm.IMPORTING_PREFIX` + host, process id, tag) that every reader skips
+(:func:`~qaeval_core.store.orm.visible_dataset`); its items and labels go straight into the real
+tables in transactions of :data:`CHUNK` rows; the last transaction only renames that one row.
+
+A failed import deletes what it wrote. A killed one leaves a hidden dataset that nobody sees;
+:func:`cleanup_imports` (run by every import and by ``qaeval db upgrade``) deletes it once its
+process is gone (same host) or it has not written for :data:`STALE_AFTER`. Rater accounts the
+import created are listed in the hidden dataset's description and deleted with it when they
+have no labels.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import uuid
+from collections.abc import Iterable
+from datetime import UTC, timedelta
+from typing import Any
+
+from sqlalchemy import delete, exists, func, insert, select, update
+from sqlalchemy.orm import Session
+
+from qaeval_core import io
+from qaeval_core.errors import StoreError
+from qaeval_core.store.orm import IMPORTING_PREFIX, Dataset, ItemRecord, Label, User, utcnow
+from qaeval_core.store.repo._common import _scope
+from qaeval_core.store.repo.import_staging import CHUNK, IMPORT_SOURCE
+
+__all__ = ["STALE_AFTER", "cleanup_imports", "import_new_dataset"]
+
+#: A hidden import dataset not written for this long is abandoned (its process may run on
+#: another host, where its process id cannot be checked).
+STALE_AFTER = timedelta(minutes=15)
+
+
+def _rater_ids(s: Session, names: set[str]) -> tuple[dict[str, int], list[str]]:
+    """User ids by name; unknown raters become ``external`` users (they cannot log in)."""
+    known = dict(s.execute(select(User.name, User.id)).tuples().all())
+    missing = sorted(names - known.keys())
+    if missing:
+        s.execute(
+            insert(User), [{"name": n, "role": "external", "password_hash": None} for n in missing]
+        )
+        known = dict(s.execute(select(User.name, User.id)).tuples().all())
+    return known, missing
+
+
+def _hidden_name() -> str:
+    host = socket.gethostname()[:60].replace(":", "-")
+    return f"{IMPORTING_PREFIX}{host}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def _stage_chunk(url: str | None, ds_id: int, chunk: list[io.ItemRow], users: dict) -> int:
+    """One short write transaction: a chunk of items and their labels; the labels added."""
+    with _scope(url, write=True) as s:
+        last = s.scalar(select(func.max(ItemRecord.id)).where(ItemRecord.dataset_id == ds_id))
+        s.execute(
+            insert(ItemRecord),
+            [
+                {
+                    "dataset_id": ds_id,
+                    "external_id": r.external_id,
+                    "question": r.question,
+                    "references": r.references,
+                    "candidate": r.candidate,
+                    "context": r.context,
+                    "choices": r.choices,
+                    "wrong_answers": r.wrong_answers,
+                    "qa_model": r.qa_model,
+                    "meta": r.meta,
+                    "content_hash": r.content_hash,
+                }
+                for r in chunk
+            ],
+        )
+        new = select(ItemRecord.external_id, ItemRecord.id).where(
+            ItemRecord.dataset_id == ds_id, ItemRecord.id > (last or 0)
+        )
+        ids = dict(s.execute(new).tuples().all())
+        labels = [
+            {
+                "item_id": ids[r.external_id],
+                "user_id": users[lab.rater],
+                "value": lab.value,
+                "rule": lab.rule,
+                "note": lab.note,
+                "seconds": lab.seconds,
+                "source": IMPORT_SOURCE,
+            }
+            for r in chunk
+            for lab in r.labels
+        ]
+        if labels:
+            s.execute(insert(Label), labels)
+        s.execute(update(Dataset).where(Dataset.id == ds_id).values(created_at=utcnow()))
+    return len(labels)
+
+
+def import_new_dataset(
+    url: str | None,
+    name: str,
+    items: Iterable[io.ItemRow],
+    raters: set[str],
+    *,
+    source: str | None,
+    description: str | None,
+) -> tuple[int, list[str]]:
+    """Import ``items`` into the new dataset ``name``: (labels added, raters created)."""
+    hidden = _hidden_name()
+    with _scope(url, write=True) as s:
+        users, created = _rater_ids(s, raters)
+        ds = Dataset(name=hidden, description=json.dumps(created), source=source)
+        s.add(ds)
+        s.flush()
+        ds_id = ds.id
+    try:
+        n_labels, chunk = 0, []
+        for item in items:
+            chunk.append(item)
+            if len(chunk) == CHUNK:
+                n_labels += _stage_chunk(url, ds_id, chunk, users)
+                chunk = []
+        if chunk:
+            n_labels += _stage_chunk(url, ds_id, chunk, users)
+        with _scope(url, write=True) as s:
+            if s.scalar(select(Dataset.id).where(Dataset.name == name)) is not None:
+                raise StoreError(
+                    f"Dataset {name!r} changed while the file was being imported (another "
+                    "import?); nothing was imported. Run the import again."
+                )
+            renamed = s.execute(
+                update(Dataset)
+                .where(Dataset.id == ds_id, Dataset.name == hidden)
+                .values(name=name, description=description, created_at=utcnow())
+            ).rowcount
+            if renamed != 1:
+                raise StoreError(f"The import of {name!r} was cancelled; run it again.")
+    except BaseException:
+        _discard(url, ds_id, created)
+        raise
+    return n_labels, created
+
+
+def _discard(url: str | None, ds_id: int, raters: list[str]) -> None:
+    """Delete a hidden dataset in short transactions, then the raters it created (unused)."""
+    try:
+        while True:
+            with _scope(url, write=True) as s:
+                stmt = select(ItemRecord.id).where(ItemRecord.dataset_id == ds_id).limit(CHUNK)
+                ids = s.scalars(stmt).all()
+                if ids:
+                    s.execute(delete(Label).where(Label.item_id.in_(ids)))
+                    s.execute(delete(ItemRecord).where(ItemRecord.id.in_(ids)))
+                    continue
+                s.execute(
+                    delete(Dataset).where(
+                        Dataset.id == ds_id, Dataset.name.startswith(IMPORTING_PREFIX)
+                    )
+                )
+                if raters:
+                    used = exists().where(Label.user_id == User.id)
+                    s.execute(
+                        delete(User).where(User.name.in_(raters), User.role == "external", ~used)
+                    )
+                return
+    except StoreError:
+        pass  # left for the next cleanup
+
+
+def _abandoned(name: str, written: Any) -> bool:
+    host, _, rest = name[len(IMPORTING_PREFIX) :].partition(":")
+    pid = rest.partition(":")[0]
+    here = host == socket.gethostname()[:60].replace(":", "-")
+    if here and pid.isdigit() and int(pid) != os.getpid():
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return True  # its process is gone
+        except OSError:
+            pass
+    if written.tzinfo is None:
+        written = written.replace(tzinfo=UTC)
+    return utcnow() - written > STALE_AFTER
+
+
+def cleanup_imports(url: str | None) -> int:
+    """Delete the hidden datasets of imports that were killed; how many."""
+    with _scope(url) as s:
+        stmt = select(Dataset.id, Dataset.name, Dataset.description, Dataset.created_at)
+        hidden = s.execute(stmt.where(Dataset.name.startswith(IMPORTING_PREFIX))).all()
+    n = 0
+    for ds_id, name, desc, written in hidden:
+        if _abandoned(name, written):
+            try:
+                raters = [str(r) for r in json.loads(desc or "[]")]
+            except (ValueError, TypeError):
+                raters = []
+            _discard(url, ds_id, raters)
+            n += 1
+    return n
