@@ -24,7 +24,6 @@ from qaeval_core.store.annotation.dealing import (
     Order,
     _check_annotators,
     _check_fraction,
-    _check_overlap,
     _deal_rows,
     _existing,
     _finish_deal,
@@ -32,6 +31,7 @@ from qaeval_core.store.annotation.dealing import (
     _rank,
     _record_deal,
     lock_dataset,
+    open_deal,
 )
 from qaeval_core.store.annotation.lookups import (
     DatasetRef,
@@ -98,10 +98,15 @@ def deal(
         raise ConfigError(f"order must be 'dataset' or 'shuffled', got {order!r}.")
     _check_fraction(extra_fraction)
     with write_scope(url) as session:
-        ds = lookup_dataset(session, dataset)
-        users = _check_annotators(session, list(annotators))
-        _check_overlap(len(users), base, extra_fraction, extra_k, order)
-        lock_dataset(session, ds.id)
+        ds, users = open_deal(
+            session,
+            dataset,
+            annotators,
+            base=base,
+            extra_fraction=extra_fraction,
+            extra_k=extra_k,
+            order=order,
+        )
         record = _record_deal(
             session,
             ds.id,

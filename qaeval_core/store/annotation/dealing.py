@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 
 from qaeval_core.errors import ConfigError
 from qaeval_core.jsonable import to_jsonable
-from qaeval_core.store.annotation.lookups import lookup_user
+from qaeval_core.store.annotation.lookups import lookup_dataset, lookup_user
 from qaeval_core.store.orm import DEAL_KINDS, Assignment, Dataset, Deal, ItemRecord, User
 from qaeval_core.store.session import session_scope
 
@@ -143,6 +143,25 @@ def lock_dataset(session: Session, dataset_id: int) -> None:
     """
     stmt = select(Dataset.id).where(Dataset.id == dataset_id).with_for_update(key_share=True)
     session.execute(stmt)
+
+
+def open_deal(
+    session: Session,
+    dataset: Any,
+    annotators: Sequence[str],
+    *,
+    base: int,
+    extra_fraction: float,
+    extra_k: int,
+    order: str,
+) -> tuple[Dataset, list[User]]:
+    """The start every deal shares: the dataset and annotators checked, the overlap options
+    checked, and the dataset locked for the rest of the transaction (:func:`lock_dataset`)."""
+    ds = lookup_dataset(session, dataset)
+    users = _check_annotators(session, list(annotators))
+    _check_overlap(len(users), base, extra_fraction, extra_k, order)
+    lock_dataset(session, ds.id)
+    return ds, users
 
 
 def _check_overlap(

@@ -32,17 +32,15 @@ from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.store.annotation.dealing import (
     DealResult,
     Order,
-    _check_annotators,
     _check_fraction,
-    _check_overlap,
     _deal_rows,
     _existing,
     _finish_deal,
     _queue_end,
     _record_deal,
-    lock_dataset,
+    open_deal,
 )
-from qaeval_core.store.annotation.lookups import DatasetRef, lookup_dataset
+from qaeval_core.store.annotation.lookups import DatasetRef
 from qaeval_core.store.orm import Adjudication, DealItem, ItemRecord, Label, User
 from qaeval_core.store.session import write_scope
 
@@ -120,10 +118,15 @@ def deal_audit_sample(
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise InputError(f"seed must be an integer, got {seed!r}.")
     with write_scope(url) as session:
-        ds = lookup_dataset(session, dataset)
-        users = _check_annotators(session, list(annotators))
-        _check_overlap(len(users), base, extra_fraction, extra_k, order)
-        lock_dataset(session, ds.id)
+        ds, users = open_deal(
+            session,
+            dataset,
+            annotators,
+            base=base,
+            extra_fraction=extra_fraction,
+            extra_k=extra_k,
+            order=order,
+        )
         item_ids = list(
             session.scalars(select(ItemRecord.id).where(ItemRecord.dataset_id == ds.id))
         )
@@ -182,10 +185,15 @@ def deal_triage(
     _check_fraction(extra_fraction)
     ids = list(dict.fromkeys(int(i) for i in item_ids))
     with write_scope(url) as session:
-        ds = lookup_dataset(session, dataset)
-        users = _check_annotators(session, list(annotators))
-        _check_overlap(len(users), base, extra_fraction, extra_k, "dataset")
-        lock_dataset(session, ds.id)
+        ds, users = open_deal(
+            session,
+            dataset,
+            annotators,
+            base=base,
+            extra_fraction=extra_fraction,
+            extra_k=extra_k,
+            order="dataset",
+        )
         known = set(session.scalars(select(ItemRecord.id).where(ItemRecord.dataset_id == ds.id)))
         foreign = [i for i in ids if i not in known]
         if foreign:

@@ -30,7 +30,7 @@ from qaeval_core import io
 from qaeval_core.errors import StoreError
 from qaeval_core.store.orm import IMPORTING_PREFIX, Dataset, ItemRecord, Label, User, utcnow
 from qaeval_core.store.repo._common import _scope
-from qaeval_core.store.repo.import_staging import CHUNK, IMPORT_SOURCE
+from qaeval_core.store.repo.import_staging import CHUNK, IMPORT_SOURCE, item_values
 
 __all__ = ["STALE_AFTER", "cleanup_imports", "import_new_dataset"]
 
@@ -62,22 +62,7 @@ def _stage_chunk(url: str | None, ds_id: int, chunk: list[io.ItemRow], users: di
         last = s.scalar(select(func.max(ItemRecord.id)).where(ItemRecord.dataset_id == ds_id))
         s.execute(
             insert(ItemRecord),
-            [
-                {
-                    "dataset_id": ds_id,
-                    "external_id": r.external_id,
-                    "question": r.question,
-                    "references": r.references,
-                    "candidate": r.candidate,
-                    "context": r.context,
-                    "choices": r.choices,
-                    "wrong_answers": r.wrong_answers,
-                    "qa_model": r.qa_model,
-                    "meta": r.meta,
-                    "content_hash": r.content_hash,
-                }
-                for r in chunk
-            ],
+            [{"dataset_id": ds_id, **item_values(r)} for r in chunk],
         )
         new = select(ItemRecord.external_id, ItemRecord.id).where(
             ItemRecord.dataset_id == ds_id, ItemRecord.id > (last or 0)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from operator import attrgetter
 from typing import Any
 
 from sqlalchemy import (
@@ -38,7 +39,7 @@ from qaeval_core.store.orm import ItemRecord, Label, User, utcnow
 from qaeval_core.store.repo._common import Store, _store_error
 from qaeval_core.store.session import get_engine, map_busy
 
-__all__ = ["CHUNK", "IMPORT_SOURCE"]
+__all__ = ["CHUNK", "IMPORT_SOURCE", "item_values"]
 
 #: ``labels.source`` of labels that came from a file.
 IMPORT_SOURCE = "import"
@@ -143,10 +144,7 @@ class _Stage:
             with self._txn():
                 self._conn.execute(
                     insert(self.items),
-                    [
-                        {"seq": start + k, **{c: getattr(r, _ATTR.get(c, c)) for c in _ITEM_COLS}}
-                        for k, r in enumerate(chunk)
-                    ],
+                    [{"seq": start + k, **item_values(r)} for k, r in enumerate(chunk)],
                 )
                 if labels:
                     self._conn.execute(insert(self.labels), labels)
@@ -211,5 +209,10 @@ _ITEM_COLS = (
     "meta",
     "content_hash",
 )
-#: ItemRow attribute of a column, where the names differ.
-_ATTR: dict[str, str] = {}
+_ITEM_VALUES = attrgetter(*_ITEM_COLS)
+
+
+def item_values(row: Any) -> dict[str, Any]:
+    """The ``items`` columns an import writes, from a parsed row (:class:`io.ItemRow`); the one
+    mapping shared by the staged, the chunked and the single-transaction import paths."""
+    return dict(zip(_ITEM_COLS, _ITEM_VALUES(row), strict=True))

@@ -25,7 +25,7 @@ from qaeval_core.io.stream import ItemScan, scan_items
 from qaeval_core.store.orm import Dataset, ItemRecord, Label
 from qaeval_core.store.repo._common import Store, _check_name, _scope
 from qaeval_core.store.repo.import_pending import _rater_ids, cleanup_imports, import_new_dataset
-from qaeval_core.store.repo.import_staging import IMPORT_SOURCE, _Stage
+from qaeval_core.store.repo.import_staging import IMPORT_SOURCE, _Stage, item_values
 from qaeval_core.store.repo.labels import _current_values
 
 __all__ = ["IMPORT_SOURCE", "ImportReport", "import_file", "import_items", "import_scan"]
@@ -92,22 +92,7 @@ def _insert_items(s: Session, dataset_id: int, rows: list[io.ItemRow]) -> dict[s
     if rows:
         s.execute(
             insert(ItemRecord),
-            [
-                {
-                    "dataset_id": dataset_id,
-                    "external_id": r.external_id,
-                    "question": r.question,
-                    "references": r.references,
-                    "candidate": r.candidate,
-                    "context": r.context,
-                    "choices": r.choices,
-                    "wrong_answers": r.wrong_answers,
-                    "qa_model": r.qa_model,
-                    "meta": r.meta,
-                    "content_hash": r.content_hash,
-                }
-                for r in rows
-            ],
+            [{"dataset_id": dataset_id, **item_values(r)} for r in rows],
         )
     ids = s.execute(
         select(ItemRecord.external_id, ItemRecord.id).where(ItemRecord.dataset_id == dataset_id)
