@@ -10,16 +10,11 @@ through Playwright (Python). It skips, saying why, when Chromium or Playwright i
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _browser import CHROMIUM_ARGS, chromium_path
+from _browser import CHROMIUM_ARGS, chromium_path, streamlit_app
 
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
@@ -27,7 +22,6 @@ from qaeval_core.store import session as store_session
 
 pytestmark = pytest.mark.browser
 
-REPO = Path(__file__).resolve().parents[1]
 ROWS = [
     {"id": "b0", "question": "Who wrote Hamlet?", "references": ["William Shakespeare"],
      "candidate": "Hamlet was written by William Shakespeare."},
@@ -47,12 +41,6 @@ def _chromium() -> str:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
     """A store with 4 items dealt to ``ann1`` and ``streamlit run`` serving it."""
@@ -63,38 +51,8 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
     repo.import_items(url, "ds", ROWS, source="browser test")
     repo.add_user(url, "ann1", "annotator", "pw-ann1")
     ann.deal("ds", ["ann1"], url=url)
-    port = _free_port()
-    env = dict(os.environ, QAEVAL_DATABASE_URL=url, PYTHONPATH=str(REPO))
-    log = open(tmp_path / "streamlit.log", "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(REPO / "app" / "main.py"),
-         "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                pytest.fail(f"streamlit did not start:\n{(tmp_path / 'streamlit.log').read_text()}")
-            time.sleep(0.3)
+    with streamlit_app(url, tmp_path) as base:
         yield base, url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 def test_label_three_items_with_the_keyboard_only(served: tuple[str, str], tmp_path: Path) -> None:

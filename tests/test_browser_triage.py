@@ -17,16 +17,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _browser import CHROMIUM_ARGS, chromium_path
+from _browser import CHROMIUM_ARGS, chromium_path, streamlit_app
 
 from qaeval_core import workflows
 from qaeval_core.store import annotation as ann
@@ -45,12 +40,6 @@ def _chromium() -> str:
     if not path:
         pytest.skip("Chromium is not installed (apt-get install chromium, or set QAEVAL_CHROMIUM)")
     return path
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _make_store(url: str) -> None:
@@ -77,38 +66,8 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
     _chromium()
     url = f"sqlite:///{tmp_path / 'triage.sqlite'}"
     _make_store(url)
-    port = _free_port()
-    env = dict(os.environ, QAEVAL_DATABASE_URL=url, PYTHONPATH=str(REPO))
-    log = open(tmp_path / "streamlit.log", "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(REPO / "app" / "main.py"),
-         "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                pytest.fail(f"streamlit did not start:\n{(tmp_path / 'streamlit.log').read_text()}")
-            time.sleep(0.3)
+    with streamlit_app(url, tmp_path) as base:
         yield base, url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 def test_route_label_and_estimate_in_the_browser(served: tuple[str, str], tmp_path: Path) -> None:
