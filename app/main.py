@@ -48,6 +48,8 @@ PAGES: list[PageSpec] = [
         "leaderboard.py", "Leaderboard", auth.RESEARCHERS, ":material/leaderboard:", "Analyse"
     ),
     PageSpec("calibrate.py", "Calibrate", auth.RESEARCHERS, ":material/tune:", "Analyse"),
+    PageSpec("flags.py", "Flags", auth.RESEARCHERS, ":material/flag:", "Manage"),
+    PageSpec("guidelines.py", "Guidelines", auth.RESEARCHERS, ":material/menu_book:", "Manage"),
 ]
 
 

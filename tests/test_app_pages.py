@@ -7,12 +7,14 @@ a button here runs the same callback a shortcut would.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from _apptest import APP
 from _apptest import logged_in as log_in
+from _picker import picker_data, send
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
@@ -274,7 +276,7 @@ def test_researcher_with_empty_queue_queues_a_dataset_in_one_click(store: str) -
     at.selectbox(key="ann_self_dataset").set_value("ds")
     at.button(key="ann_self_deal").click().run()
     assert not at.exception, at.exception
-    assert at.subheader[0].value == "Who wrote Hamlet?"  # the first item, ready to label
+    assert picker_data(at)["item"]["question"] == "Who wrote Hamlet?"  # ready to label
     assert ann.user_progress("res", "ds", url=store).assigned == len(ROWS)
     # an annotator dealt nothing more: every item already has its one annotator
     ann.reassign("ds", "res", ["ann1"], url=store)
@@ -287,69 +289,58 @@ def test_researcher_with_empty_queue_queues_a_dataset_in_one_click(store: str) -
 def test_label_save_advance_and_time_recorded(store: str) -> None:
     dealt(store)
     at = logged_in("ann1")
-    assert at.subheader[0].value == "Who wrote Hamlet?"
+    assert picker_data(at)["item"]["question"] == "Who wrote Hamlet?"
     assert "0 of 4 labelled" in at.get("progress")[0].proto.text
-    at.button(key="ann_save").click().run()  # no label picked yet
-    assert "Pick a label first" in at.warning[0].value
-    at.button(key="ann_label_2").click().run()
-    assert at.button(key="ann_label_2").proto.type == "primary"
-    at.button(key="ann_rule_1").click().run()
-    at.text_input(key=f"ann_note_{at.session_state['ann_item']}").input("full name")
-    at.button(key="ann_save").click().run()
-    assert not at.exception, at.exception
-    assert "Saved: clearly correct · rule 1" in at.success[0].value
-    assert at.subheader[0].value == "Capital of France?"
+    send(at, "save", value=None)  # no label picked (the browser says so before sending)
+    assert picker_data(at)["ack"]["status"] == "error"
+    send(at, "save", value=2, rule=1, note="full name", active=2.0, wall=2.0)
+    data = picker_data(at)
+    assert "Saved: clearly correct · rule 1" in data["ack"]["text"]
+    assert data["item"]["question"] == "Capital of France?"
     history = repo.label_history(store, "ds")
     assert len(history) == 1
     row = history.iloc[0]
     assert (row["user"], row["value"], row["rule"], row["note"]) == ("ann1", 2, 1, "full name")
     assert row["seconds"] >= 0
-    assert (
-        at.text_input(key=f"ann_note_{at.session_state['ann_item']}").value == ""
-    )  # the note does not carry over
+    assert data["pick"] is None  # nothing carries over to the next item
 
 
 def test_untrusted_text_is_escaped(store: str) -> None:
     dealt(store)
     at = logged_in("ann1")
-    at.button(key="ann_skip_btn").click().run()  # skip q0; q1 holds the hostile answer
-    shown = [m.value for m in at.markdown if "script" in m.value]
-    assert shown, texts(at)
-    for md in shown:
-        assert "<script>" not in md and "![img]" not in md and "[click](" not in md
-        assert r"\<script\>" in md and r"\!\[img\]" in md
+    send(at, "skip")  # skip q0; q1 holds the hostile answer
+    item = picker_data(at)["item"]
+    # The component sets text with textContent; the answer arrives as plain runs, unchanged.
+    assert "<script>" in "".join(run[0] for run in item["candidate"])
     assert not at.get("html")
+    assert all("<script>" not in m.value for m in at.markdown)
 
 
 def test_skip_back_edit_keeps_history(store: str) -> None:
     dealt(store)
     at = logged_in("ann1")
     first = at.session_state["ann_item"]
-    at.button(key="ann_skip_btn").click().run()
+    send(at, "skip")
     second = at.session_state["ann_item"]
     assert second != first
-    at.button(key="ann_label_0").click().run()
-    at.button(key="ann_rule_6").click().run()
-    at.button(key="ann_save").click().run()
+    send(at, "save", value=0, rule=6)
     third = at.session_state["ann_item"]
     assert third not in (first, second)
     # Back: the item just labelled opens for editing with its current label chosen.
-    at.button(key="ann_back").click().run()
-    assert at.session_state["ann_item"] == second
-    assert at.session_state["ann_review"] is True
-    assert at.button(key="ann_label_0").proto.type == "primary"
-    assert "You are editing an earlier label" in texts(at)
-    at.button(key="ann_label_1").click().run()
-    at.button(key="ann_save").click().run()
-    assert "Updated: unclear" in at.success[0].value
+    send(at, "back")
+    data = picker_data(at)
+    assert at.session_state["ann_item"] == second and data["review"] is True
+    assert data["pick"]["value"] == 0 and data["pick"]["rule"] == 6
+    send(at, "save", value=1)
+    assert "Updated: unclear" in picker_data(at)["ack"]["text"]
     # After the edit we are back in the queue, at the next unlabelled item.
     assert at.session_state["ann_review"] is False
     assert at.session_state["ann_item"] == third
     history = ann.label_history("ann1", second, url=store)
     assert [int(h.value) for h in history] == [0, 1]
-    # Forward and back-to-queue in review mode.
-    at.button(key="ann_back").click().run()
-    at.button(key="ann_queue").click().run()
+    # Back, then back to the queue (Q).
+    send(at, "back")
+    send(at, "queue")
     assert at.session_state["ann_item"] == third
 
 
@@ -357,35 +348,34 @@ def test_open_an_earlier_label_from_the_list(store: str) -> None:
     dealt(store)
     at = logged_in("ann1")
     first = at.session_state["ann_item"]
-    at.button(key="ann_label_2").click().run()
-    at.button(key="ann_save").click().run()
-    at.selectbox(key="ann_earlier").set_value(first)
-    at.button(key="ann_open_earlier").click().run()
+    send(at, "save", value=2)
+    at.segmented_control(key="ann_filter").set_value("done").run()
+    at.selectbox(key="ann_queue_item").set_value(first)
+    at.button(key="ann_open_queue").click().run()
     assert at.session_state["ann_item"] == first and at.session_state["ann_review"]
 
 
 def test_annotators_are_blind_to_each_other(store: str) -> None:
     dealt(store)
     other = logged_in("ann2")
-    other.button(key="ann_label_0").click().run()
-    other.text_input(key=f"ann_note_{other.session_state['ann_item']}").input("SECRET-NOTE-OF-ANN2")
-    other.button(key="ann_save").click().run()
+    send(other, "save", value=0, note="SECRET-NOTE-OF-ANN2")
     at = logged_in("ann1")
     assert "SECRET-NOTE-OF-ANN2" not in texts(at)
-    assert at.button(key="ann_label_0").proto.type == "secondary"
+    assert "SECRET-NOTE-OF-ANN2" not in json.dumps(picker_data(at))
+    assert picker_data(at)["pick"] is None
     assert "0 of 4 labelled" in at.get("progress")[0].proto.text
 
 
 def test_item_reassigned_while_open(store: str) -> None:
     ann.deal("ds", ["ann1"], url=store)
     at = logged_in("ann1")
-    at.button(key="ann_label_2").click().run()
-    at.button(key="ann_save").click().run()  # one label kept, so ann1 keeps a queue
-    at.button(key="ann_label_0").click().run()
+    send(at, "save", value=2)  # one label kept, so ann1 keeps a queue
     ann.reassign("ds", "ann1", ["ann2"], url=store)  # a researcher moves the rest away
-    at.button(key="ann_save").click().run()
+    send(at, "save", value=0)
     assert not at.exception, at.exception
-    assert "reassigned" in at.warning[0].value
+    assert "no longer" in at.session_state["ann_ack"]["text"]
+    at.run()
+    assert "reassigned" in at.warning[0].value or "Your queue is done" in texts(at)
     assert "Your queue is done" in texts(at)
     assert len(repo.label_history(store, "ds")) == 1  # the refused label was not stored
 
@@ -393,14 +383,12 @@ def test_item_reassigned_while_open(store: str) -> None:
 def test_finished_queue_and_skipped_items(store: str) -> None:
     ann.deal("ds", ["ann1"], url=store)
     at = logged_in("ann1")
-    at.button(key="ann_skip_btn").click().run()
+    send(at, "skip")
     for _ in range(3):
-        at.button(key="ann_label_2").click().run()
-        at.button(key="ann_save").click().run()
-    assert "Only skipped items are left (1)" in at.info[0].value
+        send(at, "save", value=2)
+    assert "Only skipped or flagged items are left (1)" in at.info[0].value
     at.button(key="ann_revisit").click().run()
-    at.button(key="ann_label_1").click().run()
-    at.button(key="ann_save").click().run()
+    send(at, "save", value=1)
     assert "Your queue is done" in at.success[-1].value
 
 

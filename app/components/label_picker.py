@@ -1,72 +1,125 @@
-"""The label and rule picker of the Annotate view, keyboard first.
+"""The Annotate page's item card and label picker: one browser component that owns the keyboard.
 
-Three label buttons (shortcuts Y / U / N: clearly correct, unclear, clearly incorrect) and one
-button per NAQT-derived rule (shortcuts 1-7; 0 clears the rule), each with the rule's
-description and an example. The pick lives in ``st.session_state`` as ``ann_value`` (a
-:class:`~qaeval_core.schema.LabelValue` as int, or None) and ``ann_rule`` (a rule number, or
-None): the view sets both when it opens an item and reads them when it saves.
+It draws the item (question, references, choices, candidate answer with reference words
+highlighted) next to the label and rule buttons, the note field and the navigation buttons,
+and handles every key of the page: the project's label keys (default Y / U / N), 1-9 for the
+rules (0 clears), ``Enter`` saves, ``S`` skips, ``B`` / ``F`` step back / forward through one's
+labels, ``Q`` jumps to the next unlabelled item, ``R`` flags the item for review, ``/`` moves
+to the note field (where ``Enter`` saves). Keys typed in a text field elsewhere on the page are
+left alone.
+
+The pick stays in the browser until ``Enter``; then :func:`picker` delivers one message
+``{action, item_id, view, nonce, value, rule, note, active, wall}`` to the page's callback,
+which must answer with an ``ack`` for that nonce (see :mod:`.label_picker_frontend` for why
+this keeps every label on the item it was picked for). ``active`` is the time on the item with
+every gap between key presses / pointer moves cut to the project's idle cap; ``wall`` is the
+wall time since the item appeared.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
 import streamlit as st
 
 from app.components import safe_text
-from qaeval_core.schema import RULES, LabelValue
+from app.components.label_picker_frontend import CSS, JS
+from qaeval_core.schema import LabelValue
+from qaeval_core.store import annotation as ann
+from qaeval_core.store import repo
 
-__all__ = ["LABEL_KEYS", "panel"]
+__all__ = ["PICKER_KEY", "candidate_segments", "message", "picker", "picker_data"]
 
-#: Label buttons in display order with their keys (Y(es) / U(nclear) / N(o)).
-LABEL_KEYS: list[tuple[LabelValue, str]] = [
-    (LabelValue.CORRECT, "Y"),
-    (LabelValue.UNCLEAR, "U"),
-    (LabelValue.INCORRECT, "N"),
-]
+#: Session-state key of the component (its trigger value is read in the callback).
+PICKER_KEY = "ann_picker"
 
-S = st.session_state
-
-
-def _pick_value(value: int) -> None:
-    S.ann_value = value
-
-
-def _pick_rule(rule: int | None) -> None:
-    S.ann_rule = None if rule == S.ann_rule else rule
+_COMPONENT = st.components.v2.component("qaeval_label_picker", html="", css=CSS, js=JS)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_TITLES = {
+    LabelValue.CORRECT: "Clearly correct",
+    LabelValue.UNCLEAR: "Unclear",
+    LabelValue.INCORRECT: "Clearly incorrect",
+}
 
 
-@st.fragment
-def panel() -> None:
-    """The label and rule buttons. A fragment: picking a label or rule reruns only this panel
-    (no database work), so those key presses feel instant; saving reruns the page.
+def candidate_segments(text: str, words: set[str]) -> list[list[Any]]:
+    """``text`` as ``[piece, highlighted]`` runs: whole words found in ``words`` are marked.
+
+    The browser shows each run with ``textContent``, so nothing in the answer becomes markup.
     """
-    safe_text.section("Label")
-    for value, key in LABEL_KEYS:
-        st.button(
-            value.title.capitalize(),
-            key=f"ann_label_{int(value)}",
-            shortcut=key,
-            type="primary" if S.ann_value == int(value) else "secondary",
-            width="stretch",
-            on_click=_pick_value,
-            args=(int(value),),
-        )
-    safe_text.section("Rule that decided it")
-    for rule in RULES:
-        st.button(
-            f"{rule.number} · {rule.name}",
-            key=f"ann_rule_{rule.number}",
-            shortcut=str(rule.number),
-            type="primary" if S.ann_rule == rule.number else "secondary",
-            width="stretch",
-            on_click=_pick_rule,
-            args=(rule.number,),
-        )
-        st.caption(f"{rule.description} *e.g.* {safe_text.escape_markdown(rule.example)}")
-    st.button(
-        "No rule",
-        key="ann_rule_0",
-        shortcut="0",
-        type="tertiary",
-        on_click=_pick_rule,
-        args=(None,),
+    out: list[list[Any]] = []
+    pos = 0
+    for m in _WORD.finditer(text):
+        if m.group(0).lower() in words:
+            if m.start() > pos:
+                out.append([text[pos : m.start()], False])
+            out.append([m.group(0), True])
+            pos = m.end()
+    if pos < len(text):
+        out.append([text[pos:], False])
+    return out
+
+
+def legend(guide: repo.Guidelines) -> str:
+    """The one-line key legend under the picker (it follows the project's label keys)."""
+    labels = " · ".join(f"{guide.key_for(v)} {_TITLES[v].lower()}" for v in _TITLES)
+    last = guide.rules[-1].number if guide.rules else 0
+    return (
+        f"Keys — {labels} · 1-{last} rule · 0 no rule · Enter save & next · S skip · B back · "
+        "F forward · Q next unlabelled · R flag for review · / note (in it, Enter saves)."
     )
+
+
+def picker_data(
+    item: ann.QueueItem,
+    guide: repo.Guidelines,
+    *,
+    view: int,
+    review: bool,
+    pick: Mapping[str, Any] | None,
+    ack: Mapping[str, Any] | None,
+    flash: Mapping[str, Any] | None,
+    focus: int,
+) -> dict[str, Any]:
+    """Everything the browser side draws, as JSON (kept separate so tests can inspect it)."""
+    words = safe_text.reference_words(item.references)
+    return {
+        "view": view,
+        "item": {
+            "id": item.id,
+            "external_id": item.external_id,
+            "question": item.question,
+            "references": list(item.references),
+            "choices": list(item.choices or []),
+            "candidate": candidate_segments(item.candidate, words),
+        },
+        "review": review,
+        "pick": dict(pick) if pick else None,
+        "labels": [
+            {"value": int(v), "key": guide.key_for(v), "title": _TITLES[v]} for v in _TITLES
+        ],
+        "rules": [
+            {"number": r.number, "name": r.name, "description": r.description, "example": r.example}
+            for r in guide.rules
+        ],  # fmt: skip
+        "idle_cap": guide.idle_cap_seconds,
+        "ack": dict(ack) if ack else None,
+        "flash": dict(flash) if flash else None,
+        "focus": focus,
+        "legend": legend(guide),
+    }
+
+
+def message() -> dict[str, Any] | None:
+    """The message the picker just sent (in its callback), or None."""
+    state = st.session_state.get(PICKER_KEY)
+    value = state.get("action") if isinstance(state, Mapping) else None
+    return value if isinstance(value, dict) else None
+
+
+def picker(data: dict[str, Any], on_message: Callable[[], None]) -> None:
+    """Mount the picker with ``data`` (:func:`picker_data`); ``on_message`` runs before the
+    next rerun when the browser sends an action (read it with :func:`message`)."""
+    _COMPONENT(key=PICKER_KEY, data=data, on_action_change=on_message)

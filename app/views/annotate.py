@@ -1,94 +1,108 @@
 """Annotate: judge the next answer in your queue, keyboard first.
 
-Keys (Streamlit native shortcuts; they do nothing while the cursor is in the note field, where
-Enter saves instead): Y / U / N pick the label, 1-7 the rule (0 clears it), Enter saves and
-moves on, S skips, B goes back to your previous label, F forward again, Q returns to the queue.
-Every save appends to your history; nothing is overwritten. You only ever see your own labels.
+The item and every key live in one browser component, :mod:`app.components.label_picker`:
+the project's label keys (default Y / U / N), 1-9 the rule (0 clears it), Enter saves and
+moves on, S skips, B goes back to your previous label, F forward again, Q jumps to the next
+unlabelled item, R flags the item for review with a reason. The component sends one message
+per action carrying the item and view it was pressed on; :func:`handle_message` applies it only
+if that is still the item on screen (else it is refused and says so), and answers with an
+``ack`` the component shows. Every save appends to your history; nothing is overwritten.
 
-The label and rule buttons are :mod:`app.components.label_picker`; this view moves through the
-queue (open, save, skip, back / forward, earlier labels) and draws the item and its note form.
+Skips and flags are stored, so they survive reloads; the queue filters (pending / done /
+skipped / flagged) and "next unlabelled" read the store. The dataset's guidelines, rule list,
+label keys and idle cap come from the store too (edited on the Guidelines page).
 """
 
 from __future__ import annotations
 
+import math
 import time
+from functools import partial
+from typing import Any
 
 import streamlit as st
 
-from app.components import auth, label_picker, safe_text
+from app.components import auth, guidelines_view, label_picker
 from qaeval_core.errors import PermissionDenied, QAEvalError
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
 
-KEY_LEGEND = (
-    "**Keys** — `Y` clearly correct · `U` unclear · `N` clearly incorrect · `1`-`7` rule · "
-    "`0` no rule · `Enter` save & next · `S` skip · `B` back · `F` forward · `Q` back to queue. "
-    "In the note field, `Enter` saves."
-)
-
 S = st.session_state
+
+_DEFAULTS: dict[str, Any] = {
+    "ann_item": None,  # the item on screen (id) or None
+    "ann_review": False,  # editing an earlier label
+    "ann_view": 0,  # increases each time an item is opened: messages name the view they saw
+    "ann_pick": None,  # preloaded pick for review mode
+    "ann_ack": None,  # the answer to the component's last message
+    "ann_flash": None,  # a message not tied to a key press (reassignment, ...)
+    "ann_focus": 0,  # increases when the component should take the keyboard back
+    "ann_started": None,  # when the item was opened (server clock); None: open the queue
+    "ann_last_nonce": None,  # the last message handled (a repeat is not applied twice)
+}
 
 
 # ----------------------------------------------------------------------------- state changes
-# All changes happen in button callbacks, which run before the page is drawn again, so what is
-# shown always matches the store.
-
-
-def note_key(item_id: int) -> str:
-    """One note field per item: a new item gets a new field, so focus never stays in the old
-    one (a key pressed right after saving from the note cannot land in the next item's note).
-    """
-    return f"ann_note_{item_id}"
 
 
 def _open(item: ann.QueueItem | None, *, review: bool, user_id: int, url: str) -> None:
-    """Show ``item``; in review mode preload the user's current label for editing."""
+    """Show ``item`` as a new view; in review mode preload the user's current label."""
     S.ann_item = item.id if item else None
     S.ann_review = review and item is not None
+    S.ann_view = int(S.ann_view) + 1
     S.ann_started = time.time()
-    S.ann_value, S.ann_rule = None, None
-    note = ""
+    S.ann_pick = None
     if S.ann_review and item is not None:
         cur = ann.current_label(user_id, item.id, url=url)
         if cur is not None:
-            S.ann_value, S.ann_rule, note = int(cur.value), cur.rule, cur.note or ""
-    if item is not None:
-        S[note_key(item.id)] = note
+            S.ann_pick = {"value": int(cur.value), "rule": cur.rule, "note": cur.note or ""}
 
 
 def _open_next(user_id: int, dataset: str, url: str) -> None:
-    item = ann.next_item(user_id, dataset, skip=S.ann_skip, url=url)
-    _open(item, review=False, user_id=user_id, url=url)
+    _open(ann.next_item(user_id, dataset, url=url), review=False, user_id=user_id, url=url)
 
 
-def _flash(kind: str, text: str) -> None:
-    S.ann_flash = (kind, text)
+def _ack(nonce: str, status: str, text: str) -> None:
+    S.ann_ack = {"nonce": nonce, "status": status, "text": text}
 
 
-def _save(user_id: int, dataset: str, url: str) -> None:
-    item_id = S.ann_item
-    if item_id is None:
-        return
-    if S.ann_value is None:
-        _flash("warning", "Pick a label first: Y clearly correct, U unclear, N clearly incorrect.")
-        return
-    seconds = max(0.0, time.time() - (S.ann_started or time.time()))
+def _seconds(raw: Any) -> float | None:
     try:
-        rec = ann.save_label(
-            user_id,
-            item_id,
-            S.ann_value,
-            rule=S.ann_rule,
-            note=S.get(note_key(item_id), ""),
-            seconds=seconds,
-            url=url,
-        )
-    except QAEvalError as exc:
-        _flash("error", str(exc))
-        return
+        value = float(raw)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+def _times(msg: dict[str, Any], idle_cap: float) -> tuple[float, float]:
+    """(active, wall) seconds of a save: the browser's measure, bounded by the server's clock
+    (a tampered or broken client cannot claim more than the item was open)."""
+    server_wall = max(0.0, time.time() - float(S.ann_started or time.time()))
+    wall = _seconds(msg.get("wall"))
+    wall = server_wall if wall is None else min(wall, server_wall + 1.0)
+    active = _seconds(msg.get("active"))
+    active = min(wall, idle_cap) if active is None else min(active, wall)
+    return active, wall
+
+
+def _save(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
+    guide = repo.get_guidelines(url, dataset)
+    active, wall = _times(msg, guide.idle_cap_seconds)
+    item_id = int(S.ann_item)
+    rec = ann.save_label(
+        user_id,
+        item_id,
+        msg.get("value"),
+        rule=msg.get("rule"),
+        note=str(msg.get("note") or ""),
+        seconds=active,
+        wall_seconds=wall,
+        rules=guide.rule_numbers,
+        url=url,
+    )
     rule = f" · rule {rec.rule}" if rec.rule else ""
     verb = "Updated" if S.ann_review else "Saved"
-    _flash("success", f"{verb}: {rec.value.title}{rule} · {rec.seconds or 0:.1f} s")
+    _ack(nonce, "success", f"{verb}: {rec.value.title}{rule} · {rec.seconds or 0:.1f} s active")
     if S.ann_review:
         nxt = ann.following_item(user_id, dataset, after=item_id, url=url)
         if nxt is not None:
@@ -97,52 +111,109 @@ def _save(user_id: int, dataset: str, url: str) -> None:
     _open_next(user_id, dataset, url)
 
 
-def _skip(user_id: int, dataset: str, url: str) -> None:
-    if S.ann_item is not None and S.ann_item not in S.ann_skip:
-        S.ann_skip = [*S.ann_skip, S.ann_item]
-    _flash("info", "Skipped; it comes back after the rest of your queue.")
+def _skip(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
+    ann.skip_item(user_id, int(S.ann_item), url=url)
+    _ack(
+        nonce,
+        "info",
+        "Skipped: it stays out of your queue (filter 'skipped') until you revisit it.",
+    )
     _open_next(user_id, dataset, url)
 
 
-def _back(user_id: int, dataset: str, url: str) -> None:
+def _flag(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
+    ann.flag_item(user_id, int(S.ann_item), str(msg.get("reason") or ""), url=url)
+    _ack(nonce, "info", "Flagged for review: a researcher will see your reason.")
+    _open_next(user_id, dataset, url)
+
+
+def _back(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
     prev = ann.previous_item(user_id, dataset, before=S.ann_item, url=url)
     if prev is None:
-        _flash("info", "Nothing earlier: this is your first labelled item.")
+        _ack(nonce, "info", "Nothing earlier: this is your first labelled item.")
         return
-    S.ann_flash = None
+    _ack(nonce, "info", "Back to your previous label.")
     _open(prev, review=True, user_id=user_id, url=url)
 
 
-def _forward(user_id: int, dataset: str, url: str) -> None:
-    S.ann_flash = None
-    nxt = ann.following_item(user_id, dataset, after=S.ann_item, url=url) if S.ann_item else None
+def _forward(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
+    nxt = ann.following_item(user_id, dataset, after=int(S.ann_item), url=url)
+    _ack(nonce, "info", "")
     if nxt is not None:
         _open(nxt, review=True, user_id=user_id, url=url)
     else:
         _open_next(user_id, dataset, url)
 
 
-def _to_queue(user_id: int, dataset: str, url: str) -> None:
+def _queue(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
+    _ack(nonce, "info", "")
+    _open_next(user_id, dataset, url)
+
+
+_ACTIONS = {
+    "save": _save,
+    "skip": _skip,
+    "flag": _flag,
+    "back": _back,
+    "forward": _forward,
+    "queue": _queue,
+}
+
+
+def handle_message(msg: dict[str, Any] | None, user_id: int, dataset: str, url: str) -> None:
+    """Apply one message of the picker, if it was sent for the item and view on screen.
+
+    A message for another view (the item changed between the key press and its arrival) is
+    refused with a visible "Not applied"; a repeated nonce is ignored (its ack stays).
+    """
+    if not isinstance(msg, dict):
+        return
+    nonce = str(msg.get("nonce") or "")
+    if not nonce or nonce == S.ann_last_nonce:
+        return
+    S.ann_last_nonce = nonce
     S.ann_flash = None
-    _open_next(user_id, dataset, url)
+    action = _ACTIONS.get(str(msg.get("action")))
+    if action is None:
+        _ack(nonce, "error", f"Unknown action {msg.get('action')!r}.")
+        return
+    if msg.get("view") != S.ann_view or msg.get("item_id") != S.ann_item:
+        _ack(
+            nonce,
+            "refused",
+            "Not applied: the item changed before your key arrived. Check the item on screen "
+            "and press the key again.",
+        )
+        return
+    try:
+        action(msg, nonce, user_id, dataset, url)
+    except QAEvalError as exc:
+        _ack(nonce, "error", str(exc))
 
 
-def _revisit_skipped(user_id: int, dataset: str, url: str) -> None:
-    S.ann_skip = []
-    _open_next(user_id, dataset, url)
+def _on_message(user_id: int, dataset: str, url: str) -> None:
+    handle_message(label_picker.message(), user_id, dataset, url)
 
 
-def _open_earlier(user_id: int, url: str) -> None:
-    choice = S.get("ann_earlier")
+def _open_from_queue(user_id: int, dataset: str, url: str) -> None:
+    choice = S.get("ann_queue_item")
     if choice is None:
         return
     try:
         item = ann.get_item(user_id, int(choice), url=url)
     except QAEvalError as exc:
-        _flash("error", str(exc))
+        S.ann_flash = {"kind": "error", "text": str(exc)}
         return
     S.ann_flash = None
-    _open(item, review=True, user_id=user_id, url=url)
+    done = S.get("ann_filter") == "done" or ann.current_label(user_id, item.id, url=url)
+    _open(item, review=bool(done), user_id=user_id, url=url)
+    S.ann_focus = int(S.ann_focus) + 1
+
+
+def _revisit_skipped(user_id: int, dataset: str, url: str) -> None:
+    n = ann.revisit_skipped(user_id, dataset, url=url)
+    S.ann_flash = {"kind": "info", "text": f"{n} skipped item(s) are back in your queue."}
+    _open_next(user_id, dataset, url)
 
 
 def _current_item(user_id: int, dataset: str, url: str) -> ann.QueueItem | None:
@@ -152,39 +223,20 @@ def _current_item(user_id: int, dataset: str, url: str) -> ann.QueueItem | None:
     try:
         return ann.get_item(user_id, S.ann_item, url=url)
     except PermissionDenied:
-        _flash("warning", "The item you had open was reassigned; here is your next one.")
+        S.ann_flash = {
+            "kind": "warning",
+            "text": "The item you had open was reassigned; here is your next one.",
+        }
         _open_next(user_id, dataset, url)
         return ann.get_item(user_id, S.ann_item, url=url) if S.ann_item is not None else None
 
 
 def _change_dataset() -> None:
-    S.ann_item, S.ann_skip, S.ann_flash = None, [], None
-    S.ann_started = None
+    S.ann_item, S.ann_flash, S.ann_started = None, None, None
+    S.ann_focus = int(S.ann_focus) + 1  # the picker takes the keyboard back from the box
 
 
 # ----------------------------------------------------------------------------- drawing
-
-
-def _show_item(item: ann.QueueItem) -> None:
-    safe_text.section("Question")
-    st.subheader(safe_text.escape_markdown(item.question), anchor=False)
-    safe_text.section("References")
-    st.markdown("\n".join(f"- {safe_text.escape_markdown(r)}" for r in item.references) or "(none)")
-    if item.choices:
-        safe_text.section("Choices")
-        st.markdown("\n".join(f"- {safe_text.escape_markdown(c)}" for c in item.choices))
-    safe_text.section("Candidate answer")
-    words = safe_text.reference_words(item.references)
-    long_answer = len(item.candidate) > 700 or item.candidate.count("\n") > 12
-    box = st.container(border=True, height=320 if long_answer else "content")
-    box.markdown(safe_text.highlight(item.candidate, words) or "*(empty answer)*")
-    st.caption(
-        "Words that also occur in a reference are highlighted to help reading; "
-        "overlap alone does not make an answer correct (rule 5)."
-    )
-    if item.context:
-        with st.expander("Context passage"):
-            st.text(item.context)
 
 
 def _history(user_id: int, item_id: int, url: str) -> None:
@@ -196,29 +248,35 @@ def _history(user_id: int, item_id: int, url: str) -> None:
             when = h.created_at.strftime("%Y-%m-%d %H:%M:%S") if h.created_at else ""
             rule = f", rule {h.rule}" if h.rule else ""
             note = f" — note: {h.note}" if h.note else ""
-            secs = f", {h.seconds:.1f} s" if h.seconds is not None else ""
-            st.text(f"{when}  {h.value.title}{rule}{secs}{note}")
+            secs = f", {h.seconds:.1f} s active" if h.seconds is not None else ""
+            wall = f" ({h.wall_seconds:.1f} s wall)" if h.wall_seconds is not None else ""
+            st.text(f"{when}  {h.value.title}{rule}{secs}{wall}{note}")
 
 
-def _earlier_labels(user_id: int, dataset: str, url: str) -> None:
-    entries = ann.labelled_items(user_id, dataset, limit=200, url=url)
-    if not entries:
-        return
-    with st.expander("My earlier labels (open one to edit it)"):
-        names = {
-            e.item_id: f"{e.value.title:<17} {e.external_id}: {e.question[:80]}" for e in entries
-        }
-        st.selectbox(
-            "Item",
-            list(names),
-            format_func=names.__getitem__,
-            key="ann_earlier",
-            index=None,
-            placeholder="Choose an item you labelled",
+def _queue_filters(user_id: int, dataset: str, url: str) -> None:
+    """The annotator's own queue by status, with a button to open one of its items."""
+    with st.expander("My queue: pending · done · skipped · flagged"):
+        status = st.segmented_control(
+            "Show", ann.QUEUE_FILTERS, key="ann_filter", default="pending"
         )
-        st.button(
-            "Open for editing", key="ann_open_earlier", on_click=_open_earlier, args=(user_id, url)
-        )
+        entries = ann.queue_entries(user_id, dataset, status or "pending", url=url)
+        if not entries:
+            st.caption(f"No {status or 'pending'} items.")
+        else:
+            names = {e.item_id: f"{e.external_id}: {e.question[:80]}" for e in entries}
+            st.selectbox(
+                "Item",
+                list(names),
+                format_func=names.__getitem__,
+                key="ann_queue_item",
+                index=None,
+                placeholder=f"Choose one of your {len(entries)} {status} items",
+            )
+            st.button("Open", key="ann_open_queue", on_click=_open_from_queue,
+                      args=(user_id, dataset, url))  # fmt: skip
+        if status == "skipped" and entries:
+            st.button("Put all skipped items back in my queue", key="ann_revisit_all",
+                      on_click=_revisit_skipped, args=(user_id, dataset, url))  # fmt: skip
 
 
 def _queue_for_myself(user: auth.SessionUser, url: str) -> None:
@@ -247,18 +305,33 @@ def _queue_for_myself(user: auth.SessionUser, url: str) -> None:
         )
 
 
+def _queue_done(user_id: int, dataset: str, url: str) -> None:
+    """No item left to serve: say why and offer the way back (the picker is not mounted, so
+    these buttons have their own shortcuts)."""
+    skipped = ann.skipped_count(user_id, dataset, url=url)
+    if skipped:
+        st.info(f"Only skipped or flagged items are left ({skipped}).")
+        st.button("Revisit skipped items", key="ann_revisit", shortcut="V",
+                  on_click=_revisit_skipped, args=(user_id, dataset, url))  # fmt: skip
+    else:
+        st.success("Your queue is done. Thank you!")
+    st.button("Back to my last label", key="ann_back", shortcut="B", on_click=_back_from_done,
+              args=(user_id, dataset, url))  # fmt: skip
+
+
+def _back_from_done(user_id: int, dataset: str, url: str) -> None:
+    prev = ann.previous_item(user_id, dataset, url=url)
+    if prev is None:
+        S.ann_flash = {"kind": "info", "text": "Nothing labelled yet."}
+        return
+    _open(prev, review=True, user_id=user_id, url=url)
+    S.ann_focus = int(S.ann_focus) + 1
+
+
 def main() -> None:
     user = auth.page_setup("Annotate", auth.LABELLERS)
     url = auth.store_url()
-    for key, default in (
-        ("ann_item", None),
-        ("ann_review", False),
-        ("ann_skip", []),
-        ("ann_value", None),
-        ("ann_rule", None),
-        ("ann_started", None),
-        ("ann_flash", None),
-    ):
+    for key, default in _DEFAULTS.items():
         S.setdefault(key, default)
 
     datasets = ann.datasets_for_user(user.id, url=url)
@@ -274,108 +347,43 @@ def main() -> None:
     if len(datasets) > 1:
         st.selectbox("Dataset", datasets, key="ann_dataset", on_change=_change_dataset)
     dataset: str = S.ann_dataset
-    cb = {"args": (user.id, dataset, url)}
+    guide = repo.get_guidelines(url, dataset)
 
     if S.ann_started is None:  # first visit (or dataset changed): open the queue
         _open_next(user.id, dataset, url)
     item = _current_item(user.id, dataset, url)
 
     progress = ann.user_progress(user.id, dataset, url=url)
-    mean = f" · {progress.seconds_mean:.0f} s per item" if progress.seconds_mean else ""
+    mean = f" · {progress.seconds_mean:.0f} s active per item" if progress.seconds_mean else ""
     st.progress(
         progress.fraction,
         text=f"{dataset}: {progress.labelled} of {progress.assigned} labelled · "
         f"{progress.remaining} left{mean}",
     )
-    # Fixed slots: a message that comes and goes must not shift the widgets below it. Streamlit
-    # identifies elements by position, and a shifted button is remounted, which drops a
-    # keyboard shortcut pressed in that moment.
-    flash_slot, banner_slot = st.empty(), st.empty()
-    if S.ann_flash:
-        kind, text = S.ann_flash
-        getattr(flash_slot, kind)(text)
-
+    guidelines_view.show_guidelines(guide)
     if item is None:
-        if S.ann_skip:
-            st.info(f"Only skipped items are left ({len(S.ann_skip)}).")
-            st.button(
-                "Revisit skipped items",
-                key="ann_revisit",
-                shortcut="V",
-                on_click=_revisit_skipped,
-                **cb,
-            )
-        else:
-            st.success("Your queue is done. Thank you!")
-        cols = st.columns(2)
-        cols[0].button("Back to my last label", key="ann_back", shortcut="B", on_click=_back, **cb)
-        _earlier_labels(user.id, dataset, url)
-        st.caption(KEY_LEGEND)
+        if S.ann_flash:
+            getattr(st, S.ann_flash["kind"])(S.ann_flash["text"])
+        _queue_done(user.id, dataset, url)
+        _queue_filters(user.id, dataset, url)
         return
 
-    if S.ann_review:
-        banner_slot.info(
-            "You are editing an earlier label. Saving adds a new entry to your history "
-            "(the old one is kept); `Q` returns to your queue.",
-            icon=":material/history:",
-        )
-    left, right = st.columns([3, 2], gap="large")
-    with left:
-        # The item is drawn into a slot above the note form but *after* it: the browser then
-        # replaces the previous item's note field (which may still hold the cursor after Enter)
-        # before the new question appears, so the next key press cannot land in the old field.
-        item_slot = st.container()
-        with st.form("ann_note_form", border=False, enter_to_submit=True):
-            st.text_input(
-                "Note (optional)", key=note_key(item.id), placeholder="Why? Anything odd?"
-            )
-            st.form_submit_button(
-                "Save & next",
-                key="ann_save",
-                type="primary",
-                shortcut="Enter",
-                icon=":material/check:",
-                on_click=_save,
-                **cb,
-            )
-        nav = st.columns(4)
-        nav[0].button(
-            "Back", key="ann_back", shortcut="B", icon=":material/undo:", on_click=_back, **cb
-        )
-        if S.ann_review:
-            nav[1].button(
-                "Forward",
-                key="ann_forward",
-                shortcut="F",
-                icon=":material/redo:",
-                on_click=_forward,
-                **cb,
-            )
-            nav[2].button(
-                "Back to queue",
-                key="ann_queue",
-                shortcut="Q",
-                icon=":material/playlist_play:",
-                on_click=_to_queue,
-                **cb,
-            )
-        else:
-            nav[1].button(
-                "Skip",
-                key="ann_skip_btn",
-                shortcut="S",
-                icon=":material/skip_next:",
-                on_click=_skip,
-                **cb,
-            )
-        st.caption(KEY_LEGEND)
-        with item_slot:
-            st.caption(f"Item {safe_text.escape_markdown(item.external_id)}")
-            _show_item(item)
-        _history(user.id, item.id, url)
-        _earlier_labels(user.id, dataset, url)
-    with right:
-        label_picker.panel()
+    data = label_picker.picker_data(
+        item,
+        guide,
+        view=int(S.ann_view),
+        review=bool(S.ann_review),
+        pick=S.ann_pick,
+        ack=S.ann_ack,
+        flash=S.ann_flash,
+        focus=int(S.ann_focus),
+    )
+    label_picker.picker(data, partial(_on_message, user.id, dataset, url))
+    if item.context:
+        with st.expander("Context passage"):
+            st.text(item.context)
+    _history(user.id, item.id, url)
+    _queue_filters(user.id, dataset, url)
 
 
 if __name__ == "__main__":  # Streamlit runs pages as __main__; tests import helpers

@@ -49,6 +49,9 @@ __all__ = [
     "LoginSession",
     "Deal",
     "DealItem",
+    "Flag",
+    "Guideline",
+    "MAX_RULES",
     "ROLES",
     "DEAL_KINDS",
     "NAMING_CONVENTION",
@@ -186,6 +189,13 @@ class Assignment(Base):
     deal_id: Mapped[int | None] = mapped_column(
         ForeignKey("deals.id", ondelete="SET NULL"), index=True
     )
+    #: When the annotator skipped the item (migration 0006): a skipped item leaves the pending
+    #: queue until they revisit it, across sessions; NULL: not skipped.
+    skipped_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+#: A project's rule list has at most this many rules (keys 1-9; 0 clears the rule).
+MAX_RULES = 9
 
 
 class Label(Base):
@@ -194,7 +204,7 @@ class Label(Base):
     __tablename__ = "labels"
     __table_args__ = (
         CheckConstraint("value IN (0, 1, 2)", name="value"),
-        CheckConstraint("rule IS NULL OR (rule BETWEEN 1 AND 7)", name="rule"),
+        CheckConstraint("rule IS NULL OR (rule BETWEEN 1 AND 9)", name="rule"),
         Index("ix_labels_item_user_id", "item_id", "user_id", "id"),
         Index("ix_labels_user_id", "user_id", "id"),
     )
@@ -205,7 +215,11 @@ class Label(Base):
     value: Mapped[int] = mapped_column(Integer)
     rule: Mapped[int | None] = mapped_column(Integer)
     note: Mapped[str | None] = mapped_column(Text)
+    #: Active seconds on the item: wall time with each idle gap cut to the project's idle cap
+    #: (what progress and effort counts use).
     seconds: Mapped[float | None] = mapped_column(Float)
+    #: Wall-clock seconds from the item appearing to the save, idle time included (0006).
+    wall_seconds: Mapped[float | None] = mapped_column(Float)
     source: Mapped[str] = mapped_column(String(20), default="app")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -314,3 +328,42 @@ class LoginSession(Base):
     #: The last request of this session (the idle timeout counts from it); NULL: never used
     #: since login, so ``created_at`` counts.
     last_seen_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Flag(Base):
+    """An annotator's "flag for review" of an item, with the reason; researchers list and
+    resolve them (``resolved_at``, ``resolved_by``, ``resolution``). Flagging also skips the
+    item in the annotator's queue."""
+
+    __tablename__ = "flags"
+    __table_args__ = (Index("ix_flags_item_user", "item_id", "user_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    reason: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    resolved_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    resolution: Mapped[str | None] = mapped_column(Text)
+
+
+class Guideline(Base):
+    """One version of a dataset's labelling guidelines: the markdown text, the rule list, the
+    label keys and the idle cap. Append-only: an edit is a new version; the highest version
+    per dataset is current, so no edit silently overwrites another."""
+
+    __tablename__ = "guidelines"
+    __table_args__ = (
+        UniqueConstraint("dataset_id", "version", name="uq_guidelines_dataset_version"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
+    version: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    rules: Mapped[list[Any]] = mapped_column(JSON)
+    label_keys: Mapped[dict[str, Any]] = mapped_column(JSON)
+    idle_cap_seconds: Mapped[float] = mapped_column(Float)
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

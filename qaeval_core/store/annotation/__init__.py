@@ -34,8 +34,9 @@ Layout (everything is importable from this package): :mod:`.assignment` deals an
 queues, :mod:`.sampled` deals an audit sample or triaged items, :mod:`.dealing` is what they
 share (recording, locking, choosing annotators), :mod:`.serving` serves items, :mod:`.labels`
 saves and reads one's own labels, :mod:`.progress` counts progress, :mod:`.lookups` resolves
-user and dataset names. Results are plain frozen dataclasses: no ORM objects leave the package,
-so callers never trigger lazy loads.
+user and dataset names, :mod:`.skips` keeps skips and the annotator's queue filters,
+:mod:`.flags` lets an annotator flag an item for review. Results are plain frozen
+dataclasses: no ORM objects leave the package, so callers never trigger lazy loads.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from qaeval_core.store.annotation.assignment import (
     reassign,
 )
 from qaeval_core.store.annotation.dealing import check_queue_users
+from qaeval_core.store.annotation.flags import FlagRecord, flag_item, open_flags_for
 from qaeval_core.store.annotation.labels import MAX_NOTE_CHARS as MAX_NOTE_CHARS
 from qaeval_core.store.annotation.labels import (
     LabelledEntry,
@@ -75,6 +77,15 @@ from qaeval_core.store.annotation.serving import (
     get_item,
     next_item,
     previous_item,
+)
+from qaeval_core.store.annotation.skips import (
+    QUEUE_FILTERS,
+    QueueEntry,
+    QueueFilter,
+    queue_entries,
+    revisit_skipped,
+    skip_item,
+    skipped_count,
 )
 
 __all__ = [
@@ -102,4 +113,15 @@ __all__ = [
     "dataset_progress",
     "datasets_for_user",
     "queue_users",
+    # skips, flags and the annotator's queue filters
+    "skip_item",
+    "revisit_skipped",
+    "skipped_count",
+    "queue_entries",
+    "QueueEntry",
+    "QueueFilter",
+    "QUEUE_FILTERS",
+    "flag_item",
+    "open_flags_for",
+    "FlagRecord",
 ]

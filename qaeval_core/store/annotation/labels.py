@@ -8,6 +8,7 @@ or overwritten. The readers only ever return the asking user's own rows (labelli
 from __future__ import annotations
 
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -70,6 +71,7 @@ class LabelRecord:
     seconds: float | None
     created_at: datetime | None
     source: str = "app"
+    wall_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -96,14 +98,19 @@ def _record(label: Label) -> LabelRecord:
         seconds=label.seconds,
         created_at=label.created_at,
         source=label.source,
+        wall_seconds=label.wall_seconds,
     )
 
 
 def _clean_label(
-    value: int | LabelValue, rule: int | None, note: str | None, seconds: float | None
+    value: int | LabelValue,
+    rule: int | None,
+    note: str | None,
+    seconds: float | None,
+    rules: Collection[int] | None = None,
 ) -> tuple[int, int | None, str | None, float | None]:
     val = parse_label_value(value)
-    numbers = {r.number for r in RULES}
+    numbers = set(rules) if rules is not None else {r.number for r in RULES}
     if rule is not None and int(rule) not in numbers:
         raise ConfigError(f"Rule must be one of 1-{max(numbers)} or none, got {rule!r}.")
     if note is not None and "\x00" in note:
@@ -120,7 +127,8 @@ def _label_insert(*, require_assignment: bool) -> Any:
     """``INSERT INTO labels ... SELECT <values> [WHERE EXISTS (assignment)] RETURNING id``."""
     cols = {
         "item_id": Integer, "user_id": Integer, "value": Integer, "rule": Integer,
-        "note": Text, "seconds": Float, "source": String, "created_at": DateTime(timezone=True),
+        "note": Text, "seconds": Float, "wall_seconds": Float, "source": String,
+        "created_at": DateTime(timezone=True),
     }  # fmt: skip
     params = {name: bindparam(name, type_=type_) for name, type_ in cols.items()}
     values = select(*(p.label(name) for name, p in params.items()))
@@ -169,11 +177,17 @@ def save_label(
     rule: int | None = None,
     note: str | None = None,
     seconds: float | None = None,
+    wall_seconds: float | None = None,
+    rules: Collection[int] | None = None,
     require_assignment: bool = True,
     source: str = "app",
     url: str | None = None,
 ) -> LabelRecord:
     """Append a label to the user's history for an item and return it once committed.
+
+    ``seconds`` is the active time on the item (idle gaps already cut to the project's cap),
+    ``wall_seconds`` the wall time; ``rules`` are the rule numbers the item's project allows
+    (default: the NAQT-derived 1-7).
 
     A single ``INSERT ... SELECT ... WHERE EXISTS (assignment)`` inside ``BEGIN IMMEDIATE``: the
     queue check and the write are one statement, the lock is held for microseconds, and an edit
@@ -187,14 +201,15 @@ def save_label(
     ``created_at`` is read after those locks, so the newest row (highest id) is also the latest
     in time: "current" and the time order agree.
     """
-    val, rule_n, text, secs = _clean_label(value, rule, note, seconds)
+    val, rule_n, text, secs = _clean_label(value, rule, note, seconds, rules)
+    wall = float(wall_seconds) if wall_seconds is not None and float(wall_seconds) >= 0 else None
     with _WRITE_LOCK, write_scope(url) as session:
         uid = lookup_user_id(session, user)
         conn = session.connection()  # begins the transaction: BEGIN IMMEDIATE holds the lock
         allowed, created_at = _lock_for_label(conn, uid, item_id, require_assignment)
         params = {
             "item_id": item_id, "user_id": uid, "value": val, "rule": rule_n, "note": text,
-            "seconds": secs, "source": source, "created_at": created_at,
+            "seconds": secs, "wall_seconds": wall, "source": source, "created_at": created_at,
         }  # fmt: skip
         stmt = _INSERT_LABEL if require_assignment else _INSERT_LABEL_ANYWHERE
         row = conn.execute(stmt, params).first() if allowed else None
@@ -213,6 +228,7 @@ def save_label(
             seconds=secs,
             created_at=row.created_at,
             source=source,
+            wall_seconds=wall,
         )
 
 

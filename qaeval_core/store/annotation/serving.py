@@ -88,6 +88,7 @@ _NEXT_ITEM = (
         Assignment.user_id == bindparam("uid"),
         ItemRecord.dataset_id == bindparam("did"),
         ~exists().where(Label.item_id == Assignment.item_id, Label.user_id == bindparam("uid")),
+        Assignment.skipped_at.is_(None),
         Assignment.item_id.not_in(bindparam("skip", expanding=True)),
     )
     .order_by(Assignment.position, Assignment.item_id)
@@ -103,6 +104,9 @@ def next_item(
     url: str | None = None,
 ) -> QueueItem | None:
     """The first item in the user's queue that they have not labelled (and did not skip).
+
+    Skips are stored (:mod:`.skips`), so a skipped item stays out of the way across sessions
+    until the user revisits it; ``skip`` adds item ids to leave out for this call only.
 
     One query over the covering index ``(user_id, position, item_id)``; cost grows with the
     number of items the user has labelled before the first gap, not with the dataset size.

@@ -20,6 +20,8 @@ per concern:
 - :mod:`.frames`: the reads of :mod:`qaeval_core.analysis.frames`;
 - :mod:`.adjudications`: researchers' final labels (write and history);
 - :mod:`.ordering`: the reads and the write of :func:`qaeval_core.workflows.reorder_queue`;
+- :mod:`.flags`: annotators' flags for review, listed and resolved by researchers;
+- :mod:`.guidelines`: per-dataset guidelines, rule list, label keys and idle cap, versioned;
 - :mod:`.deals`: the recorded deals (queue, audit, triage), the items audit and triage deals
   drew, and through which deal each label's item reached its rater.
 
@@ -58,6 +60,7 @@ from qaeval_core.store.repo.deals import (
     list_deals,
 )
 from qaeval_core.store.repo.exports import EXPORTS, export_records
+from qaeval_core.store.repo.flags import FLAG_COLUMNS, list_flags, resolve_flag
 from qaeval_core.store.repo.frames import (
     FRAME_ITEM_COLUMNS,
     FRAME_LABEL_COLUMNS,
@@ -70,6 +73,13 @@ from qaeval_core.store.repo.frames import (
     item_row,
     item_scores,
     score_config_rows,
+)
+from qaeval_core.store.repo.guidelines import (
+    Guidelines,
+    default_guidelines,
+    get_guidelines,
+    guideline_history,
+    save_guidelines,
 )
 from qaeval_core.store.repo.import_pending import cleanup_imports
 from qaeval_core.store.repo.imports import (
@@ -156,6 +166,16 @@ __all__ = [
     "QueueSlot",
     "unlabelled_assignments",
     "set_assignment_positions",
+    # flags for review (written by qaeval_core.store.annotation.flag_item)
+    "list_flags",
+    "resolve_flag",
+    "FLAG_COLUMNS",
+    # per-dataset guidelines, rule list, label keys and idle cap (versioned)
+    "Guidelines",
+    "default_guidelines",
+    "get_guidelines",
+    "guideline_history",
+    "save_guidelines",
     # column lists
     "ITEM_COLUMNS",
     "LABEL_COLUMNS",

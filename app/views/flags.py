@@ -1,0 +1,70 @@
+"""Flags (researchers): the items annotators flagged for review, with their reasons.
+
+An annotator flags an item (key R on the Annotate page) when it cannot be judged as it stands:
+a wrong reference, a broken question, a duplicate. The flag keeps the reason; resolving it
+records who decided what (the flag stays listed under "all"). The annotator's queue keeps the
+item skipped until they revisit it.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.components import auth
+from qaeval_core.errors import QAEvalError
+from qaeval_core.store import repo
+
+
+def _resolve(url: str, user: str) -> None:
+    flag_id = st.session_state.get("flags_pick")
+    if flag_id is None:
+        return
+    try:
+        repo.resolve_flag(
+            url, int(flag_id), user, st.session_state.get("flags_resolution", ""),
+            roles=auth.RESEARCHERS,
+        )  # fmt: skip
+    except QAEvalError as exc:
+        st.session_state.flags_flash = ("error", str(exc))
+        return
+    st.session_state.flags_flash = ("success", f"Flag {flag_id} resolved.")
+    st.session_state.flags_pick = None
+    st.session_state.flags_resolution = ""
+
+
+def main() -> None:
+    user = auth.page_setup("Flags", auth.RESEARCHERS)
+    url = auth.store_url()
+    names = [d.name for d in repo.list_datasets(url)]
+    if not names:
+        st.info("There is no data yet: import a dataset on the Data page.")
+        return
+    cols = st.columns([2, 1])
+    dataset = cols[0].selectbox("Dataset", ["(all datasets)", *names], key="flags_dataset")
+    show = cols[1].segmented_control("Show", ["open", "all"], default="open", key="flags_show")
+    flags = repo.list_flags(
+        url, None if dataset == "(all datasets)" else dataset, open_only=show != "all"
+    )
+    if flash := st.session_state.pop("flags_flash", None):
+        getattr(st, flash[0])(flash[1])
+    if flags.empty:
+        st.success("No open flags." if show != "all" else "Nobody flagged an item yet.")
+        return
+    st.caption(f"{len(flags)} flag(s), newest first. Text is shown as typed (never as markup).")
+    st.dataframe(flags, hide_index=True, width="stretch")
+    open_flags = flags[flags["resolved_at"].isna()]
+    if open_flags.empty:
+        return
+    labels = {
+        int(r.flag_id): f"#{r.flag_id} {r.external_id} ({r.user}): {str(r.reason)[:80]}"
+        for r in open_flags.itertuples()
+    }
+    st.selectbox("Resolve flag", list(labels), format_func=labels.__getitem__, index=None,
+                 key="flags_pick", placeholder="Choose an open flag")  # fmt: skip
+    st.text_input("What was decided", key="flags_resolution",
+                  placeholder="e.g. reference fixed and re-imported; item dropped")  # fmt: skip
+    st.button("Mark resolved", key="flags_resolve", on_click=_resolve, args=(url, user.name))
+
+
+if __name__ == "__main__":
+    main()

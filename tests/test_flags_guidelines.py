@@ -1,0 +1,142 @@
+"""Skips, flags, active time and per-dataset guidelines in the store (SQLite and PostgreSQL).
+
+Issue 14: skips must survive sessions (problem 6), an annotator can flag an item with a reason
+that researchers list and resolve, labels keep active and wall time (problem 5), and each
+dataset has versioned guidelines, rule list, label keys and idle cap (problem 10).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from qaeval_core.errors import ConfigError, InputError, NotFoundError, PermissionDenied
+from qaeval_core.store import annotation as ann
+from qaeval_core.store import repo
+
+ROLES = ("researcher", "admin")
+
+
+def _store(url: str) -> None:
+    rows = [
+        {"id": f"q{i}", "question": f"Q{i}?", "references": [f"a{i}"], "candidate": f"c{i}"}
+        for i in range(5)
+    ]
+    repo.import_items(url, "ds", rows, source="test")
+    repo.add_user(url, "ann1", "annotator", "pw-ann1-long")
+    repo.add_user(url, "ann2", "annotator", "pw-ann2-long")
+    repo.add_user(url, "res", "researcher", "pw-res-long")
+    ann.deal("ds", ["ann1", "ann2"], base=2, url=url)
+
+
+def _ids(url: str) -> list[int]:
+    return [e.item_id for e in ann.queue_entries("ann1", "ds", "pending", url=url)]
+
+
+def test_a_skip_is_stored_until_revisited(db_url: str) -> None:
+    _store(db_url)
+    first = ann.next_item("ann1", "ds", url=db_url)
+    assert first is not None
+    ann.skip_item("ann1", first.id, url=db_url)
+    assert ann.next_item("ann1", "ds", url=db_url).id != first.id  # a new session too
+    assert ann.next_item("ann2", "ds", url=db_url).id == first.id  # only ann1's queue
+    assert [e.item_id for e in ann.queue_entries("ann1", "ds", "skipped", url=db_url)] == [first.id]
+    assert ann.skipped_count("ann1", "ds", url=db_url) == 1
+    assert ann.revisit_skipped("ann1", "ds", url=db_url) == 1
+    assert ann.next_item("ann1", "ds", url=db_url).id == first.id
+    with pytest.raises(PermissionDenied):
+        ann.skip_item("ann1", 10_000, url=db_url)
+
+
+def test_queue_filters_follow_labels_skips_and_flags(db_url: str) -> None:
+    _store(db_url)
+    ids = _ids(db_url)
+    ann.save_label("ann1", ids[0], 2, url=db_url)
+    ann.skip_item("ann1", ids[1], url=db_url)
+    ann.flag_item("ann1", ids[2], "reference is wrong", url=db_url)
+
+    def status(s: str) -> list[int]:
+        return [e.item_id for e in ann.queue_entries("ann1", "ds", s, url=db_url)]
+
+    assert status("done") == [ids[0]]
+    assert status("skipped") == [ids[1], ids[2]]  # flagging skips too
+    assert status("flagged") == [ids[2]]
+    assert status("pending") == ids[3:]
+    ann.save_label("ann1", ids[1], 0, url=db_url)  # labelling a skipped item makes it done
+    assert status("skipped") == [ids[2]] and status("done") == [ids[0], ids[1]]
+    with pytest.raises(InputError, match="pending, done, skipped, flagged"):
+        ann.queue_entries("ann1", "ds", "all", url=db_url)  # type: ignore[arg-type]
+
+
+def test_flags_are_listed_and_resolved_with_their_history(db_url: str) -> None:
+    _store(db_url)
+    ids = _ids(db_url)
+    with pytest.raises(InputError, match="Say why"):
+        ann.flag_item("ann1", ids[0], "   ", url=db_url)
+    ann.flag_item("ann1", ids[0], "two correct answers", url=db_url)
+    ann.flag_item("ann2", ids[0], "question is ambiguous", url=db_url)
+    flags = repo.list_flags(db_url, "ds")
+    assert set(flags["reason"]) == {"two correct answers", "question is ambiguous"}
+    assert list(flags.columns) == repo.FLAG_COLUMNS
+    first = int(flags["flag_id"].min())
+    with pytest.raises(PermissionDenied):
+        repo.resolve_flag(db_url, first, "ann1", "no", roles=ROLES)
+    repo.resolve_flag(db_url, first, "res", "kept both answers", roles=ROLES)
+    with pytest.raises(NotFoundError):
+        repo.resolve_flag(db_url, first, "res", "again", roles=ROLES)
+    assert len(repo.list_flags(db_url, "ds")) == 1
+    everything = repo.list_flags(db_url, "ds", open_only=False)
+    done = everything[everything["flag_id"] == first].iloc[0]
+    assert (done["resolved_by"], done["resolution"]) == ("res", "kept both answers")
+    assert ann.open_flags_for("ann1", ids[0], url=db_url) == []
+
+
+def test_labels_keep_active_and_wall_seconds(db_url: str) -> None:
+    _store(db_url)
+    item = _ids(db_url)[0]
+    rec = ann.save_label("ann1", item, 2, seconds=12.0, wall_seconds=64.0, url=db_url)
+    assert (rec.seconds, rec.wall_seconds) == (12.0, 64.0)
+    assert ann.label_history("ann1", item, url=db_url)[0].wall_seconds == 64.0
+    assert ann.user_progress("ann1", "ds", url=db_url).seconds_total == 12.0  # active time
+
+
+def test_guidelines_are_versioned_and_checked(db_url: str) -> None:
+    _store(db_url)
+    default = repo.get_guidelines(db_url, "ds")
+    assert default.version == 0 and len(default.rules) == 7
+    assert dict(default.label_keys) == {"correct": "Y", "unclear": "U", "incorrect": "N"}
+    kwargs = dict(
+        text="Be strict.", rules=[{"name": "Exact"}, {"name": "Alias", "example": "NYC"}],
+        label_keys={"correct": "j", "unclear": "k", "incorrect": "l"}, idle_cap_seconds=30,
+        roles=ROLES,
+    )  # fmt: skip
+    v1 = repo.save_guidelines(db_url, "ds", "res", based_on=0, **kwargs)
+    assert (v1.version, v1.rule_numbers, v1.label_keys["correct"]) == (1, (1, 2), "J")
+    v2 = repo.save_guidelines(db_url, "ds", "res", based_on=1, **{**kwargs, "text": "v2"})
+    assert repo.get_guidelines(db_url, "ds").text == "v2"
+    assert [g.version for g in repo.guideline_history(db_url, "ds")] == [2, 1]  # kept
+    with pytest.raises(InputError, match="while you edited version 1"):
+        repo.save_guidelines(db_url, "ds", "res", based_on=1, **kwargs)  # stale editor
+    with pytest.raises(PermissionDenied):
+        repo.save_guidelines(db_url, "ds", "ann1", **kwargs)
+    bad = [
+        ({"text": " "}, "empty"),
+        ({"rules": []}, "between 1 and 9"),
+        ({"rules": [{"name": ""}]}, "no name"),
+        ({"label_keys": {"correct": "S", "unclear": "K", "incorrect": "L"}}, "used by"),
+        ({"label_keys": {"correct": "J", "unclear": "J", "incorrect": "L"}}, "must differ"),
+        ({"label_keys": {"correct": "1", "unclear": "K", "incorrect": "L"}}, "one letter"),
+        ({"idle_cap_seconds": 1}, "between 5 and 3600"),
+    ]
+    for change, message in bad:
+        with pytest.raises(InputError, match=message):
+            repo.save_guidelines(db_url, "ds", "res", **{**kwargs, **change})
+    assert v2.version == 2
+
+
+def test_a_project_rule_list_bounds_the_rule_of_a_label(db_url: str) -> None:
+    _store(db_url)
+    item = _ids(db_url)[0]
+    rec = ann.save_label("ann1", item, 2, rule=9, rules=range(1, 10), url=db_url)
+    assert rec.rule == 9  # the store takes rules 1-9 (migration 0006)
+    with pytest.raises(ConfigError, match="Rule must be one of 1-2"):
+        ann.save_label("ann1", item, 2, rule=3, rules=(1, 2), url=db_url)
