@@ -158,34 +158,28 @@ class _EncodeRecorder:
         self.device: str | None = None
 
     def install(self) -> None:
-        from qaeval_core.metrics import embedding
+        """Time the one model pass every embedding metric goes through (encode once)."""
         from qaeval_core.metrics._support import embed_cache
 
         recorder = self
-        sentence_embed = embed_cache.EmbeddingCache._embed
-        token_encode = embedding._TokenEmbeddings._encode
+        forward = embed_cache.EmbeddingCache._forward
 
-        def _embed(cache: Any, texts: list[str]) -> Any:
+        def _forward(
+            cache: Any, texts: list[str], tokens: bool, batch_size: int | None = None
+        ) -> Any:
             start = time.perf_counter()
             try:
-                return sentence_embed(cache, texts)
+                return forward(cache, texts, tokens, batch_size)
             finally:
                 recorder.seconds += time.perf_counter() - start
-                recorder.sentences += texts
+                if tokens:
+                    recorder.tokens += texts
+                else:
+                    recorder.sentences += texts
                 recorder.batch_size, recorder.model = cache.batch_size, cache.model
                 recorder.device = cache.device
 
-        def _encode(memo: Any, texts: list[str], batch_size: int | None) -> Any:
-            start = time.perf_counter()
-            try:
-                return token_encode(memo, texts, batch_size)
-            finally:
-                recorder.seconds += time.perf_counter() - start
-                recorder.tokens += texts
-                recorder.model, recorder.device = memo.model, memo.device
-
-        embed_cache.EmbeddingCache._embed = _embed  # type: ignore[method-assign]
-        embedding._TokenEmbeddings._encode = _encode  # type: ignore[method-assign]
+        embed_cache.EmbeddingCache._forward = _forward  # type: ignore[method-assign]
 
     def reset(self) -> None:
         self.sentences_seen, self.tokens_seen = self.sentences, self.tokens
@@ -235,12 +229,10 @@ class _EncodeRecorder:
 
 def _fresh_embedding_caches() -> None:
     """Forget every embedding (memory and disk) so the next call starts cold again."""
-    from qaeval_core.metrics import embedding
     from qaeval_core.metrics._support import embed_cache
 
     os.environ["QAEVAL_CACHE_DIR"] = tempfile.mkdtemp(prefix="qaeval-bench-again-")
     embed_cache._CACHES.clear()
-    embedding._TOKEN_MEMOS.clear()
 
 
 def run_one(

@@ -4,6 +4,9 @@ Run from the repository root (scores are cached in experiments/cache, so reruns 
 
     .venv/bin/python experiments/calibration.py                 # both sets, 5 seeds
     .venv/bin/python experiments/calibration.py --seeds 2 --sizes 300 --no-panda-fit   # quick
+    .venv/bin/python experiments/calibration.py --robust --sizes 300 --no-panda-fit
+        # + every normalising metric again at normalize="robust" (columns "<col>_robust");
+        # writes calibration_robust_<dataset>.csv and summary_robust.md
 
 PEDANTS (the ``qa-metrics`` anchor) is scored once in its own venv by
 ``experiments/pedants_anchor.py`` (see experiments/README.md); without that file its rows are
@@ -40,6 +43,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import experiments.common as common  # noqa: E402
 from experiments.common import (  # noqa: E402
     DATASETS,
     FEATURE_ONLY,
@@ -60,9 +64,20 @@ from qaeval_core.calibrate import (  # noqa: E402
 from qaeval_core.calibrate.inputs import DEFAULT_METRICS  # noqa: E402
 from qaeval_core.judge import FeatureSpec, Judge, items_frame  # noqa: E402
 from qaeval_core.judge.combiners.panda_refit import PandaFitClassifier  # noqa: E402
-from qaeval_core.metrics.base import get_metric  # noqa: E402
+from qaeval_core.metrics.base import get_metric, metric_class  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
+#: The robust profile's columns (``--robust``): every default metric that normalises, again
+#: with ``normalize="robust"``, as extra inputs next to the SQuAD ones.
+ROBUST_INPUTS = tuple(
+    (f"{col}_robust", mid, {**params, "normalize": "robust"})
+    for col, mid, params in DEFAULT_METRICS
+    if "normalize" in metric_class(mid)._param_names()
+)
+
+
+def _feature_only(column: str) -> bool:
+    return column.removesuffix("_robust") in FEATURE_ONLY
 
 
 def _acc_row(
@@ -87,7 +102,7 @@ def run_split(
     y, g = data.y, data.groups
     tr, te = held_out_split(len(y), size, groups=g, seed=seed)
     cols = score_columns(scores)
-    metrics = [c for c in cols if c not in FEATURE_ONLY]
+    metrics = [c for c in cols if not _feature_only(c)]
     Xtr, Xte = scores[cols].iloc[tr], scores[cols].iloc[te]
     yt, yte, gte = y[tr], y[te], g[te]
     rows: list[dict] = []
@@ -126,7 +141,7 @@ def run_split(
 
     # The exported judge: what `qaeval calibrate` writes, saved, loaded back and applied.
     specs = []
-    by_col = {c: (mid, params) for c, mid, params in DEFAULT_METRICS}
+    by_col = {c: (mid, params) for c, mid, params in common.METRICS}
     for c in cols:
         mid, params = by_col[c]
         specs.append(FeatureSpec.from_metric(get_metric(mid, **params), c))
@@ -248,7 +263,7 @@ def write_summary(frame: pd.DataFrame, path: Path) -> str:
 
 def metric_table(data: Data, scores: pd.DataFrame, n_boot: int) -> str:
     """Every default metric (and PEDANTS) at its shipped threshold on all labelled rows."""
-    cols = [c for c in score_columns(scores) if c not in FEATURE_ONLY]
+    cols = [c for c in score_columns(scores) if not _feature_only(c)]
     if "pedants" in scores.columns:
         cols.append("pedants")
     rows = []
@@ -280,14 +295,19 @@ def main() -> None:
     ap.add_argument("--n-boot", type=int, default=2000)
     ap.add_argument("--no-panda-fit", action="store_true", help="skip the slow PANDA refit")
     ap.add_argument("--metrics-only", action="store_true", help="only the per-metric table")
+    ap.add_argument("--robust", action="store_true", help="add the robust profile's columns")
     args = ap.parse_args()
+    tag = ""
+    if args.robust:
+        common.METRICS = DEFAULT_METRICS + ROBUST_INPUTS
+        tag = "_robust"
     RESULTS.mkdir(parents=True, exist_ok=True)
     tables = []
     for name in args.datasets:
         data = load_data(name)
         scores = cached_scores(data, log=lambda m: print(m, flush=True))
         tables.append(metric_table(data, scores, args.n_boot))
-    (RESULTS / "metrics.md").write_text("".join(tables), "utf-8")
+    (RESULTS / f"metrics{tag}.md").write_text("".join(tables), "utf-8")
     print("".join(tables))
     if args.metrics_only:
         return
@@ -317,9 +337,9 @@ def main() -> None:
                         flush=True,
                     )
             frame = pd.DataFrame(rows)
-            frame.to_csv(RESULTS / f"calibration_{name}.csv", index=False)
+            frame.to_csv(RESULTS / f"calibration{tag}_{name}.csv", index=False)
             frames.append(frame)
-    text = write_summary(pd.concat(frames), RESULTS / "summary.md")
+    text = write_summary(pd.concat(frames), RESULTS / f"summary{tag}.md")
     print(text)
 
 

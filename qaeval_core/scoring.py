@@ -8,6 +8,10 @@ score means the same thing whichever path computed it:
 * **NaN policy.** A non-finite score (a metric bug, or an item it cannot handle) becomes
   ``0.0`` (not correct) with the reason in the item's details (``"error"``), instead of
   aborting a long run or reaching a fitted model as NaN (:func:`apply_nan_policy`).
+* **A metric that raises** on a batch is retried item by item, so only the items that still
+  raise fail: they get ``0.0`` with ``details["error"]`` naming the exception (a judge reports
+  them as ``judge_error``). A configuration or model-loading error, the first few retries all
+  failing, or every item failing re-raises instead (the metric, not a row, is broken).
 * **Batches.** Each metric sees all its items in one ``score_batch`` call unless
   ``batch_size`` is given: embedding metrics then embed each unique string once, and A-VERT
   draws its distractors from the whole set (it picks them within a batch, so chunking changes
@@ -28,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from qaeval_core.errors import ConfigError, ModelLoadError
 from qaeval_core.io.frames import items_from_frame
 from qaeval_core.jsonable import to_jsonable
 from qaeval_core.metrics.base import Metric, MetricResult
@@ -105,9 +110,15 @@ def _run_job(job: ScoringJob, batch_size: int | None, bar: Any) -> MetricResult:
     parts: list[MetricResult] = []
     if bar is not None:
         bar.set_postfix_str(job.label)
+    failed: list[BaseException] = []
     for start in range(0, len(items), max(step, 1)):
         batch = items[start : start + step]
-        res = job.metric.score_batch(batch)
+        try:
+            res = job.metric.score_batch(batch)
+        except _SYSTEMIC:
+            raise
+        except Exception as exc:
+            res = _row_by_row(job, batch, exc, failed)
         if len(res) != len(batch):
             raise RuntimeError(
                 f"Metric {job.label!r} returned {len(res)} results for a batch of "
@@ -116,7 +127,44 @@ def _run_job(job: ScoringJob, batch_size: int | None, bar: Any) -> MetricResult:
         parts.append(res)
         if bar is not None:
             bar.update(len(batch))
+    if failed and len(failed) == len(items):
+        raise failed[0]  # not a bad row: the metric cannot score anything
     return apply_nan_policy(_concat(parts))
+
+
+#: Failures that no row causes (a model that does not load, a bad parameter, memory): a batch
+#: that raises one is not retried row by row.
+_SYSTEMIC: tuple[type[BaseException], ...] = (ConfigError, ModelLoadError, MemoryError)
+#: Rows retried alone before a batch failure whose every retry also fails is taken as the
+#: metric's, not the rows' (and re-raised instead of scoring the whole batch one by one).
+ROW_RETRY_PROBE = 5
+
+
+def _row_by_row(
+    job: ScoringJob, batch: Sequence[Item], error: Exception, failed: list[BaseException]
+) -> MetricResult:
+    """Score a batch that raised one item at a time: the items that still raise get
+    :data:`NAN_SCORE`, not correct, and ``details["error"]`` naming the exception (the
+    judge reports them as ``judge_error``); the others keep their real scores. When the first
+    :data:`ROW_RETRY_PROBE` retries all fail, the batch's own exception is re-raised."""
+    parts: list[MetricResult] = []
+    ok = 0
+    for i, item in enumerate(batch):
+        try:
+            one = job.metric.score_batch([item])
+            if len(one) != 1:
+                raise RuntimeError(f"returned {len(one)} results for one item")
+            parts.append(one)
+            ok += 1
+        except _SYSTEMIC:
+            raise
+        except Exception as exc:
+            if ok == 0 and i + 1 >= min(ROW_RETRY_PROBE, len(batch)):
+                raise error from exc
+            failed.append(exc)
+            message = f"metric raised {type(exc).__name__}: {exc}"[:500]
+            parts.append(MetricResult([NAN_SCORE], [False], [{"error": message}]))
+    return _concat(parts)
 
 
 def _progress_bar(total: int, enabled: bool, desc: str) -> Any:
@@ -187,9 +235,16 @@ def score(
     *,
     batch_size: int | None = None,
     progress: bool = False,
+    engine: str = "local",
+    ray_address: str | None = None,
 ) -> pd.DataFrame:
     """A copy of ``frame`` with ``<label>`` (score in [0, 1]), ``<label>_correct`` (decision at
     the metric's threshold) and ``<label>_details`` (JSON text) columns per metric.
+
+    ``engine="ray"`` scores on Ray (the ``qaeval[distributed]`` extra; ``ray_address`` as for
+    ``ray.init``, default a local Ray) in batches of ``batch_size`` rows (default 1000) and
+    returns what ``engine="local"`` returns with the same ``batch_size``
+    (:mod:`qaeval_core.distributed`).
 
     >>> import pandas as pd
     >>> frame = pd.DataFrame({"question": ["Capital of France?"], "references": [["Paris"]],
@@ -198,6 +253,8 @@ def score(
         em  contains  contains_correct
     0  0.0       1.0              True
     """
+    if engine != "local":
+        return _score_on_ray(frame, metrics, batch_size, progress, engine, ray_address)
     items = items_from_frame(frame)
     results = score_items(items, metrics, batch_size=batch_size, progress=progress)
     out = frame.copy()
@@ -206,3 +263,29 @@ def score(
         out[f"{label}_correct"] = res.decisions
         out[f"{label}_details"] = [details_json(d) for d in res.details]
     return out
+
+
+def _score_on_ray(
+    frame: pd.DataFrame,
+    metrics: Iterable[str | Metric] | str,
+    batch_size: int | None,
+    progress: bool,
+    engine: str,
+    ray_address: str | None,
+) -> pd.DataFrame:
+    """:func:`score` with each chunk of ``batch_size`` rows scored by a Ray actor."""
+    from functools import partial
+
+    from qaeval_core import distributed
+
+    distributed.check_engine(engine)
+    resolved = resolve_metrics(metrics)  # bad specs fail here, before Ray starts
+    objects = [metric for _, metric in resolved]
+    return distributed.map_frame(
+        frame,
+        [partial(score, metrics=objects)],
+        batch_size=batch_size,
+        options=distributed.RayOptions(address=ray_address),
+        needs_models=any(m.needs_models for m in objects),
+        progress=progress,
+    )

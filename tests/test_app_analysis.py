@@ -24,6 +24,7 @@ from streamlit.testing.v1 import AppTest
 
 from qaeval_core import analysis
 from qaeval_core.analysis.agreement import krippendorff_alpha
+from qaeval_core.cli.demo import DEMO_METRICS
 from qaeval_core.store import repo
 from qaeval_core.workflows import score_dataset
 
@@ -104,10 +105,10 @@ def test_agreement_page_shows_alpha_and_pairs(store: str) -> None:
     assert shown["Items / labels"] == "298 / 635"
     assert shown["Raters"] == "3"
     assert shown["Disagreements"] == "39"
-    kappa = table(at, "rater_a", "rater_b", "kappa", "kappa_3pt_linear")
+    kappa = table(at, "Rater A", "Rater B", "Kappa (binary)", "Kappa (3-point, linear)")
     assert len(kappa) == 3
-    counts = table(at, "labels per item", "items")
-    assert dict(zip(counts["labels per item"], counts["items"], strict=True))["3+"] == 39
+    counts = table(at, "Labels per item", "Items")
+    assert dict(zip(counts["Labels per item"], counts["Items"], strict=True))["3+"] == 39
     from app.views.agreement import label_count_chart
 
     chart = label_count_chart(
@@ -115,16 +116,16 @@ def test_agreement_page_shows_alpha_and_pairs(store: str) -> None:
     )
     assert chart.layout.xaxis.type == "category"  # "3+" is a bar, not dropped by a numeric axis
     assert list(chart.data[0].x) == ["0", "1", "2", "3+"] and chart.data[0].y[-1] == 39
-    alpha = table(at, "group", "level", "ci")
-    assert alpha["group"].tolist() == ["all", "all"]
-    assert alpha["ci"].str.startswith("0.753 [").all()
-    assert set(table(at, "rater", "alpha_without")["rater"]) == {
+    alpha = table(at, "Group", "Level", "Alpha [95% CI]")
+    assert alpha["Group"].tolist() == ["all", "all"]
+    assert alpha["Alpha [95% CI]"].str.startswith("0.753 [").all()
+    assert set(table(at, "Rater", "Alpha without them")["Rater"]) == {
         "annotator1", "annotator2", "annotator3",
     }  # fmt: skip
     # all datasets at once: a per-dataset breakdown appears
     at.selectbox(key="agreement_dataset").set_value("(all datasets)").run()
     assert not at.exception, at.exception
-    groups = {g for e in at.dataframe if "group" in e.value.columns for g in e.value["group"]}
+    groups = {g for e in at.dataframe if "Group" in e.value.columns for g in e.value["Group"]}
     assert DEMO in groups
     assert "evil" not in groups  # one doubly-labelled item is too few for an alpha
 
@@ -162,8 +163,8 @@ def test_researcher_adjudicates_a_disagreement(store: str) -> None:
     assert metrics(at)["Adjudicated (shown)"] == "1"
     at.selectbox(key="disagreements_item").set_value(item_id).run()
     assert not at.exception, at.exception
-    history_table = table(at, "created_at", "user", "value", "reason")
-    assert history_table["reason"].tolist() == ["373.15 K is not what was asked"]
+    history_table = table(at, "When (UTC)", "By", "Final label", "Reason")
+    assert history_table["Reason"].tolist() == ["373.15 K is not what was asked"]
 
 
 def test_notes_and_item_text_are_plain_text(store: str) -> None:
@@ -194,8 +195,8 @@ def test_explorer_shows_confusion_worst_items_and_the_item(store: str) -> None:
     assert not at.exception, at.exception
     detail = analysis.item_detail(store, item_id)
     assert detail.item["question"] in texts(at)
-    scores = table(at, "metric_id", "config_hash", "details")
-    assert set(scores["metric_id"]) == {"em", "f1", "contains"}
+    scores = table(at, "Metric", "Configuration", "Details")
+    assert set(scores["Metric"]) == set(DEMO_METRICS)  # the demo arrives scored
     at.toggle(key="explorer_strict").set_value(True).run()
     assert not at.exception, at.exception
 
@@ -211,15 +212,15 @@ def test_leaderboard_lists_models_with_human_and_metric_accuracy(store: str) -> 
         43 / 55
     )
     ranking = table(at, "kendall_tau_b", "n_flips")
-    assert set(ranking["metric_id"]) == {"em", "f1", "contains"}
+    assert set(ranking["metric_id"]) == set(DEMO_METRICS)
     chart = at.multiselect(key="leaderboard_chart_metrics")
     best = ranking.sort_values("kendall_tau_b", ascending=False)["metric_id"]
-    assert chart.value == list(best)[: len(chart.value)] and len(chart.value) == 3
+    assert chart.value == list(best)[: len(chart.value)] and len(chart.value) == 5
     chart.set_value(["em"]).run()
     assert not at.exception, at.exception
-    stats = table(at, "metric_id", "accuracy", "recall")
-    assert set(stats["metric_id"]) == {"em", "f1", "contains"}
-    assert stats["accuracy"].str.match(r"0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]").all()
+    stats = table(at, "Metric", "Accuracy", "Recall")
+    assert set(stats["Metric"]) == set(DEMO_METRICS)
+    assert stats["Accuracy"].str.match(r"0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]").all()
 
 
 def test_annotators_cannot_open_analysis_pages(store: str) -> None:

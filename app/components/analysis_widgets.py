@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from app.components import safe_text
-from qaeval_core import analysis
+from qaeval_core import analysis, workflows
+from qaeval_core.analysis import aggregation, formatting
+from qaeval_core.cli.demo import DEMO_METRICS as FAST_METRICS
+from qaeval_core.errors import QAEvalError
 from qaeval_core.store import repo
 
 __all__ = [
@@ -36,6 +39,10 @@ __all__ = [
     "fmt_ci",
     "show_labels",
     "show_item",
+    "item_picker",
+    "scoped_key",
+    "offer_scoring",
+    "annotator_quality",
 ]
 
 ALL_DATASETS = "(all datasets)"
@@ -89,6 +96,70 @@ def metric_statistics(url: str, dataset: str | None, *, n_boot: int, seed: int) 
     return _metric_statistics(url, dataset, analysis.data_version(url), n_boot, seed)
 
 
+@st.cache_data(show_spinner="Fitting Dawid-Skene...", max_entries=16)
+def _quality(url: str, dataset: str | None, version: tuple[Any, ...]) -> pd.DataFrame:
+    frames = _frames(url, dataset, version)
+    return aggregation.annotator_quality(frames.labels, frames.adjudications)
+
+
+def annotator_quality(url: str, dataset: str | None) -> pd.DataFrame:
+    """:func:`qaeval_core.analysis.aggregation.annotator_quality`, cached until the store
+    changes."""
+    return _quality(url, dataset, analysis.data_version(url))
+
+
+# -- empty pages -------------------------------------------------------------------------------
+def offer_scoring(url: str, dataset: str | None, *, key: str) -> None:
+    """An empty metric page's way out: say why it is empty and score the dataset (every
+    dataset for ``None``) with the fast metrics right here, then rerun the page."""
+    names = [dataset] if dataset is not None else [d.name for d in repo.list_datasets(url)]
+    where = f"Dataset {dataset}" if dataset is not None else "No dataset"
+    st.info(
+        f"{where} has no metric scores yet. Score it here with the fast metrics "
+        f"({', '.join(FAST_METRICS)}: seconds), or with any metric through "
+        "`qaeval score --dataset NAME --metrics ...`.",
+        icon=":material/info:",
+    )
+    if not st.button("Score with the fast metrics", key=key, type="primary"):
+        return
+    try:
+        with st.spinner("Scoring..."):
+            for name in names:
+                workflows.score_dataset(url, name, list(FAST_METRICS))
+    except QAEvalError as exc:
+        safe_text.show_error(exc)
+        return
+    st.rerun()
+
+
+# -- item pickers ------------------------------------------------------------------------------
+def scoped_key(base: str, scope: Any) -> str:
+    """A widget key per dataset (or other scope): a table's row selection (kept by row
+    position) starts fresh in another dataset instead of marking an unrelated row."""
+    return f"{base}:{scope}"
+
+
+def item_picker(
+    label: str,
+    item_ids: Sequence[int],
+    *,
+    key: str,
+    format_func: Callable[[int], str] | None = None,
+) -> int:
+    """An item select box that never shows an item that is not in ``item_ids``.
+
+    When the remembered item left the list (another dataset, a filter, an item just decided),
+    the first item is *set* as the widget's value rather than the remembered one dropped:
+    dropping it makes Streamlit fall back to the default without telling the browser, which
+    keeps showing the old item while the page renders another.
+    """
+    ids = [int(i) for i in item_ids]
+    if st.session_state.get(key) not in ids:
+        st.session_state[key] = ids[0]
+    kwargs = {"format_func": format_func} if format_func is not None else {}
+    return int(st.selectbox(label, ids, key=key, **kwargs))
+
+
 # -- formatting --------------------------------------------------------------------------------
 def chart_labels(values: Iterable[Any]) -> list[str]:
     """Category names safe for plotly (it renders ``<b>``, ``<a href>`` and friends)."""
@@ -104,13 +175,18 @@ def fmt(value: Any, digits: int = 3) -> str:
 
 
 def fmt_ci(estimate: Any, low: Any, high: Any, digits: int = 3) -> str:
-    """``0.753 [0.685, 0.820]``."""
+    """``0.753 [0.685, 0.820]``; ``0.753`` without an interval; ``—`` when undefined."""
+    if fmt(estimate) == "—":
+        return "—"
+    if fmt(low) == "—" or fmt(high) == "—":
+        return fmt(estimate, digits)
     return f"{fmt(estimate, digits)} [{fmt(low, digits)}, {fmt(high, digits)}]"
 
 
 def _text_block(caption: str, text: Any) -> None:
+    """A captioned plain-text block; a missing value (None, NaN, empty) shows as a dash."""
     st.caption(caption)
-    st.text(str(text) if text is not None and str(text) != "" else "—")
+    st.text("—" if formatting.is_missing(text) or str(text) == "" else str(text))
 
 
 def show_labels(labels: Sequence[dict[str, Any]] | pd.DataFrame, *, key: str) -> None:
@@ -125,7 +201,8 @@ def show_labels(labels: Sequence[dict[str, Any]] | pd.DataFrame, *, key: str) ->
         for column, row in zip(st.columns(per_row), chunk, strict=False):
             with column.container(border=True):
                 st.markdown(f"**{safe_text.escape_markdown(str(row['rater']))}**")
-                st.caption(str(row.get("role") or ""))
+                role = row.get("role")
+                st.caption("" if formatting.is_missing(role) else str(role))
                 st.text(analysis.label_text(row["value"]))
                 _text_block("rule", analysis.rule_text(row.get("rule")))
                 _text_block("note", row.get("note"))
@@ -154,7 +231,10 @@ def show_item(detail: analysis.ItemDetail, *, key: str, show_scores: bool = True
             value=detail.adjudications["value"].map(analysis.label_text)
         )
         st.dataframe(
-            history[["created_at", "user", "value", "reason"]],
+            formatting.display_frame(
+                history[["created_at", "user", "value", "reason"]],
+                {"created_at": "When (UTC)", "user": "By", "value": "Final label"},
+            ),
             hide_index=True,
             key=f"{key}_adjudications",
         )
@@ -162,7 +242,12 @@ def show_item(detail: analysis.ItemDetail, *, key: str, show_scores: bool = True
         st.markdown("###### Metric scores")
         scores = detail.scores.assign(details=detail.scores["details"].map(analysis.format_details))
         st.dataframe(
-            scores[["metric_id", "config_hash", "value", "decision", "details"]],
+            formatting.display_frame(
+                scores[["metric_id", "config_hash", "value", "decision", "details"]],
+                {"metric_id": "Metric", "config_hash": "Configuration", "value": "Score",
+                 "decision": "Says correct", "details": "Details"},
+            ),
             hide_index=True,
             key=f"{key}_scores",
-        )
+            column_config={"Details": st.column_config.TextColumn(width="large")},
+        )  # fmt: skip

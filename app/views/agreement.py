@@ -13,8 +13,16 @@ import streamlit as st
 
 from app.components import analysis_widgets as aui
 from app.components import auth
+from qaeval_core.analysis.formatting import display_frame
 
 GROUPINGS = {"overall": "Overall", "dataset": "Dataset", "qa_model": "QA model", "rule": "Rule"}
+ALPHA_HEADERS = {"ci": "Alpha [95% CI]", "n_items": "Items", "n_pairable": "Items with 2+ labels",
+                 "n_labels": "Labels"}  # fmt: skip
+KAPPA_HEADERS = {"rater_a": "Rater A", "rater_b": "Rater B", "n_items": "Shared items",
+                 "agreement": "Agreement", "kappa": "Kappa (binary)",
+                 "kappa_3pt_linear": "Kappa (3-point, linear)"}  # fmt: skip
+RATER_HEADERS = {"n_labels": "Labels", "n_items": "Items compared", "kappa": "Kappa",
+                 "alpha_without": "Alpha without them"}  # fmt: skip
 
 
 def _alpha_chart(rows: pd.DataFrame) -> go.Figure:
@@ -57,6 +65,44 @@ def label_count_chart(label_counts: pd.DataFrame) -> go.Figure:
     bars = go.Bar(x=label_counts["n_labels"].astype(str), y=label_counts["n_items"])
     return go.Figure(bars).update_layout(
         xaxis_title="labels per item", xaxis_type="category", yaxis_title="items", height=300
+    )
+
+
+#: Column headers of the annotator-quality table (the frame's names are snake_case).
+QUALITY_HEADERS = {
+    "rater": "Rater",
+    "n_labels": "Labels",
+    "n_adjudicated": "Adjudicated items",
+    "agree_adjudicated": "Agreement with adjudication",
+    "kappa_adjudicated": "Kappa with adjudication",
+    "n_vs_rest": "Items vs others",
+    "agree_rest": "Agreement with others' majority",
+    "kappa_rest": "Kappa with others",
+    "agree_dawid_skene": "Agreement with Dawid-Skene",
+    "ds_accuracy": "Dawid-Skene accuracy",
+}
+
+
+def _quality_section(url: str, dataset: str | None) -> None:
+    """Each annotator against the adjudicated labels, the others and Dawid-Skene."""
+    st.subheader("Annotator quality")
+    quality = aui.annotator_quality(url, dataset)
+    if quality.empty:
+        st.info("No labels yet.")
+        return
+    shown = quality.rename(columns=QUALITY_HEADERS)
+    share = st.column_config.NumberColumn(format="%.3f")
+    rates = [h for k, h in QUALITY_HEADERS.items() if k.startswith(("agree", "kappa", "ds_"))]
+    st.dataframe(
+        shown, hide_index=True, key="agreement_quality",
+        column_config=dict.fromkeys(rates, share),
+    )  # fmt: skip
+    st.caption(
+        "Agreement on the 3-point label with the researchers' adjudications; binary agreement "
+        "and kappa with the majority of the other raters; Dawid-Skene (crowd-kit) weighs each "
+        "rater by an estimated confusion matrix, and its aggregate can replace the majority "
+        "in the final labels (Data page, or `qaeval export --what final --aggregate "
+        "dawid_skene`). Empty: undefined (no adjudicated item, nobody else on their items)."
     )
 
 
@@ -106,9 +152,12 @@ def main() -> None:
         with st.expander(f"{title} ({rows['group'].nunique()})", expanded=grouping != "qa_model"):
             st.plotly_chart(_alpha_chart(rows), key=f"agreement_alpha_{grouping}")
             st.dataframe(
-                shown.loc[
-                    rows.index, ["group", "level", "ci", "n_items", "n_pairable", "n_labels"]
-                ],
+                display_frame(
+                    shown.loc[
+                        rows.index, ["group", "level", "ci", "n_items", "n_pairable", "n_labels"]
+                    ],
+                    ALPHA_HEADERS,
+                ),
                 hide_index=True,
                 key=f"agreement_alpha_table_{grouping}",
             )
@@ -126,18 +175,24 @@ def main() -> None:
             suffixes=("", "_3pt_linear"),
         )
         right.caption("Per pair: shared items, raw agreement, kappa binary and 3-point (linear)")
-        right.dataframe(merged, hide_index=True, key="agreement_kappa_table")
+        right.dataframe(
+            display_frame(merged, KAPPA_HEADERS), hide_index=True, key="agreement_kappa_table"
+        )
 
     st.subheader("Each rater against the others' majority")
-    st.dataframe(tables.raters, hide_index=True, key="agreement_raters")
+    st.dataframe(
+        display_frame(tables.raters, RATER_HEADERS), hide_index=True, key="agreement_raters"
+    )
     st.caption(
-        "alpha_without: nominal alpha of everyone else; a rater whose removal raises it a lot "
+        "Alpha without: nominal alpha of everyone else; a rater whose removal raises it a lot "
         "is the one to talk to."
     )
 
+    _quality_section(url, dataset)
+
     st.subheader("Labels per item")
     left, right = st.columns(2)
-    counts = tables.label_counts.rename(columns={"n_labels": "labels per item", "n_items": "items"})
+    counts = tables.label_counts.rename(columns={"n_labels": "Labels per item", "n_items": "Items"})
     left.dataframe(counts, hide_index=True, key="agreement_label_counts")
     right.plotly_chart(label_count_chart(tables.label_counts), key="agreement_label_counts_chart")
 

@@ -1,11 +1,15 @@
-"""Assign (researchers): deal a dataset into annotators' queues, draw a random audit sample,
-route the items a saved judge is unsure of, watch progress, reassign.
+"""Assign (researchers): deal a dataset (or a batch of it) into annotators' queues, draw a
+random audit sample, route the items a saved judge is unsure of, watch progress, release a
+queue, reassign.
 
 Dealing is idempotent (dealing again only tops queues up) and never gives an item twice to one
 person; see :func:`qaeval_core.store.annotation.deal`. The audit sample is
 :func:`~qaeval_core.store.annotation.deal_audit_sample` (a seeded uniform sample, recorded as
 such: the labels accuracy estimates with valid CIs need) and triage is
-:func:`qaeval_core.workflows.route_uncertain`. Progress shows counts only.
+:func:`qaeval_core.workflows.route_uncertain`. A batch (the next N items, a range, a quota per
+person) is :func:`~qaeval_core.store.annotation.batch.deal_batch`; every deal says what it left
+alone and who holds it, and "Release a queue" frees someone's unlabelled items
+(:func:`~qaeval_core.store.annotation.release.release_queue`). Progress shows counts only.
 """
 
 from __future__ import annotations
@@ -19,16 +23,52 @@ from qaeval_core import workflows
 from qaeval_core.errors import QAEvalError
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
+from qaeval_core.store.annotation.batch import deal_batch
+from qaeval_core.store.annotation.release import release_queue
+
+#: The deal form's choice of items -> how :func:`_deal_items` reads the inputs.
+ITEM_CHOICES = {
+    "All items": "all",
+    "The next N items nobody has yet": "next",
+    "Items FIRST to LAST (import order)": "range",
+}
 
 
-def _deal_form(dataset: str, people: list[str], url: str) -> None:
+def _deal_items(choice: str, n: int, first: int, last: int) -> dict[str, object]:
+    """The batch options of :func:`~qaeval_core.store.annotation.batch.deal_batch`."""
+    if choice == "next":
+        return {"n": int(n)}
+    if choice == "range":
+        return {"item_range": (int(first), int(last))}
+    return {}
+
+
+def show_deal_notes(result: ann.DealResult) -> None:
+    """What a deal left alone and why (:meth:`~qaeval_core.store.annotation.DealResult.notes`)."""
+    for note in result.notes():
+        st.warning(note, icon=":material/info:")
+
+
+def _deal_form(dataset: str, people: list[str], url: str, user: str) -> None:
     with st.form("deal"):
         safe_text.section("Deal items")
         chosen = st.multiselect("Annotators", people, key="deal_annotators")
         c1, c2, c3 = st.columns(3)
         base = c1.number_input("Annotators per item", 1, 50, 1, key="deal_base")
         share = c2.slider("Overlap sample (% of items)", 0, 100, 20, 5, key="deal_share")
-        extra_k = c3.number_input("Annotators per overlap item", 1, 50, 3, key="deal_k")
+        extra_k = c3.number_input(
+            "Annotators per overlap item", 1, 50, 2, key="deal_k",
+            help="Capped at the number of annotators picked.",
+        )  # fmt: skip
+        which = st.radio("Items", list(ITEM_CHOICES), horizontal=True, key="deal_which")
+        i1, i2, i3, i4 = st.columns(4)
+        n = i1.number_input("N", 1, 10_000_000, 40, key="deal_n")
+        first = i2.number_input("FIRST", 1, 10_000_000, 1, key="deal_first")
+        last = i3.number_input("LAST", 1, 10_000_000, 40, key="deal_last")
+        quota = i4.number_input(
+            "Max new items per annotator", 0, 10_000_000, 0, key="deal_quota",
+            help="0: no limit. Items the quota leaves stay undealt (the result says how many).",
+        )  # fmt: skip
         c4, c5 = st.columns(2)
         order = c4.radio(
             "Order",
@@ -41,27 +81,60 @@ def _deal_form(dataset: str, people: list[str], url: str) -> None:
         submitted = st.form_submit_button("Deal", type="primary", key="deal_submit")
     if not submitted:
         return
+    overlap = {
+        "base": int(base),
+        "extra_fraction": share / 100 if share else 0.0,
+        # Two annotators and the default 20% overlap must just work: an overlap item cannot
+        # have more annotators than were picked.
+        "extra_k": max(int(base), min(int(extra_k), len(chosen))) if chosen else int(extra_k),
+        "seed": int(seed),
+        "order": order,
+    }
+    items = _deal_items(ITEM_CHOICES[which], n, first, last)
     try:
-        result = ann.deal(
-            dataset,
-            chosen,
-            base=int(base),
-            extra_fraction=share / 100 if share else 0.0,
-            extra_k=int(extra_k),
-            seed=int(seed),
-            order=order,
-            url=url,
-        )
+        if items or quota:
+            result = deal_batch(
+                dataset, chosen, quota=int(quota) or None, created_by=user, url=url,
+                **items, **overlap,
+            )  # fmt: skip
+        else:
+            result = ann.deal(dataset, chosen, created_by=user, url=url, **overlap)
     except QAEvalError as exc:
         safe_text.show_error(exc)
         return
     per = ", ".join(f"{n}: +{k}" for n, k in result.per_annotator.items())
     st.success(f"Dealt {result.added} new assignment(s) over {result.items} items ({per}).")
-    if result.skipped_items:
-        st.warning(
-            f"{result.skipped_items} item(s) could not get as many annotators as asked "
-            "(too few annotators picked)."
+    if overlap["extra_k"] != int(extra_k) and share:
+        st.info(
+            f"Annotators per overlap item: {overlap['extra_k']} (asked {int(extra_k)}; "
+            f"{len(chosen)} annotator(s) picked)."
         )
+    show_deal_notes(result)
+
+
+def _release_form(dataset: str, holders: list[str], url: str, user: str) -> None:
+    """Take back someone's unlabelled items (e.g. after "Queue it for me") so a deal can give
+    them to others; labelled items stay theirs."""
+    with st.form("release"):
+        safe_text.section("Release a queue")
+        st.caption(
+            "Removes the unlabelled items from one person's queue in this dataset (their labels "
+            "stay). Use it after 'Queue it for me' before dealing the dataset to the team."
+        )
+        index = holders.index(user) if user in holders else None
+        holder = st.selectbox("Whose queue", holders, index=index, key="release_user")
+        submitted = st.form_submit_button("Release their unlabelled items", key="release_submit")
+    if not submitted:
+        return
+    if holder is None:
+        st.warning("Pick whose queue to release.")
+        return
+    try:
+        result = release_queue(dataset, holder, by=user, url=url)
+    except QAEvalError as exc:
+        safe_text.show_error(exc)
+        return
+    st.success(result.summary())
 
 
 def _overlap_inputs(prefix: str) -> tuple[int, float, int, int]:
@@ -105,6 +178,7 @@ def _audit_form(dataset: str, people: list[str], url: str, user: str) -> None:
         f"Drew a random audit sample of {result.items} item(s) (seed {seed}, deal "
         f"{result.deal_id}); {result.added} new assignment(s) ({per})."
     )
+    show_deal_notes(result)
 
 
 _STATUS = {
@@ -276,12 +350,13 @@ def main() -> None:
         return
     dataset = st.selectbox("Dataset", datasets, key="assign_dataset")
     people = [name for name, _role in ann.queue_users(url=url)]
-    _deal_form(dataset, people, url)
+    _deal_form(dataset, people, url, user.name)
     _audit_form(dataset, people, url, user.name)
     _triage_form(dataset, people, url, user.name)
     holders = _progress(dataset, url)
     _deals(dataset, url)
     if holders:
+        _release_form(dataset, holders, url, user.name)
         _reassign_form(dataset, holders, people, url)
 
 

@@ -20,6 +20,7 @@ import streamlit as st
 
 from app.components import analysis_widgets as aui
 from app.components import auth, safe_text
+from app.components.cost_frontier import cost_section
 from app.components.effort_curve import effort_section
 from app.components.triage_widgets import band_text, cell
 from qaeval_core import analysis, workflows
@@ -96,6 +97,16 @@ def _fit_form(url: str, dataset: str) -> None:
         target = b3.number_input(
             "Target accuracy", 0.5, 1.0, 0.9, 0.01, "%.3f", key="calibrate_target"
         )
+        i1, i2 = st.columns(2)
+        inputs = i1.radio(
+            "Inputs", ["cheap", "all"], horizontal=True, key="calibrate_inputs",
+            help="cheap: measure what each input costs on this machine and keep the cheapest "
+            "input families within 0.3 points of the best cross-validated accuracy; all: every "
+            "chosen metric, no cost measured.",
+        )  # fmt: skip
+        max_cost = i2.number_input(
+            "Max. cost, s per 1,000 rows (0 = no cap)", 0.0, 1e6, 0.0, key="calibrate_max_cost"
+        )
         curves = st.toggle("Learning curves", value=True, key="calibrate_curves")
         submitted = st.form_submit_button("Fit", type="primary", key="calibrate_fit")
     if not submitted:
@@ -111,7 +122,8 @@ def _fit_form(url: str, dataset: str) -> None:
             fit = calibrate_dataset(
                 url, dataset, metrics=metrics, max_labels=int(max_labels) or None,
                 seed=int(seed), candidates=candidates, n_splits=int(folds), n_boot=int(n_boot),
-                name=f"{dataset}-judge", progress=status.write, **band,
+                name=f"{dataset}-judge", progress=status.write, inputs=inputs,
+                max_cost=float(max_cost) or None, **band,
             )  # fmt: skip
             status.write("Bootstrapping quality of every judge ...")
             metric_ids = None if metrics is None else [m.id for m in metrics]
@@ -210,6 +222,8 @@ def _results(url: str, user: auth.SessionUser, run: FitRun) -> None:
             "Fitted on N labels drawn by question, measured on all other labelled items "
             "(mean of two draws; band: mean 95% CI)."
         )
+
+    cost_section(run.fit.judge.cost, key="calibrate_cost")
 
     n_items = sum(d.n_items for d in repo.list_datasets(url) if d.name == run.dataset)
     judge = effort_section(run.fit.judge, report.effort_curve, key="calibrate_band",

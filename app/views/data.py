@@ -29,6 +29,8 @@ EXPORTS = {
     "Final labels (with their source)": "final",
 }
 FINAL = "final"
+#: The final labels' "annotators' aggregate" (:data:`qaeval_core.analysis.aggregation.AGGREGATES`).
+AGGREGATE_NAMES = {"majority": "Majority vote", "dawid_skene": "Dawid-Skene (weighted)"}
 MIME = {"jsonl": "application/jsonl", "csv": "text/csv", "parquet": "application/octet-stream"}
 
 
@@ -76,6 +78,12 @@ def _import_section(url: str, datasets: list[str]) -> None:
             help="COLUMN=FIELD pairs for columns the importer does not recognise by name; "
             "fields: " + ", ".join(io.FIELD_ALIASES),
         )
+        fix_text = st.checkbox(
+            "Repair mojibake (e.g. '2.45Â billion' -> '2.45 billion')",
+            key="import_fix_text",
+            help="With ftfy, encoding repairs only; the original of each changed field is kept "
+            "in the item's meta.original_text.",
+        )
         submitted = st.form_submit_button("Import", type="primary", key="import_submit")
     if not submitted:
         return
@@ -90,6 +98,11 @@ def _import_section(url: str, datasets: list[str]) -> None:
             label_scale=scale,
             alias_separator=sep or None,
         )
+        repaired = 0
+        if fix_text:
+            fixed = [io.repair_item(row) for row in rows]
+            repaired = sum(a is not b for a, b in zip(fixed, rows, strict=True))
+            rows = fixed
         report = repo.import_items(url, name.strip(), rows, source=upload.name)
     except ValidationError as exc:
         st.error(
@@ -107,16 +120,26 @@ def _import_section(url: str, datasets: list[str]) -> None:
         safe_text.show_error(exc)
         return
     st.success(report.summary())
+    if fix_text:
+        st.info(f"Text repaired in {repaired} item(s); the originals are in meta.original_text.")
 
 
 def _export_bytes(
-    url: str, dataset: str, what: str, fmt: str, calibration: str | None = None
+    url: str,
+    dataset: str,
+    what: str,
+    fmt: str,
+    calibration: str | None = None,
+    aggregate: str = "majority",
 ) -> Callable[[], bytes]:
     """A deferred export: runs only when the download button is clicked (``calibration``: the
-    saved judge deciding unlabelled items of the ``final`` export)."""
+    saved judge deciding unlabelled items of the ``final`` export; ``aggregate``: how the
+    annotators' labels of an item become one)."""
 
     def build() -> bytes:
-        records = workflows.export_records(url, dataset, what, calibration=calibration)
+        records = workflows.export_records(
+            url, dataset, what, calibration=calibration, aggregate=aggregate
+        )
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, f"export.{fmt}")
             io.write_records(records, path)
@@ -137,6 +160,7 @@ def _export_section(url: str, datasets: list[str]) -> None:
     fmt = c3.selectbox("Format", list(MIME), key="export_format")
     what = EXPORTS[label]
     calibration = None
+    aggregate = "majority"
     if what == FINAL:
         calibration = tw.calibration_picker(
             url, key="export_calibration", dataset=dataset, optional=True,
@@ -144,9 +168,16 @@ def _export_section(url: str, datasets: list[str]) -> None:
             help="A saved calibration decides the items without a human label (source 'judge'); "
             "without one they have no final label.",
         )  # fmt: skip
+        aggregate = st.radio(
+            "Annotators' aggregate", list(AGGREGATE_NAMES), format_func=AGGREGATE_NAMES.get,
+            horizontal=True, key="export_aggregate",
+            help="How several annotators' labels of an item become one (an adjudication always "
+            "wins). Dawid-Skene weighs each annotator by their estimated reliability (Agreement "
+            "page, 'Annotator quality').",
+        )  # fmt: skip
     st.download_button(
         f"Download {label.lower()}",
-        data=_export_bytes(url, dataset, what, fmt, calibration),
+        data=_export_bytes(url, dataset, what, fmt, calibration, aggregate),
         file_name=f"{dataset}-{what}.{fmt}",
         mime=MIME[fmt],
         icon=":material/download:",
@@ -154,20 +185,24 @@ def _export_section(url: str, datasets: list[str]) -> None:
         on_click="ignore",
     )
     if what == FINAL:
-        _final_preview(url, dataset, calibration)
+        _final_preview(url, dataset, calibration, aggregate)
 
 
-def _final_preview(url: str, dataset: str, calibration: str | None) -> None:
+def _final_preview(url: str, dataset: str, calibration: str | None, aggregate: str) -> None:
     """How many final labels come from each source, and the first rows."""
     try:
-        final = tw.final_labels(url, dataset, calibration)
+        if aggregate == "majority":
+            final = tw.final_labels(url, dataset, calibration)
+        else:
+            final = workflows.final_labels(url, dataset, calibration, aggregate=aggregate)
     except QAEvalError as exc:
         safe_text.show_error(exc)
         return
     safe_text.section("Final labels by source")
     tw.show_source_counts(final)
     st.caption(
-        "Adjudication first, then the annotators' majority (a tie is 'unclear'), then the "
+        "Adjudication first, then the annotators' aggregate (majority: a tie is 'unclear'; or "
+        "Dawid-Skene), then the "
         "judge's verdict. 'Labels chosen by' says how the item reached people: only a random "
         "audit's labels may stand in for the whole dataset in an accuracy estimate."
     )

@@ -16,19 +16,28 @@ import streamlit as st
 from app.components import analysis_widgets as aui
 from app.components import auth, safe_text
 from qaeval_core import analysis
+from qaeval_core.analysis.formatting import display_frame
 from qaeval_core.errors import QAEvalError
 from qaeval_core.schema import LabelValue
 
 ITEM_KEY = "disagreements_item"
 TABLE_KEY = "disagreements_table"
 FLASH_KEY = "disagreements_flash"
+TABLE_HEADERS = {
+    "item_id": "Item",
+    "status": "Status",
+    "question": "Question",
+    "candidate": "Answer",
+    "summary": "Labels",
+    "adjudicated": "Final label",
+}
 
 
-def _pick_row(item_ids: list[int]) -> None:
+def _pick_row(item_ids: list[int], table: str, item: str) -> None:
     """Selecting a row in the queue opens that item (sets the item picker below)."""
-    rows = st.session_state[TABLE_KEY].selection.rows
+    rows = st.session_state[table].selection.rows
     if rows:
-        st.session_state[ITEM_KEY] = item_ids[rows[0]]
+        st.session_state[item] = item_ids[rows[0]]
 
 
 def _adjudication_form(url: str, user: auth.SessionUser, row: pd.Series) -> None:
@@ -89,21 +98,28 @@ def main() -> None:
 
     item_ids = queue["item_id"].astype(int).tolist()
     table = queue.assign(adjudicated=queue["adjudicated"].map(analysis.label_text))
+    table_key, item_key = aui.scoped_key(TABLE_KEY, dataset), ITEM_KEY
     st.dataframe(
-        table[["item_id", "status", "question", "candidate", "summary", "adjudicated"]],
+        display_frame(
+            table[["item_id", "status", "question", "candidate", "summary", "adjudicated"]],
+            TABLE_HEADERS,
+        ),
         hide_index=True,
-        key=TABLE_KEY,
-        on_select=partial(_pick_row, item_ids),
+        key=table_key,
+        column_config={
+            "Question": st.column_config.TextColumn(width="medium"),
+            "Answer": st.column_config.TextColumn(width="medium"),
+            "Labels": st.column_config.TextColumn(width="medium"),
+        },
+        on_select=partial(_pick_row, item_ids, table_key, item_key),
         selection_mode="single-row",
         height=280,
     )
-    if st.session_state.get(ITEM_KEY) not in item_ids:
-        st.session_state.pop(ITEM_KEY, None)
     by_id = queue.set_index("item_id")
-    item_id = st.selectbox(
+    item_id = aui.item_picker(
         "Item",
         item_ids,
-        key=ITEM_KEY,
+        key=item_key,
         format_func=lambda i: f"{i} · {by_id.loc[i, 'status']} · {by_id.loc[i, 'question'][:80]}",
     )
     detail = analysis.item_detail(url, int(item_id))

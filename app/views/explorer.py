@@ -6,7 +6,9 @@ confident about, with its details (subscores, best reference or n-gram, rational
 row opens the item with every rater's label and the adjudication history.
 
 The "Final labels" tab lists the items by where their final label comes from (adjudication,
-annotators, a saved calibration's judge, none; :func:`qaeval_core.workflows.final_labels`).
+annotators, a saved calibration's judge, none; :func:`qaeval_core.workflows.final_labels`);
+with a calibration chosen there, the opened item can show the judge's trace (its reason, rule,
+matched reference and each input's push; :mod:`app.components.judge_trace`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app.components import analysis_widgets as aui
-from app.components import auth, safe_text
+from app.components import auth, judge_trace, safe_text
 from app.components import triage_widgets as tw
 from qaeval_core import analysis
 from qaeval_core.errors import QAEvalError
@@ -125,16 +127,16 @@ def _final_labels(url: str, dataset: str, frames: analysis.Frames) -> None:
         selection_mode="single-row", height=320,
     )  # fmt: skip
     st.caption(f"{len(shown)} item(s). Select a row to open the item.")
-    if st.session_state.get(FINAL_ITEM_KEY) not in item_ids:
-        st.session_state.pop(FINAL_ITEM_KEY, None)
-    item_id = st.selectbox("Item", item_ids, key=FINAL_ITEM_KEY)
-    aui.show_item(analysis.item_detail(url, int(item_id)), key="explorer_final_detail")
+    item_id = aui.item_picker("Item", item_ids, key=FINAL_ITEM_KEY)
+    detail = analysis.item_detail(url, int(item_id))
+    aui.show_item(detail, key="explorer_final_detail")
+    judge_trace.trace_section(url, calibration, detail.item, key="explorer_final_trace")
 
 
 def _metric(url: str, frames: analysis.Frames, picker: Any) -> None:
     """Confusion, score distribution and worst disagreements of one metric."""
     if not frames.metric_ids:
-        st.info("This dataset has no metric scores yet: score it first, then come back.")
+        aui.offer_scoring(url, frames.items["dataset"].iloc[0], key="explorer_score")
         return
     metric_id = picker.selectbox("Metric", frames.metric_ids, key="explorer_metric")
     view = analysis.metric_view(frames, metric_id, limit=None)
@@ -185,9 +187,7 @@ def _metric(url: str, frames: analysis.Frames, picker: Any) -> None:
         },
     )  # fmt: skip
     st.caption("Select a row to open the item.")
-    if st.session_state.get(ITEM_KEY) not in item_ids:
-        st.session_state.pop(ITEM_KEY, None)
-    item_id = st.selectbox("Item", item_ids, key=ITEM_KEY)
+    item_id = aui.item_picker("Item", item_ids, key=ITEM_KEY)
     aui.show_item(analysis.item_detail(url, int(item_id)), key="explorer_detail")
 
 

@@ -2,10 +2,11 @@
 models the way people do?
 
 First each QA model's accuracy under a saved calibration with valid CIs (PPI, random labels
-only, judge only; :mod:`app.components.accuracy_estimates`). Then each QA model's accuracy under
-the human verdict next to its accuracy under every metric, with ranks, the pairs of models a
-metric puts in the opposite order (the PANDA/SMILE tables), and each metric's agreement with
-humans with bootstrap CIs.
+only, judge only; :mod:`app.components.accuracy_estimates`) and the judge's outcomes per QA
+model (``judge_reason`` counts, accuracy with and without not-attempted items). Then each QA
+model's accuracy under the human verdict next to its accuracy under every metric, with ranks,
+the pairs of models a metric puts in the opposite order (the PANDA/SMILE tables), and each
+metric's agreement with humans with bootstrap CIs.
 """
 
 from __future__ import annotations
@@ -16,9 +17,13 @@ import streamlit as st
 
 from app.components import analysis_widgets as aui
 from app.components import auth
+from app.components import triage_widgets as tw
 from app.components.accuracy_estimates import estimates_section
 from qaeval_core import analysis
+from qaeval_core.analysis.accuracy_report import judge_outcome_table
 from qaeval_core.analysis.compare import STATISTICS
+from qaeval_core.analysis.formatting import display_frame
+from qaeval_core.errors import QAEvalError
 
 #: Metrics drawn next to the humans by default: more bars than this per model are unreadable.
 CHART_DEFAULT = 5
@@ -56,6 +61,32 @@ def _statistics_table(stats: pd.DataFrame) -> pd.DataFrame:
     return wide.reindex(columns=list(STATISTICS)).assign(n_items=n).reset_index()
 
 
+def _outcomes_section(url: str, dataset: str | None) -> None:
+    """Why the saved judge (the one picked above) decided as it did, per QA model: counts of
+    each ``judge_reason`` and its accuracy with and without the not-attempted items."""
+    calibration = st.session_state.get("estimates_calibration")
+    if dataset is None or not calibration:
+        return
+    try:
+        frame = tw.estimation_frame(url, dataset, calibration)
+    except QAEvalError:
+        return  # the estimates section above has shown the error
+    if "judge_reason" not in frame.columns:
+        return
+    st.markdown("###### Judge outcomes per QA model")
+    percent = st.column_config.NumberColumn(format="%.3f")
+    st.dataframe(
+        judge_outcome_table(frame), hide_index=True, key="leaderboard_outcomes",
+        column_config={c: percent for c in
+                       ("judge_accuracy", "judge_accuracy_attempted", "not_attempted_share")},
+    )  # fmt: skip
+    st.caption(
+        "Reasons: docs/outcomes.md. Judge accuracy counts every item; 'attempted' leaves out "
+        "refusals and empty answers (never judged correct), so a model that declines often "
+        "is told apart from one that answers wrongly."
+    )
+
+
 def main() -> None:
     auth.page_setup(
         "Leaderboard",
@@ -67,6 +98,7 @@ def main() -> None:
     with left:
         dataset = aui.dataset_picker(url, key="leaderboard_dataset", allow_all=True)
     estimates_section(url, dataset)
+    _outcomes_section(url, dataset)
 
     st.divider()
     narrow, _ = st.columns([1, 3])
@@ -75,7 +107,7 @@ def main() -> None:
     )
     frames = aui.load_frames(url, dataset)
     if not frames.metric_ids:
-        st.info("No metric scores yet: score the dataset first, then come back.")
+        aui.offer_scoring(url, dataset, key="leaderboard_score")
         return
     board = analysis.leaderboard(frames, min_items=int(min_items))
     if board.wide.empty:
@@ -117,7 +149,11 @@ def main() -> None:
     st.subheader("Metrics against humans (95% bootstrap CIs)")
     n_boot = st.number_input("Bootstrap resamples", 0, 10_000, 1000, 100, key="leaderboard_boot")
     stats = aui.metric_statistics(url, dataset, n_boot=int(n_boot), seed=0)
-    st.dataframe(_statistics_table(stats), hide_index=True, key="leaderboard_statistics")
+    st.dataframe(
+        display_frame(_statistics_table(stats), {"metric_id": "Metric"}),
+        hide_index=True,
+        key="leaderboard_statistics",
+    )
 
 
 if __name__ == "__main__":  # Streamlit runs pages as __main__; tests import helpers

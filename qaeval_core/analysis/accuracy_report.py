@@ -5,16 +5,72 @@
 pairwise differences of :func:`~qaeval_core.analysis.estimates.compare_models` into a
 :class:`~qaeval_core.analysis.report.Report`: the JSON gets ``model_accuracies`` (the shape
 ``qaeval estimate`` writes), the HTML a table per estimate and one for the differences.
+
+:func:`judge_outcome_table` counts the judge's ``judge_reason`` values per QA model (matched,
+not matched, uncertain, not attempted, extraction failed, hedged, judge error;
+``docs/outcomes.md``) with the share judged correct over all items and over the attempted ones
+only: a model that refuses often is not wrong the way one that answers wrongly is, and the two
+accuracies show which it is. Given the estimation frame, :func:`add_model_accuracies` adds it.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from qaeval_core.analysis.estimates import estimates_to_json
+from qaeval_core.analysis.estimates import ALL_MODELS, estimates_to_json
 from qaeval_core.analysis.report import Report
+from qaeval_core.judge.outcomes import REASONS
+from qaeval_core.schema import split_models
 
-__all__ = ["add_model_accuracies"]
+__all__ = ["add_model_accuracies", "judge_outcome_table"]
+
+_OUTCOME_NOTE = (
+    "Why the judge decided as it did (judge_reason, docs/outcomes.md), per QA model. "
+    "'judge accuracy' is the share of items judged correct; 'attempted only' leaves out the "
+    "not-attempted items (refusals, empty answers), which are never judged correct."
+)
+
+
+def _models(cell: object) -> list[str]:
+    if isinstance(cell, list | tuple | np.ndarray):
+        return [str(m) for m in cell if str(m).strip()]
+    return split_models(None if cell is None or cell is pd.NA else str(cell))
+
+
+def judge_outcome_table(frame: pd.DataFrame, *, model: str = "qa_model") -> pd.DataFrame:
+    """Per QA model (a row per model a cell names, then ``(all)`` counting each item once):
+    ``n_items``, one count column per reason (:data:`~qaeval_core.judge.outcomes.REASONS`),
+    ``judge_accuracy`` (share judged correct), ``judge_accuracy_attempted`` (the same without
+    not-attempted items; NaN when none is left) and ``not_attempted_share``.
+
+    ``frame`` needs ``judge_reason`` and ``judge_correct``; without a ``model`` column only the
+    ``(all)`` row is given.
+    """
+    missing = [c for c in ("judge_reason", "judge_correct") if c not in frame.columns]
+    if missing:
+        raise KeyError(f"the frame lacks {missing}: apply a judge (Judge.score_frame) first")
+    reason = frame["judge_reason"].astype(object).to_numpy()
+    correct = frame["judge_correct"].fillna(False).astype(bool).to_numpy()
+    groups: dict[str, list[int]] = {}
+    if model in frame.columns:
+        for i, cell in enumerate(frame[model].tolist()):
+            for name in _models(cell):
+                groups.setdefault(name, []).append(i)
+    rows = []
+    for name, index in [*sorted(groups.items()), (ALL_MODELS, list(range(len(frame))))]:
+        r, c = reason[index], correct[index]
+        attempted = r != "not_attempted"
+        row: dict[str, object] = {"model": name, "n_items": len(index)}
+        row.update({k: int((r == k).sum()) for k in REASONS})
+        row["judge_accuracy"] = float(c.mean()) if len(c) else float("nan")
+        row["judge_accuracy_attempted"] = (
+            float(c[attempted].mean()) if attempted.any() else float("nan")
+        )
+        row["not_attempted_share"] = float((~attempted).mean()) if len(c) else float("nan")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
 
 _NOTE = (
     "Judge ({calibration}) on every item plus human labels on a random audit sample: PPI "
@@ -42,8 +98,10 @@ def add_model_accuracies(
     *,
     calibration: str,
     confidence: float = 0.95,
+    frame: pd.DataFrame | None = None,
 ) -> Report:
-    """``report`` with the estimates added (numbers, tables and an HTML section)."""
+    """``report`` with the estimates added (numbers, tables and an HTML section); with the
+    estimation ``frame`` (holding ``judge_reason``) the judge's outcomes too."""
     report.numbers["model_accuracies"] = {
         "calibration": calibration,
         "confidence": confidence,
@@ -58,4 +116,9 @@ def add_model_accuracies(
         report.sections.append(
             ("Differences between models (PPI)", "CI excludes 0: significant.", comparisons)
         )
+    if frame is not None and "judge_reason" in frame.columns:
+        outcomes = judge_outcome_table(frame)
+        report.numbers["judge_outcomes"] = outcomes.to_dict(orient="records")
+        report.tables["judge_outcomes"] = outcomes
+        report.sections.append(("Judge outcomes per QA model", _OUTCOME_NOTE, outcomes))
     return report

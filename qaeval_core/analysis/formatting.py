@@ -14,7 +14,46 @@ import pandas as pd
 
 from qaeval_core.schema import RULES, LabelValue
 
-__all__ = ["format_details", "label_text", "rule_text"]
+__all__ = [
+    "display_frame",
+    "format_details",
+    "header_text",
+    "is_missing",
+    "label_text",
+    "rule_text",
+]
+
+#: Header words spelled out (``n_items`` -> "Items", ``ci_low`` -> "CI low").
+_WORDS = {"n": "", "ci": "CI", "id": "ID", "qa": "QA", "ds": "Dawid-Skene", "3pt": "3-point"}
+
+
+def is_missing(value: Any) -> bool:
+    """None, pandas' NA/NaT or a float NaN: a value a reader should see as blank."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    return isinstance(value, float) and np.isnan(value)
+
+
+def header_text(name: str) -> str:
+    """A column name for people: ``"n_items"`` -> ``"Items"``, ``"kappa_3pt_linear"`` ->
+    ``"Kappa 3-point linear"``, ``"qa_model"`` -> ``"QA model"``."""
+    words = [_WORDS.get(w, w) for w in str(name).split("_")]
+    text = " ".join(w for w in words if w)
+    return text[:1].upper() + text[1:] if text else str(name)
+
+
+def display_frame(frame: pd.DataFrame, headers: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """A frame ready for a table: missing values in text columns blank instead of ``None`` or
+    ``nan``, and headers in words (``headers`` first, else :func:`header_text`).
+
+    Numeric columns keep NaN (tables show it as an empty cell), so they still sort as numbers.
+    """
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object:
+            out[column] = out[column].map(lambda v: "" if is_missing(v) else v)
+    names = dict(headers or {})
+    return out.rename(columns={c: names.get(c, header_text(c)) for c in out.columns})
 
 
 def label_text(value: Any) -> str:

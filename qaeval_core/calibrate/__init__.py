@@ -5,7 +5,9 @@
 * :mod:`~qaeval_core.calibrate.fit` - :func:`fit_judge` compares the combiners of
   :mod:`qaeval_core.judge.combiners` by CV and exports the winner as a
   :class:`~qaeval_core.judge.Judge`.
-* :mod:`~qaeval_core.calibrate.select` - SMILE's ``w`` and A-VERT's model by cross-validation.
+* :mod:`~qaeval_core.calibrate.select` - SMILE's ``w``, A-VERT's model and the judge's input
+  set (cheapest within a tolerance of the best) by cross-validation.
+* :mod:`~qaeval_core.calibrate.cost` - each input's measured cost per 1,000 rows.
 * :mod:`~qaeval_core.calibrate.inputs` - the default input metrics and question grouping.
 * :mod:`~qaeval_core.calibrate.summary` - the quality tables and learning curves the page shows.
 * :mod:`~qaeval_core.calibrate.active` - which unlabelled items to label next.

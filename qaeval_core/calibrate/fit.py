@@ -14,6 +14,14 @@ two as special cases (one metric, or a few metrics voting, are linear rules on t
 its penalty is itself chosen by inner CV, and in ``experiments/`` it was never worse on average
 than the threshold or the fusion on held-out rows, while CV selection among the three lost 0.5-2
 points at 100-200 labels by picking a lucky threshold or fusion (first run, experiments/README).
+
+Cost-aware inputs (issue 15): given measured input costs (:mod:`qaeval_core.calibrate.cost`),
+``fit_judge`` first keeps only the cheapest input families whose cross-validated accuracy is
+within ``cost_tolerance`` (0.3 points) of the best set evaluated
+(:func:`~qaeval_core.calibrate.select.select_inputs`, with the first candidate combiner on the
+same folds of the same labels), then compares the combiners on them. The CV quality reported
+afterwards is measured on the folds that chose the set, so it is slightly optimistic for the
+chosen set; held-out numbers are in experiments/. ``inputs="all"`` keeps every input.
 """
 
 from __future__ import annotations
@@ -28,11 +36,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from qaeval_core.calibrate.cost import CostTable, cost_record
 from qaeval_core.calibrate.protocol import (
     assign_folds,
     bootstrap_ci,
     cross_val_predict_proba,
     quality,
+)
+from qaeval_core.calibrate.select import (
+    DEFAULT_COST_TOLERANCE,
+    INPUT_RULES,
+    InputSelection,
+    choose_inputs,
 )
 from qaeval_core.calibrate.triage import effort_curve, fit_band, fit_probability
 from qaeval_core.errors import ConfigError, InputError
@@ -54,6 +69,8 @@ from qaeval_core.scoring import ScoringJob, run_jobs
 __all__ = [
     "CANDIDATES",
     "DEFAULT_CANDIDATES",
+    "DEFAULT_COST_TOLERANCE",
+    "INPUT_RULES",
     "CalibrationReport",
     "check_candidates",
     "feature_scores",
@@ -171,6 +188,9 @@ class CalibrationReport:
     oof_proba: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     #: The winner's accuracy-vs-human-effort curve (see :mod:`qaeval_core.calibrate.triage`).
     effort_curve: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    #: Measured input costs and the cost-aware input selection (None: not measured / all).
+    costs: CostTable | None = field(default=None, repr=False)
+    inputs: InputSelection | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (what goes into the judge's ``quality`` field)."""
@@ -221,6 +241,10 @@ def fit_judge(
     fitted_on: Mapping[str, Any] | None = None,
     human_share: float = 0.0,
     target_accuracy: float | None = None,
+    costs: CostTable | None = None,
+    inputs: str = "cheap",
+    max_cost: float | None = None,
+    cost_tolerance: float = DEFAULT_COST_TOLERANCE,
 ) -> tuple[Judge, CalibrationReport]:
     """Compare candidate combiners by grouped CV, refit the winner on all labels, wrap it.
 
@@ -233,6 +257,12 @@ def fit_judge(
     references, candidate; same rows) is needed by text-reading candidates such as ``panda``;
     ``default_decisions`` (optional, same columns) are the metrics' own decisions at their
     shipped thresholds, reported as the uncalibrated baselines on the same labels.
+
+    ``costs`` (measured on these or similar rows, one entry per feature) makes the fit
+    cost-aware: with ``inputs="cheap"`` (or a ``max_cost`` in seconds per 1,000 rows) only the
+    chosen input families are used (see the module docstring); either way the costs, the
+    selection and its accuracy/cost frontier go into the judge's ``cost`` record. Without
+    ``costs`` every input is used and nothing is recorded.
     """
     yb = as_binary(y)
     check_share(human_share)
@@ -253,6 +283,26 @@ def fit_judge(
     if not factories:
         raise InputError(f"No candidate combiners to compare; name some of {list(CANDIDATES)}.")
     X = scores.reset_index(drop=True)
+    g = None if groups is None else np.asarray(groups, dtype=object)
+    folds = assign_folds(len(yb), n_splits, groups=g, y=yb, seed=seed)
+    # Input sets are compared with the first candidate that reads only scores (the stacker by
+    # default: it reads every column it is given); a text-only list keeps every input.
+    score_only = [f for f in factories.values() if not getattr(f(), "needs_text", False)]
+    selection = choose_inputs(
+        X,
+        yb,
+        costs,
+        score_only[0] if score_only else None,
+        inputs=inputs,
+        max_cost=max_cost,
+        tolerance=cost_tolerance,
+        fold_ids=folds,
+        groups=g,
+    )
+    if selection is not None:
+        keep = set(selection.columns)
+        features = [f for f in features if f.column in keep]
+        X = X[[f.column for f in features]]
     XT = None
     if texts is not None:
         if len(texts) != len(X):
@@ -262,19 +312,16 @@ def fit_judge(
             )
         XT = pd.concat([X, texts.reset_index(drop=True)[list(TEXT_COLUMNS)]], axis=1)
 
-    def inputs(factory: Callable[[], CalibratedClassifier]) -> pd.DataFrame:
+    def design(factory: Callable[[], CalibratedClassifier]) -> pd.DataFrame:
         if not getattr(factory(), "needs_text", False):
             return X
         if XT is None:
             raise InputError("A text-reading candidate (panda) needs texts=<question, ...>.")
         return XT
 
-    g = None if groups is None else np.asarray(groups, dtype=object)
-    folds = assign_folds(len(yb), n_splits, groups=g, y=yb, seed=seed)
-
     rows, oof = [], {}
     for cname, factory in factories.items():
-        proba = cross_val_predict_proba(factory(), inputs(factory), yb, folds, groups=g)
+        proba = cross_val_predict_proba(factory(), design(factory), yb, folds, groups=g)
         pred = proba >= 0.5
         q = quality(yb, pred)
         _, lo, hi = bootstrap_ci(yb, pred, "accuracy", n_boot=n_boot, seed=seed, groups=g)
@@ -295,9 +342,9 @@ def fit_judge(
 
     model = factories[winner]()
     if "groups" in inspect.signature(model.fit).parameters:
-        model.fit(inputs(factories[winner]), yb, groups=g)
+        model.fit(design(factories[winner]), yb, groups=g)
     else:
-        model.fit(inputs(factories[winner]), yb)
+        model.fit(design(factories[winner]), yb)
     model = _prune(model, factories[winner], X, yb)
     keep = {str(c) for c in model.feature_names_in_}  # what the (maybe pruned) model reads
     kept_features = [f for f in features if f.column in keep]
@@ -313,6 +360,8 @@ def fit_judge(
         seed=seed,
         oof_proba=oof,
         effort_curve=curve,
+        costs=costs,
+        inputs=selection,
     )
     info = {
         "n_labels": int(len(yb)),
@@ -336,5 +385,14 @@ def fit_judge(
         quality=quality_info,
         probability=calibrator,
         triage=band,
+        cost=None
+        if costs is None
+        else cost_record(
+            costs,
+            cols,
+            [f.column for f in kept_features],
+            None if selection is None else selection.to_dict(),
+            inputs,
+        ),
     )
     return judge, report

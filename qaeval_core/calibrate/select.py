@@ -1,4 +1,4 @@
-"""Choose a metric variant by cross-validation: SMILE's weight ``w``, A-VERT's model, or any set.
+"""Choose by cross-validation: SMILE's weight ``w``, A-VERT's model, or the judge's inputs.
 
 Each candidate is a vector of precomputed scores (one per labelled item), so no metric is rerun
 while choosing: SMILE's score is ``w * s_semantic + (1 - w) * s_lexical`` from its two stored
@@ -9,23 +9,43 @@ of a threshold fitted only on the other folds (``calibrate=True``), or of its fi
 (A-VERT's argmax needs none). Why a tolerance: with a few hundred labels, CV differences of a
 fraction of a point are noise; the documented default (listed first) is kept unless another
 candidate beats it by more than ``tolerance``, which keeps choices stable across datasets.
+
+:func:`select_inputs` chooses which input *families* a judge reads (cost-aware calibration,
+:mod:`qaeval_core.calibrate.cost`): the cheapest set whose cross-validated accuracy is within
+``tolerance`` of the best set seen, by a greedy search described there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from qaeval_core.calibrate.protocol import assign_folds, iter_folds, quality
+from qaeval_core.calibrate.cost import CostTable
+from qaeval_core.calibrate.protocol import (
+    assign_folds,
+    cross_val_predict_proba,
+    iter_folds,
+    quality,
+)
 from qaeval_core.errors import InputError
 from qaeval_core.judge.combiners.base import as_binary
 from qaeval_core.judge.combiners.threshold import Objective, ThresholdClassifier
 
-__all__ = ["Selection", "cv_select", "select_smile_weight", "select_avert_model"]
+__all__ = [
+    "DEFAULT_COST_TOLERANCE",
+    "INPUT_RULES",
+    "InputSelection",
+    "choose_inputs",
+    "Selection",
+    "cv_select",
+    "select_avert_model",
+    "select_inputs",
+    "select_smile_weight",
+]
 
 
 @dataclass(frozen=True)
@@ -141,4 +161,227 @@ def select_avert_model(
     """
     return cv_select(
         scores_by_model, y, calibrate=calibrate, fixed_threshold=0.5, default=default, **kwargs
+    )
+
+
+#: ``cheap``: the cheapest input set within the tolerance of the best (the default when costs
+#: are measured); ``all``: every input, as before cost-aware calibration.
+INPUT_RULES: tuple[str, ...] = ("cheap", "all")
+#: How much cross-validated accuracy (0.003 = 0.3 points) a cheaper input set may give up.
+DEFAULT_COST_TOLERANCE = 0.003
+
+
+@dataclass(frozen=True)
+class InputSelection:
+    """The input families chosen by :func:`select_inputs`, and every set it evaluated."""
+
+    families: list[str]
+    columns: list[str]
+    cost: float
+    cv_accuracy: float
+    best_cv_accuracy: float
+    tolerance: float
+    max_cost: float | None
+    #: One row per evaluated set: families, cost, cv_accuracy, frontier (no evaluated set is
+    #: both at most as costly and more accurate), chosen.
+    evaluated: pd.DataFrame
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": (
+                "cheapest evaluated input set whose cross-validated accuracy is within the "
+                "tolerance of the best evaluated set"
+                + ("" if self.max_cost is None else " costing at most max_cost")
+                + "; greedy forward (families by cost) then backward (drop families)"
+            ),
+            "families": list(self.families),
+            "columns": list(self.columns),
+            "cost": self.cost,
+            "cv_accuracy": self.cv_accuracy,
+            "best_cv_accuracy": self.best_cv_accuracy,
+            "tolerance": self.tolerance,
+            "max_cost": self.max_cost,
+            "evaluated": [
+                {
+                    "families": list(r["families"]),
+                    "cost": float(r["cost"]),
+                    "cv_accuracy": float(r["cv_accuracy"]),
+                    "frontier": bool(r["frontier"]),
+                    "chosen": bool(r["chosen"]),
+                }
+                for r in self.evaluated.to_dict(orient="records")
+            ],
+        }
+
+
+def select_inputs(
+    scores: pd.DataFrame,
+    y: Any,
+    families: Mapping[str, Sequence[str]],
+    costs: Mapping[str, float],
+    make_model: Callable[[], Any],
+    *,
+    fold_ids: np.ndarray | None = None,
+    groups: Sequence[Any] | np.ndarray | None = None,
+    n_splits: int = 5,
+    seed: int = 0,
+    tolerance: float = DEFAULT_COST_TOLERANCE,
+    max_cost: float | None = None,
+) -> InputSelection:
+    """The cheapest set of input families whose CV accuracy is within ``tolerance`` of the best.
+
+    Every candidate set is scored the same way: out-of-fold accuracy of ``make_model()`` (the
+    default combiner) fitted on the set's columns, on the same folds of the labels given (the
+    calibration's own labels; nothing else is seen), so differences between sets are paired.
+
+    Search (greedy, ``2F`` to ``F(F+1)/2 + F`` fits for ``F`` families):
+
+    1. *forward*: families sorted by cost, cheapest first; evaluate each prefix (the cheapest
+       family, the cheapest two, ... all of them);
+    2. *backward*: from the cheapest evaluated set within ``tolerance`` of the best evaluated
+       set, try dropping each family (most costly first); take the drop that saves the most
+       cost and stays within ``tolerance`` of the best so far; repeat until none does.
+
+    The result is the cheapest evaluated set within ``tolerance`` of the best evaluated one,
+    among sets costing at most ``max_cost`` (seconds per 1,000 rows) when given.
+    """
+    yb = as_binary(y)
+    if len(scores) != len(yb):
+        raise InputError(f"{len(scores)} score rows for {len(yb)} labels; give one per label.")
+    if tolerance < 0:
+        raise InputError(f"tolerance must be >= 0 (0.003 = 0.3 points), got {tolerance}.")
+    fams = {f: list(cols) for f, cols in families.items() if cols}
+    if not fams:
+        raise InputError("No input families to choose from; give at least one with columns.")
+    missing = [c for cols in fams.values() for c in cols if c not in scores.columns]
+    if missing:
+        raise InputError(f"scores lack the input column(s) {missing}.")
+    unknown = [f for f in fams if f not in costs]
+    if unknown:
+        raise InputError(f"No cost for input famil(ies) {unknown}; measure every input first.")
+    order = sorted(fams, key=lambda f: (float(costs[f]), f))
+    if max_cost is not None and float(costs[order[0]]) > max_cost:
+        raise InputError(
+            f"--max-cost {max_cost:g} is below the cheapest input family ({order[0]}: "
+            f"{float(costs[order[0]]):.3g} seconds per 1,000 rows); raise it or use --inputs all."
+        )
+    g = None if groups is None else np.asarray(groups, dtype=object)
+    folds = (
+        assign_folds(len(yb), n_splits, groups=g, y=yb, seed=seed)
+        if fold_ids is None
+        else np.asarray(fold_ids)
+    )
+    X = scores.reset_index(drop=True)
+    seen: dict[frozenset[str], tuple[float, float]] = {}
+    ranks = {f: i for i, f in enumerate(order)}
+
+    def cost_of(fset: frozenset[str]) -> float:
+        return float(sum(float(costs[f]) for f in fset))
+
+    def evaluate(fset: frozenset[str]) -> tuple[float, float]:
+        if fset not in seen:
+            cols = [c for f in order if f in fset for c in fams[f]]
+            proba = cross_val_predict_proba(make_model(), X[cols], yb, folds, groups=g)
+            seen[fset] = (cost_of(fset), float(np.mean((proba >= 0.5) == yb)))
+        return seen[fset]
+
+    def affordable() -> dict[frozenset[str], tuple[float, float]]:
+        return {s: v for s, v in seen.items() if max_cost is None or v[0] <= max_cost + 1e-12}
+
+    def pick() -> frozenset[str]:
+        ok = affordable()
+        best = max(acc for _, acc in ok.values())
+        near = [s for s, (_, acc) in ok.items() if acc >= best - tolerance - 1e-12]
+        return min(near, key=lambda s: (ok[s][0], -ok[s][1], len(s), sorted(ranks[f] for f in s)))
+
+    for k in range(1, len(order) + 1):
+        prefix = frozenset(order[:k])
+        if max_cost is not None and cost_of(prefix) > max_cost and k > 1:
+            break
+        evaluate(prefix)
+    current = pick()
+    while len(current) > 1:
+        best = max(acc for _, acc in affordable().values())
+        options = []
+        for f in sorted(current, key=lambda f: -ranks[f]):
+            smaller = current - {f}
+            cost, acc = evaluate(smaller)
+            if acc >= best - tolerance - 1e-12:
+                options.append((cost, -acc, smaller))
+        if not options:
+            break
+        current = min(options, key=lambda o: (o[0], o[1]))[2]
+    chosen = pick()
+
+    rows = []
+    for fset, (cost, acc) in seen.items():
+        dominated = any(
+            (c2 <= cost and a2 > acc) or (c2 < cost and a2 >= acc)
+            for s2, (c2, a2) in seen.items()
+            if s2 != fset
+        )
+        rows.append(
+            {
+                "families": [f for f in order if f in fset],
+                "cost": cost,
+                "cv_accuracy": acc,
+                "frontier": not dominated,
+                "chosen": fset == chosen,
+            }
+        )
+    table = pd.DataFrame(rows).sort_values(["cost", "cv_accuracy"]).reset_index(drop=True)
+    cost, acc = seen[chosen]
+    return InputSelection(
+        families=[f for f in order if f in chosen],
+        columns=[c for f in order if f in chosen for c in fams[f]],
+        cost=cost,
+        cv_accuracy=acc,
+        best_cv_accuracy=max(a for _, a in affordable().values()),
+        tolerance=tolerance,
+        max_cost=max_cost,
+        evaluated=table,
+    )
+
+
+def choose_inputs(
+    scores: pd.DataFrame,
+    y: Any,
+    costs: CostTable | None,
+    make_model: Callable[[], Any] | None,
+    *,
+    inputs: str = "cheap",
+    max_cost: float | None = None,
+    tolerance: float = DEFAULT_COST_TOLERANCE,
+    fold_ids: np.ndarray | None = None,
+    groups: Sequence[Any] | np.ndarray | None = None,
+) -> InputSelection | None:
+    """:func:`select_inputs` over the families of ``costs``, or None when every input is kept
+    (``inputs="all"`` without ``max_cost``, no costs, or no score-reading ``make_model``)."""
+    if inputs not in INPUT_RULES:
+        raise InputError(f"inputs must be one of {list(INPUT_RULES)}, got {inputs!r}.")
+    if max_cost is not None and not (np.isfinite(max_cost) and max_cost > 0):
+        raise InputError(f"max_cost must be > 0 seconds per 1,000 rows, got {max_cost}.")
+    if costs is None:
+        if max_cost is not None:
+            raise InputError("max_cost needs measured input costs (costs=measure_costs(...)).")
+        return None
+    cols = [str(c) for c in scores.columns]
+    costs.families_of(cols)  # every input must have a measured cost
+    if (inputs == "all" and max_cost is None) or make_model is None:
+        return None
+    families: dict[str, list[str]] = {}
+    for fam, members in costs.families().items():
+        used = [c for c in members if c in cols]
+        if used:
+            families[fam] = used
+    return select_inputs(
+        scores,
+        y,
+        families,
+        costs.family_costs(),
+        make_model,
+        fold_ids=fold_ids,
+        groups=groups,
+        tolerance=tolerance,
+        max_cost=max_cost,
     )

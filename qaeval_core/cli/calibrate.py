@@ -48,6 +48,37 @@ def _print_effort(curve, band) -> None:  # type: ignore[no-untyped-def]
         )
 
 
+def _print_costs(report) -> None:  # type: ignore[no-untyped-def]
+    """Each input family's measured cost, and every input set the selection evaluated."""
+    costs, selection = report.costs, report.inputs
+    if costs is None:
+        return
+    table = Table(title=f"Input cost, seconds per 1,000 rows ({costs.rows} rows measured)")
+    for col in ("family", "inputs", "s / 1,000 rows", "cold load s"):
+        table.add_column(col)
+    loads: dict[str, float] = {}
+    for c in costs.inputs:
+        loads[c.family] = loads.get(c.family, 0.0) + c.load_s
+    for fam, cols in costs.families().items():
+        table.add_row(fam, ", ".join(cols), f"{costs.family_costs()[fam]:.3f}", f"{loads[fam]:.1f}")
+    console.print(table)
+    if selection is None:
+        return
+    sets = Table(title="Input sets compared (cross-validated accuracy %, cost per 1,000 rows)")
+    for col in ("families", "s / 1,000 rows", "CV accuracy", ""):
+        sets.add_column(col)
+    for row in selection.evaluated.itertuples(index=False):
+        mark = "chosen" if row.chosen else ("frontier" if row.frontier else "")
+        sets.add_row(", ".join(row.families), f"{row.cost:.3f}", _pct(row.cv_accuracy), mark)
+    console.print(sets)
+    console.print(
+        f"Inputs: {', '.join(selection.families)} ({selection.cost:.3f} s per 1,000 rows), "
+        f"CV accuracy {_pct(selection.cv_accuracy)}% vs best {_pct(selection.best_cv_accuracy)}% "
+        f"(tolerance {100 * selection.tolerance:.1f} points). `--inputs all` uses every input.",
+        markup=False,
+    )
+
+
 def register(app: typer.Typer) -> None:
     @app.command("calibrate")
     def calibrate(
@@ -99,6 +130,29 @@ def register(app: typer.Typer) -> None:
                 "reaches this.",
             ),
         ] = None,
+        inputs: Annotated[
+            str,
+            typer.Option(
+                "--inputs",
+                help="cheap (default): measure each input's cost and keep the cheapest input "
+                "families whose cross-validated accuracy is within --cost-tolerance of the "
+                "best; all: every input, no cost measured.",
+            ),
+        ] = "cheap",
+        max_cost: Annotated[
+            float | None,
+            typer.Option(
+                "--max-cost",
+                help="Cap on the judge's input cost, in seconds per 1,000 rows on this machine.",
+            ),
+        ] = None,
+        cost_tolerance: Annotated[
+            float,
+            typer.Option(
+                "--cost-tolerance",
+                help="Accuracy points a cheaper input set may lose against the best (0.3).",
+            ),
+        ] = 0.3,
         db: DbOption = None,
     ) -> None:
         """Fit a judge to a dataset's human labels; print its cross-validated quality.
@@ -107,7 +161,9 @@ def register(app: typer.Typer) -> None:
         best metric, the fusion paper's filters and vote; optionally PANDA refitted on the
         labels) are compared by k-fold cross-validation grouped by question; the winner is
         refitted on every label used and written to OUTPUT, which `qaeval score --config
-        OUTPUT` applies to new data.
+        OUTPUT` applies to new data. By default each input's cost is measured first and only
+        the cheapest input families within 0.3 accuracy points of the best are used
+        (`--inputs all` for every input, `--max-cost` to cap the cost).
         """
         from qaeval_core.calibrate.fit import check_candidates
         from qaeval_core.calibrate.inputs import metric_specs
@@ -132,6 +188,16 @@ def register(app: typer.Typer) -> None:
             raise ConfigError(
                 f"--target-accuracy must be in (0, 1] (e.g. 0.95), got {target_accuracy}."
             )
+        if inputs not in ("cheap", "all"):
+            raise ConfigError(f"--inputs must be cheap or all, got {inputs!r}.")
+        if max_cost is not None and not max_cost > 0:
+            raise ConfigError(
+                f"--max-cost must be > 0 seconds per 1,000 rows (e.g. 5), got {max_cost}."
+            )
+        if not 0 <= cost_tolerance < 100:
+            raise ConfigError(
+                f"--cost-tolerance is in accuracy points (e.g. 0.3), got {cost_tolerance}."
+            )
         metric_specs(_split(metrics))  # unknown ids or bad names fail here, not after scoring
         url = store_session.upgrade(db)
         repo.get_dataset(url, dataset)
@@ -155,6 +221,9 @@ def register(app: typer.Typer) -> None:
             human_share=human_share or 0.0,
             target_accuracy=target_accuracy,
             n_splits=folds,
+            inputs=inputs,
+            max_cost=max_cost,
+            cost_tolerance=cost_tolerance / 100.0,
             name=name or output.stem,
             progress=lambda msg: err_console.print(msg, markup=False),
         )
@@ -186,6 +255,7 @@ def register(app: typer.Typer) -> None:
                 )
             console.print(base)
 
+        _print_costs(report)
         _print_effort(report.effort_curve, result.judge.triage)
         path = result.judge.save(output)
         used = ", ".join(result.judge.columns)

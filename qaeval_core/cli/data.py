@@ -17,6 +17,8 @@ from qaeval_core.store import session as store_session
 #: judge and so come from :mod:`qaeval_core.workflows`, imported only when asked for).
 FINAL = "final"
 WHAT = (*repo.EXPORTS, FINAL)
+#: ``--aggregate`` (:data:`qaeval_core.analysis.aggregation.AGGREGATES`; a test keeps them equal).
+AGGREGATES = ("majority", "dawid_skene")
 
 
 def parse_mapping(pairs: list[str]) -> dict[str, str]:
@@ -63,6 +65,14 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Option(help="Separator of aliases in a references string ('' keeps it whole)."),
         ] = "/",
+        fix_text: Annotated[
+            bool,
+            typer.Option(
+                "--fix-text",
+                help="Repair mojibake (e.g. '2.45Â billion') with ftfy; the original of each "
+                "changed field is kept in the item's meta.original_text.",
+            ),
+        ] = False,
         db: DbOption = None,
     ) -> None:
         """Import items and their human labels (all-or-nothing; re-importing adds nothing).
@@ -81,10 +91,17 @@ def register(app: typer.Typer) -> None:
             label_scale=label_scale,
             alias_separator=alias_sep or None,
             rating_scale=rating_scale,
+            fix_text=fix_text,
         )
         url = store_session.upgrade(db)
         report = repo.import_scan(url, dataset, scan, source=str(file))
         console.print(report.summary(), markup=False, soft_wrap=True)
+        if fix_text:
+            console.print(
+                f"Text repaired in {scan.repaired} row(s) (originals in meta.original_text).",
+                markup=False,
+                soft_wrap=True,
+            )
 
     @app.command("export")
     def export(
@@ -108,6 +125,14 @@ def register(app: typer.Typer) -> None:
                 "labelled (without it they get no label, source 'none')."
             ),
         ] = None,
+        aggregate: Annotated[
+            str,
+            typer.Option(
+                help="With --what final: how the annotators' labels of an item become one: "
+                "majority (a tie is 'unclear') or dawid_skene (each rater weighed by an "
+                "estimated confusion matrix; crowd-kit)."
+            ),
+        ] = "majority",
         db: DbOption = None,
     ) -> None:
         """Export a dataset's items, labels (current or full history), scores or final labels."""
@@ -115,12 +140,20 @@ def register(app: typer.Typer) -> None:
             raise ConfigError(f"--what must be one of {', '.join(WHAT)}, got {what!r}.")
         if calibration is not None and what != FINAL:
             raise ConfigError(f"--calibration goes with --what {FINAL} only, not --what {what}.")
+        if aggregate != "majority" and what != FINAL:
+            raise ConfigError(f"--aggregate goes with --what {FINAL} only, not --what {what}.")
+        if aggregate not in AGGREGATES:
+            raise ConfigError(
+                f"--aggregate must be one of {', '.join(AGGREGATES)}, got {aggregate!r}."
+            )
         io.detect_format(output)  # fail on a bad suffix before touching the store
         url = store_session.resolve_url(db)
         if what == FINAL:
             from qaeval_core.workflows import export_records
 
-            records = export_records(url, dataset, what, calibration=calibration)
+            records = export_records(
+                url, dataset, what, calibration=calibration, aggregate=aggregate
+            )
         else:
             records = repo.export_records(url, dataset, what, metric_id=metric)
         io.write_records(records, output)

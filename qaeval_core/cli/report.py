@@ -92,6 +92,7 @@ def register(app: typer.Typer) -> None:
                 estimate_accuracy(frame, **options),
                 compare_models(frame, **options),
                 calibration=calibration,
+                frame=frame,
             )
         for path in (output, json_path):
             if path is not None:

@@ -2,6 +2,10 @@
 
 The commands parse options, call :mod:`qaeval_core.scoring` (or a calibrated
 :class:`~qaeval_core.judge.Judge`), and print a summary; no scoring logic lives here.
+
+Why it is one module: ``qaeval score`` is one command whose options (metrics, judge, engine)
+combine; its three destinations (a file here, a file on Ray, a stored dataset) share the
+checks and the summary, so splitting them would spread one command over several files.
 """
 
 from __future__ import annotations
@@ -158,7 +162,9 @@ def register(app: typer.Typer) -> None:
         ] = None,
         batch_size: Annotated[
             int | None,
-            typer.Option(help="Items per metric call (default: all at once)."),
+            typer.Option(
+                help="Items per metric call (default: all at once; 1000 with --engine ray)."
+            ),
         ] = None,
         rescore: Annotated[
             bool, typer.Option(help="Recompute scores already stored with the same config.")
@@ -175,10 +181,44 @@ def register(app: typer.Typer) -> None:
                 "as 'uncertain', read off the judge's effort curve (default: its own band).",
             ),
         ] = None,
+        engine: Annotated[
+            str,
+            typer.Option(
+                help="local: this process; ray: a Ray cluster (files: JSON lines or Parquet, a "
+                "file or a folder; needs `pip install 'qaeval[distributed]'`).",
+            ),
+        ] = "local",
+        ray_address: Annotated[
+            str | None,
+            typer.Option(
+                "--ray-address",
+                help="With --engine ray: auto (a cluster started here with `ray start --head`) "
+                "or ray://HOST:10001; default a local Ray for this command.",
+            ),
+        ] = None,
+        trace: Annotated[
+            bool,
+            typer.Option(
+                "--trace",
+                help="With --config: add a judge_trace JSON column (each input's push, the "
+                "matched reference, the NAQT rule; docs/outcomes.md).",
+            ),
+        ] = False,
         db: DbOption = None,
     ) -> None:
         """Score a file (writes FILE + one column per metric and its details) or a stored
         dataset (saves the scores in the store; items already scored are skipped)."""
+        if engine != "local":
+            from qaeval_core.distributed import check_engine
+
+            check_engine(engine)
+            if dataset is not None:
+                raise ConfigError(
+                    "--engine ray scores files (JSON lines or Parquet); score a stored dataset "
+                    "with --engine local, or export it first (`qaeval export`)."
+                )
+        elif ray_address is not None:
+            raise ConfigError("--ray-address needs --engine ray.")
         if (file is None) == (dataset is None):
             raise ConfigError("Give either FILE or --dataset NAME (one of them).")
         if not metrics and config is None:
@@ -202,7 +242,11 @@ def register(app: typer.Typer) -> None:
         judge = _load_judge(config) if config is not None else None
         if judge is not None and human_share is not None:
             judge = judge.with_share(human_share)
-        if output is not None:
+        if trace:
+            if judge is None:
+                raise ConfigError("--trace needs --config judge.json (a calibrated judge).")
+            judge = judge.with_trace()
+        if output is not None and engine == "local":  # on Ray, no known suffix: a folder
             from qaeval_core import io
 
             io.detect_format(output)
@@ -210,6 +254,9 @@ def register(app: typer.Typer) -> None:
             progress = sys.stderr.isatty()
         if dataset is not None:
             _score_dataset(dataset, specs, judge, output, batch_size, rescore, progress, db)
+        elif engine == "ray":
+            assert file is not None
+            _score_file_ray(file, specs, judge, output, fmt, batch_size, progress, ray_address)
         else:
             assert file is not None
             _score_file(file, specs, judge, output, fmt, batch_size, progress)
@@ -256,17 +303,77 @@ def _score_file(
     if labels:
         _summary(frame, labels, seconds)
     if judge is not None:
-        uncertain = (
-            f"; share uncertain {(frame['judge_outcome'] == 'uncertain').mean():.3f}"
-            if "judge_outcome" in frame
-            else ""
-        )
-        console.print(
-            f"judge: share correct {frame['judge_correct'].mean():.3f} "
-            f"(mean score {frame['judge_score'].mean():.3f}){uncertain}",
-            markup=False,
-        )
+        _judge_summary(frame)
     console.print(f"Wrote {len(frame)} rows to {target}.", markup=False, soft_wrap=True)
+
+
+def _judge_summary(frame: Any) -> None:
+    uncertain = (
+        f"; share uncertain {(frame['judge_outcome'] == 'uncertain').mean():.3f}"
+        if "judge_outcome" in frame
+        else ""
+    )
+    reasons = (
+        "; reasons: "
+        + ", ".join(f"{k} {v}" for k, v in frame["judge_reason"].value_counts().items())
+        if "judge_reason" in frame
+        else ""
+    )
+    console.print(
+        f"judge: share correct {frame['judge_correct'].mean():.3f} "
+        f"(mean score {frame['judge_score'].mean():.3f}){uncertain}{reasons}",
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+def _score_file_ray(
+    file: Path,
+    specs: list[str],
+    judge: Any,
+    output: Path | None,
+    fmt: str | None,
+    batch_size: int | None,
+    progress: bool,
+    address: str | None,
+) -> None:
+    """The metrics, then the judge, on Ray (:func:`qaeval_core.distributed.map_files`)."""
+    from functools import partial
+
+    from qaeval_core import distributed, scoring
+
+    steps: list[Any] = []
+    metrics = scoring.resolve_metrics(specs) if specs else []
+    labels = [label for label, _ in metrics]
+    models = [m for _, m in metrics] + (list(judge.metrics().values()) if judge else [])
+    if metrics:
+        steps.append(partial(scoring.score, metrics=[m for _, m in metrics]))
+    summary = [c for label in labels for c in (label, f"{label}_correct")]
+    if judge is not None:
+        steps.append(judge.score_frame)
+        summary += ["judge_score", "judge_correct", "judge_outcome"]
+    start = time.perf_counter()
+    result = distributed.map_files(
+        file,
+        output or _default_output(file),
+        steps,
+        fmt=fmt,
+        batch_size=batch_size,
+        options=distributed.RayOptions(address=address),
+        needs_models=any(m.needs_models for m in models),
+        progress=progress,
+        summary_columns=summary,
+    )
+    if labels:
+        _summary(result.summary, labels)
+    if judge is not None:
+        _judge_summary(result.summary)
+    console.print(
+        f"Wrote {result.rows} rows to {result.output} on Ray "
+        f"({time.perf_counter() - start:.1f} s).",
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 def _score_dataset(

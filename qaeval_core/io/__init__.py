@@ -48,7 +48,8 @@ The package is split by concern; everything above is importable from here:
 - :mod:`~qaeval_core.io.files`: formats, reading files into raw records, writing records;
 - :mod:`~qaeval_core.io.cells`: checks of single values (text, lists, JSON cells) and the limits;
 - :mod:`~qaeval_core.io.labels`: human judgments of a row converted to the 0/1/2 scale;
-- :mod:`~qaeval_core.io.rows`: records validated into :class:`ItemRow` s, and items exported back.
+- :mod:`~qaeval_core.io.rows`: records validated into :class:`ItemRow` s, and items exported back;
+- :mod:`~qaeval_core.io.repair`: mojibake repaired on request (``--fix-text``, ``ftfy``).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ from qaeval_core.io.labels import GOLD_RATER, RaterLabel
 from qaeval_core.io.labels import LABEL_SCALES as LABEL_SCALES
 from qaeval_core.io.labels import RATING_SCALE as RATING_SCALE
 from qaeval_core.io.labels import LabelScale as LabelScale
+from qaeval_core.io.repair import repair_item, repair_text
 from qaeval_core.io.rows import FIELD_ALIASES, ItemRow, items_to_records, parse_records, read_items
 from qaeval_core.io.rows import item_hash as item_hash
 from qaeval_core.io.stream import ItemScan, scan_items
@@ -79,6 +81,8 @@ __all__ = [
     "parse_records",
     "read_items",
     "read_records",
+    "repair_item",
+    "repair_text",
     "scan_items",
     "ItemScan",
     "write_records",

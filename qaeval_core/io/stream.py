@@ -23,6 +23,7 @@ from qaeval_core.errors import ConfigError, RowError, ValidationError
 from qaeval_core.io.cells import BadValue
 from qaeval_core.io.files import _check_format, detect_format, jsonl_line, read_records
 from qaeval_core.io.labels import RATING_SCALE
+from qaeval_core.io.repair import repair_item
 from qaeval_core.io.rows import ItemRow, _merge, _parse_one, check_options
 
 __all__ = ["ItemScan", "iter_records", "scan_items"]
@@ -85,6 +86,7 @@ class ItemScan:
     n_items: int = 0
     raters: set[str] = field(default_factory=set)
     repeated: set[str] = field(default_factory=set)
+    repaired: int = 0
 
     def _parsed(self) -> Iterator[ItemRow]:
         opts = self.options
@@ -93,11 +95,12 @@ class ItemScan:
                 raise self._changed()
             row, rec = entry
             try:
-                yield _parse_one(
+                item = _parse_one(
                     rec, opts["mapping"], opts["scale"], opts["sep"], row, opts["rating_scale"]
                 )
             except BadValue:
                 raise self._changed() from None
+            yield repair_item(item) if opts.get("fix_text") else item
 
     def _changed(self) -> ConfigError:
         return ConfigError(f"{self.label} changed while it was being imported; run it again.")
@@ -133,14 +136,18 @@ def scan_items(
     label_scale: str = "binary",
     alias_separator: str | None = "/",
     rating_scale: str = RATING_SCALE,
+    fix_text: bool = False,
 ) -> ItemScan:
     """Validate a file (path or bytes) like :func:`~qaeval_core.io.read_items`, holding only
-    ids, digests and label values; a :class:`ValidationError` lists every bad row."""
+    ids, digests and label values; a :class:`ValidationError` lists every bad row.
+
+    ``fix_text``: the items it streams have mojibake repaired (:mod:`.repair`, originals kept
+    in ``meta["original_text"]``); ``repaired`` counts the rows that needed it."""
     mapping, rating_scale = check_options(mapping, label_scale, rating_scale)
     label = name or (os.fspath(source) if not isinstance(source, bytes | bytearray) else "<upload>")
     sep = alias_separator or None
     opts = dict(fmt=fmt, name=name, mapping=mapping, scale=label_scale, sep=sep)
-    scan = ItemScan(source, label, {**opts, "rating_scale": rating_scale})
+    scan = ItemScan(source, label, {**opts, "rating_scale": rating_scale, "fix_text": fix_text})
     errors: list[RowError] = []
     seen: dict[str, tuple[int, bytes, tuple[tuple[str, int], ...]]] = {}
     any_record = False
@@ -155,6 +162,8 @@ def scan_items(
         except BadValue as exc:
             errors.append(RowError(row, str(exc)))
             continue
+        if fix_text and repair_item(item) is not item:
+            scan.repaired += 1
         ext = item.external_id
         pairs = tuple((sys.intern(lab.rater), lab.value) for lab in item.labels)
         scan.raters.update(r for r, _ in pairs)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -128,6 +129,9 @@ def read_config(data: Any, label: str) -> dict[str, Any]:
         raise ConfigError(f"{label}: {exc}") from None
     if triage is not None and probability is None:
         raise ConfigError(f"{label}: a triage band needs a probability calibration.")
+    cost = data.get("cost")
+    if cost is not None:
+        _check_cost(cost, f"{label}: cost")
     for key in ("name", "created_at", "qaeval_version"):
         if data.get(key) is not None and not isinstance(data.get(key), str):
             raise ConfigError(f"{label}: {key} must be a string or null.")
@@ -141,4 +145,41 @@ def read_config(data: Any, label: str) -> dict[str, Any]:
         "qaeval_version": data.get("qaeval_version"),
         "probability": probability,
         "triage": triage,
+        "cost": cost,
     }
+
+
+def _cost_number(value: Any, where: str) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise ConfigError(f"{where} must be a number >= 0, got {value!r}.")
+
+
+def _check_cost(cost: Any, where: str) -> None:
+    """The optional ``cost`` record (measured input costs, cost-aware selection): its numbers
+    are only reported, never used to score, but a malformed one is still refused."""
+    if not isinstance(cost, Mapping):
+        raise ConfigError(f"{where} must be an object or null.")
+    inputs = cost.get("inputs")
+    if not isinstance(inputs, list):
+        raise ConfigError(f"{where}.inputs must be a list of measured inputs.")
+    for i, entry in enumerate(inputs):
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"{where}.inputs[{i}] must be an object.")
+        for key in ("column", "family"):
+            if not isinstance(entry.get(key), str) or not entry[key]:
+                raise ConfigError(f"{where}.inputs[{i}].{key} must be a non-empty string.")
+        for key in ("s_per_1000", "load_s"):
+            _cost_number(entry.get(key), f"{where}.inputs[{i}].{key}")
+    for key in ("judge_s_per_1000", "judge_load_s"):
+        if key in cost:
+            _cost_number(cost[key], f"{where}.{key}")
+    selection = cost.get("selection")
+    if selection is not None and (
+        not isinstance(selection, Mapping) or not isinstance(selection.get("evaluated"), list)
+    ):
+        raise ConfigError(f"{where}.selection must be null or an object with an evaluated list.")

@@ -42,11 +42,28 @@ is also validated on load, and an unknown or older ``schema_version`` is refused
 ``probability`` maps the combiner's score to a calibrated P(correct) and ``triage`` is the band
 of doubtful items left to people (:mod:`qaeval_core.judge.triage`).
 
-Output of :meth:`Judge.score_frame`: every input column, plus ``judge_score`` (0-1; >= 0.5
-exactly when correct), ``judge_correct`` (bool), ``judge_probability`` (calibrated P(correct);
-the score itself for a version-1 judge), ``judge_doubt`` (probability that the verdict is
-wrong), ``judge_outcome`` (``correct`` / ``incorrect`` / ``uncertain``) and ``judge_<column>``
-per metric used.
+``cost`` (optional, still schema version 2: older readers ignore it and the checksum covers
+it) records what the inputs cost where the judge was calibrated
+(:mod:`qaeval_core.calibrate.cost`): ``{"unit": "seconds per 1,000 rows", "rows": 300,
+"machine": {...}, "method": "...", "inputs": [{"column", "family", "s_per_1000", "load_s"}],
+"judge_s_per_1000": 0.4, "judge_load_s": 0.9, "inputs_rule": "cheap" | "all",
+"selection": null | {"families", "columns", "cost", "cv_accuracy", "tolerance", "max_cost",
+"evaluated": [{"families", "cost", "cv_accuracy", "frontier", "chosen"}]}}``.
+
+Output of :meth:`Judge.score_frame`: every input column, plus ``judge_score`` (0-1; the
+combiner's, >= 0.5 where it says correct), ``judge_correct`` (bool), ``judge_probability``
+(calibrated P(correct); the score itself for a version-1 judge), ``judge_doubt``
+(probability that the verdict is wrong), ``judge_outcome`` (``correct`` / ``incorrect`` /
+``uncertain``), ``judge_reason`` (why: ``matched``, ``not_matched``, ``uncertain``,
+``not_attempted``, ``extraction_failed``, ``hedged``, ``judge_error``;
+:mod:`qaeval_core.judge.outcomes`, ``docs/outcomes.md``: a refusal is never correct, and a row a
+metric failed on is not correct and ``uncertain``, so there ``judge_correct`` can differ from
+``judge_score >= 0.5``), ``judge_trace`` (JSON, only when asked for:
+:mod:`qaeval_core.judge.trace`) and ``judge_<column>`` per metric used.
+
+Why it is one module: it is the one :class:`Judge` class, whose load, save and apply methods
+share its fields; the format's checks (:mod:`.config_file`), the outcome rules
+(:mod:`.outcomes`) and the trace (:mod:`.trace`) already live apart.
 """
 
 from __future__ import annotations
@@ -55,7 +72,7 @@ import copy
 import json
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -74,6 +91,14 @@ from qaeval_core.judge.config_file import (
     read_config,
 )
 from qaeval_core.judge.features import FeatureSpec
+from qaeval_core.judge.outcomes import (
+    FORCED_INCORRECT,
+    answer_reasons,
+    apply_outcomes,
+    check_forced,
+    row_errors,
+)
+from qaeval_core.judge.trace import judge_traces
 from qaeval_core.judge.triage import ProbabilityCalibrator, TriageBand, doubt, outcomes
 from qaeval_core.metrics.base import Metric
 from qaeval_core.schema import Item
@@ -119,11 +144,19 @@ class Judge:
         qaeval_version: str | None = None,
         probability: ProbabilityCalibrator | None = None,
         triage: TriageBand | None = None,
+        cost: Mapping[str, Any] | None = None,
+        forced_incorrect: Iterable[str] = FORCED_INCORRECT,
     ) -> None:
         self.features = list(features)
         self.model = model
         self.probability = probability
         self.triage = triage
+        #: Answer-level reasons never judged correct (a scoring policy, not stored in the file).
+        self.forced_incorrect = check_forced(frozenset(forced_incorrect))
+        #: Whether results carry ``judge_trace`` unless a call says otherwise (:meth:`with_trace`).
+        self.traced = False
+        #: Measured input costs and the cost-aware input selection (see the format above).
+        self.cost = None if cost is None else dict(cost)
         self.name = name
         self.fitted_on = dict(fitted_on or {})
         self.quality = dict(quality or {})
@@ -153,6 +186,8 @@ class Judge:
             "probability": None if self.probability is None else self.probability.to_dict(),
             "triage": None if self.triage is None else to_jsonable(self.triage.to_dict()),
         }
+        if self.cost is not None:  # written only when measured: older files stay as they were
+            config["cost"] = to_jsonable(self.cost)
         config["checksum"] = config_checksum(config)
         return config
 
@@ -216,11 +251,19 @@ class Judge:
     ) -> pd.DataFrame:
         """One column of metric scores per feature, one row per item (the one scoring loop,
         :func:`qaeval_core.scoring.run_jobs`, with its NaN policy)."""
+        return self.score_inputs(items, progress=progress, batch_size=batch_size)[0]
+
+    def score_inputs(
+        self, items: Sequence[Item], *, progress: bool = False, batch_size: int | None = None
+    ) -> tuple[pd.DataFrame, list[str | None]]:
+        """:meth:`score_matrix` and, per item, what failed (``"<column>: <error>"`` for each
+        metric that raised on it or gave a non-finite score; None where all worked)."""
         items = list(items)
         jobs = [ScoringJob(column, metric, items) for column, metric in self.metrics().items()]
         results = run_jobs(jobs, progress=progress, batch_size=batch_size, desc="judge inputs")
         cols = {column: np.asarray(res.scores, dtype=float) for column, res in results.items()}
-        return pd.DataFrame(cols, columns=self.columns, index=pd.RangeIndex(len(items)))
+        frame = pd.DataFrame(cols, columns=self.columns, index=pd.RangeIndex(len(items)))
+        return frame, row_errors(results, len(items))
 
     @property
     def needs_text(self) -> bool:
@@ -228,12 +271,21 @@ class Judge:
         return bool(getattr(self.model, "needs_text", False))
 
     def apply_scores(
-        self, scores: pd.DataFrame, items: Sequence[Item] | None = None
+        self,
+        scores: pd.DataFrame,
+        items: Sequence[Item] | None = None,
+        *,
+        errors: Sequence[str | None] | None = None,
+        trace: bool | None = None,
     ) -> pd.DataFrame:
-        """``judge_score`` and ``judge_correct`` from precomputed metric scores.
+        """``judge_score``, ``judge_correct`` ... ``judge_reason`` from precomputed metric scores.
 
-        ``items`` (aligned with the rows) are needed when :attr:`needs_text` is true.
+        ``items`` (aligned with the rows) are needed when :attr:`needs_text` is true, and give
+        the answer-level reasons (not attempted, hedged, extraction failed); ``errors`` (per
+        row, what failed or None, as :meth:`score_inputs` gives) marks ``judge_error`` rows;
+        ``trace`` adds ``judge_trace`` (needs ``items``; None: :attr:`traced`).
         """
+        trace = self.traced if trace is None else trace
         if len(scores) == 0 and not items:
             return pd.DataFrame(
                 {
@@ -242,6 +294,8 @@ class Judge:
                     "judge_probability": pd.Series([], dtype=float),
                     "judge_doubt": pd.Series([], dtype=float),
                     "judge_outcome": pd.Series([], dtype=object),
+                    "judge_reason": pd.Series([], dtype=object),
+                    **({"judge_trace": pd.Series([], dtype=object)} if trace else {}),
                 }
             )
         missing = [c for c in self.columns if c not in scores.columns]
@@ -262,16 +316,31 @@ class Judge:
             if self.triage is None
             else self.triage.uncertain(item_doubt)
         )
-        return pd.DataFrame(
+        if (trace or errors is not None) and (items is None or len(items) != len(scores)):
+            raise ConfigError("A trace or per-row errors need the scored items (one per row).")
+        answer = None if items is None else answer_reasons(items)
+        final = apply_outcomes(
+            verdict, prob, item_doubt, outcomes(verdict, routed), routed=routed, answer=answer,
+            errors=errors, forced_incorrect=self.forced_incorrect,
+        )  # fmt: skip
+        out = pd.DataFrame(
             {
                 "judge_score": p,
-                "judge_correct": verdict,
-                "judge_probability": prob,
-                "judge_doubt": item_doubt,
-                "judge_outcome": outcomes(verdict, routed),
+                "judge_correct": final.correct,
+                "judge_probability": final.probability,
+                "judge_doubt": final.doubt,
+                "judge_outcome": final.outcome,
+                "judge_reason": final.reason,
             },
             index=scores.index,
         )
+        if trace:
+            assert items is not None and answer is not None
+            out["judge_trace"] = judge_traces(
+                self.model, X, items, inputs=scores[self.columns], score=p,
+                probability=final.probability, reason=final.reason, answer=answer, errors=errors,
+            )  # fmt: skip
+        return out
 
     def with_share(self, share: float) -> Judge:
         """The same judge routing about ``share`` of the items to people (0: none), read off
@@ -286,11 +355,28 @@ class Judge:
         judge.triage = self.triage.at_share(share)
         return judge
 
-    def judge_items(self, items: Sequence[Item], *, progress: bool = False) -> pd.DataFrame:
-        """Per item: ``judge_score``, ``judge_correct`` and ``judge_<column>`` metric scores."""
+    def with_forced_incorrect(self, reasons: Iterable[str]) -> Judge:
+        """The same judge never judging correct the answers with these answer-level reasons
+        (``("not_attempted", "hedged")`` is strict NAQT; ``()`` leaves every verdict to the
+        combiner). A scoring policy: not stored in the judge file."""
+        judge = copy.copy(self)
+        judge.forced_incorrect = check_forced(frozenset(reasons))
+        return judge
+
+    def with_trace(self, on: bool = True) -> Judge:
+        """The same judge adding ``judge_trace`` to every result (``qaeval score --trace``)."""
+        judge = copy.copy(self)
+        judge.traced = bool(on)
+        return judge
+
+    def judge_items(
+        self, items: Sequence[Item], *, progress: bool = False, trace: bool | None = None
+    ) -> pd.DataFrame:
+        """Per item: ``judge_score``, ``judge_correct`` ... ``judge_reason``, the
+        ``judge_<column>`` metric scores, and ``judge_trace`` when ``trace``."""
         items = list(items)
-        scores = self.score_matrix(items, progress=progress)
-        decided = self.apply_scores(scores, items)
+        scores, errors = self.score_inputs(items, progress=progress)
+        decided = self.apply_scores(scores, items, errors=errors, trace=trace)
         return pd.concat([decided, scores.add_prefix(COLUMN_PREFIX)], axis=1)
 
     def score_items(self, items: Sequence[Item]) -> pd.DataFrame:
@@ -305,7 +391,9 @@ class Judge:
         )
         return self.judge_items(items)
 
-    def score_frame(self, frame: pd.DataFrame, *, progress: bool = False) -> pd.DataFrame:
+    def score_frame(
+        self, frame: pd.DataFrame, *, progress: bool = False, trace: bool | None = None
+    ) -> pd.DataFrame:
         """Every input column, plus the judge's score, decision and the metric scores it used.
 
         The frame needs ``question``, ``references`` (a list, or a string of ``/``-separated
@@ -313,7 +401,7 @@ class Judge:
         Existing ``judge_*`` columns (from an earlier run) are replaced.
         """
         items = items_from_frame(frame)
-        scored = self.judge_items(items, progress=progress)
+        scored = self.judge_items(items, progress=progress, trace=trace)
         scored.index = frame.index
         out = frame.copy()
         for col in scored.columns:

@@ -57,6 +57,7 @@ from typing import Any, Literal
 import numpy as np
 
 from qaeval_core.errors import ConfigError
+from qaeval_core.metrics._support.backends import hash_params
 from qaeval_core.metrics._support.embed_cache import get_cache
 from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL, load_cross_encoder
 from qaeval_core.metrics._support.text import contains_on_token_boundary, normalize_answer
@@ -300,6 +301,8 @@ class AVert(Metric):
         with the embedding ranker and the default MiniLM with a cross-encoder.
     threshold : used only when re-deciding from scores (``decide``); ``score_batch`` decides by
         argmax, which for two groups equals share >= 0.5.
+    backend : embedding encoder backend (:mod:`._support.backends`); ``"auto"`` and the other
+        score-preserving ones are not part of the configuration hash.
     """
 
     id = "avert"
@@ -320,6 +323,7 @@ class AVert(Metric):
         distractor_model: str | None = None,
         threshold: float = 0.5,
         device: str | None = None,
+        backend: str = "auto",
     ) -> None:
         self.ranker = ranker
         self.model = model
@@ -330,6 +334,12 @@ class AVert(Metric):
         self.distractor_model = distractor_model
         self.threshold = threshold
         self.device = device
+        self.backend = backend
+
+    def config(self) -> dict[str, Any]:
+        cfg = super().config()
+        hash_params(cfg["params"])
+        return cfg
 
     # -- helpers ------------------------------------------------------------------------------
     def _validate(self) -> None:
@@ -371,7 +381,7 @@ class AVert(Metric):
         chooser = self.distractor_model or (
             self.model if self.ranker == "embedding" else DEFAULT_EMBEDDING_MODEL
         )
-        cache = get_cache(chooser, self.device)
+        cache = get_cache(chooser, self.device, self.backend)
         need_by_dataset: dict[str | None, list[int]] = {}
         for i in need:
             need_by_dataset.setdefault(items[i].dataset, []).append(i)
@@ -415,7 +425,7 @@ class AVert(Metric):
         unique = list(dict.fromkeys(pairs))
         if self.ranker == "embedding":
             texts = list(dict.fromkeys(t for pair in unique for t in pair))
-            emb = get_cache(self.model, self.device).encode(texts)
+            emb = get_cache(self.model, self.device, self.backend).encode(texts)
             pos = {t: k for k, t in enumerate(texts)}
             a = np.array([pos[q] for q, _ in unique])
             b = np.array([pos[t] for _, t in unique])

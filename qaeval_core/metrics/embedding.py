@@ -3,7 +3,13 @@
 Both compare the candidate with every reference and keep the best (max over references, as
 LAVE's S-BERTScore and BERTScore baselines do). Models load by local path, packaged alias or
 hub name through :mod:`._support.loading`; the default ``minilm`` is all-MiniLM-L6-v2 shipped
-inside a PyPI package, so both work offline. ``device=None`` picks CUDA when present.
+inside a PyPI package, so both work offline. ``device=None`` picks CUDA when present;
+``backend`` picks torch or ONNX Runtime (:mod:`._support.backends`; ONNX on CPU by default,
+same scores to float rounding, so neither is part of the configuration hash).
+
+Both read the shared :mod:`._support.embed_cache`: one forward pass per unique string and model
+gives ``embed_cosine`` its sentence vectors and ``bertscore`` its token vectors, whichever runs
+first (the other finds them cached).
 
 * ``embed_cosine``: cosine of unit-normalised sentence embeddings from the shared
   :mod:`._support.embed_cache` (each unique string is embedded once and persisted). The score
@@ -24,21 +30,15 @@ rows in ``../shared/data`` (embed_cosine 0.73 / 0.70, bertscore 0.73 / 0.72 ther
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from qaeval_core.errors import ConfigError
+from qaeval_core.metrics._support.backends import hash_params
 from qaeval_core.metrics._support.embed_cache import get_cache
-from qaeval_core.metrics._support.loading import (
-    DEFAULT_EMBEDDING_MODEL,
-    choose_device,
-    default_batch_size,
-    load_sentence_encoder,
-)
+from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL
 from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.schema import Item
 
@@ -108,6 +108,7 @@ class _EmbeddingMetric(Metric):
         cfg = super().config()
         for name in _RUNTIME_PARAMS:
             cfg["params"].pop(name, None)
+        hash_params(cfg["params"])
         return cfg
 
 
@@ -121,6 +122,8 @@ class EmbeddingCosine(_EmbeddingMetric):
     scale : ``"clip"`` (raw cosine clipped to [0, 1], default) or ``"shift"`` ((1 + cos) / 2).
     threshold : decision threshold on the scaled score.
     device : ``None`` = CUDA when available, else CPU.
+    backend : encoder backend, ``"auto"`` (default), ``"torch"``, ``"onnx"`` or
+        ``"onnx-int8"`` (only this last one changes scores, and the configuration hash).
     """
 
     id = "embed_cosine"
@@ -133,11 +136,13 @@ class EmbeddingCosine(_EmbeddingMetric):
         scale: Literal["clip", "shift"] = "clip",
         threshold: float = 0.6,
         device: str | None = None,
+        backend: str = "auto",
     ) -> None:
         self.model = model
         self.scale = scale
         self.threshold = threshold
         self.device = device
+        self.backend = backend
 
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
         if self.scale not in ("clip", "shift"):
@@ -145,9 +150,10 @@ class EmbeddingCosine(_EmbeddingMetric):
         cands, refs = _texts(items)
         flat = [r for rs in refs for r in rs]
         owner = np.repeat(np.arange(len(refs)), [len(rs) for rs in refs])
-        cache = get_cache(self.model, self.device)
+        cache = get_cache(self.model, self.device, self.backend)
         unique = list(dict.fromkeys([*cands, *flat]))
-        vecs = cache.encode(unique)
+        # Token vectors of the same pass are kept for a BERTScore on these items.
+        vecs = cache.encode(unique, keep_tokens=True)
         index = {t: i for i, t in enumerate(unique)}
         cand_vecs = vecs[[index[c] for c in cands]] if cands else vecs[:0]
         ref_vecs = vecs[[index[r] for r in flat]] if flat else vecs[:0]
@@ -159,70 +165,6 @@ class EmbeddingCosine(_EmbeddingMetric):
             for rs, j, c in zip(refs, arg.tolist(), cos.tolist(), strict=True)
         ]
         return MetricResult(scores, self.decide(scores), details)
-
-
-class _TokenEmbeddings:
-    """Token-embedding memo for one (model, device): unit-norm float32 rows per unique text,
-    [CLS]/[SEP] dropped. Bounded by a total token budget (least recently used first out),
-    since long candidates hold hundreds of 384-d vectors each."""
-
-    def __init__(self, model: str, device: str, *, budget_tokens: int = 200_000) -> None:
-        self.model = model
-        self.device = device
-        self.budget_tokens = budget_tokens
-        self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._tokens = 0
-        self._lock = threading.Lock()
-        self.encoded_count = 0
-
-    def get(self, texts: Sequence[str], batch_size: int | None) -> dict[str, np.ndarray]:
-        with self._lock:
-            unique = list(dict.fromkeys(texts))
-            missing = [t for t in unique if t not in self._memo]
-            found = {t: self._memo[t] for t in unique if t in self._memo}
-            for t in found:
-                self._memo.move_to_end(t)
-            if missing:
-                found.update(zip(missing, self._encode(missing, batch_size), strict=True))
-                for t in missing:
-                    self._memo[t] = found[t]
-                    self._tokens += len(found[t])
-                while self._tokens > self.budget_tokens and len(self._memo) > len(unique):
-                    _, old = self._memo.popitem(last=False)
-                    self._tokens -= len(old)
-            return found
-
-    def _encode(self, texts: list[str], batch_size: int | None) -> list[np.ndarray]:
-        import torch
-
-        encoder = load_sentence_encoder(self.model, self.device)
-        with torch.inference_mode():
-            outs = encoder.encode(
-                texts,
-                batch_size=batch_size or default_batch_size(self.device),
-                output_value="token_embeddings",
-                convert_to_numpy=False,
-                show_progress_bar=False,
-            )
-        self.encoded_count += len(texts)
-        mats = []
-        for out in outs:
-            mat = out[1:-1] if len(out) > 2 else out[:0]
-            mat = torch.nn.functional.normalize(mat.float(), dim=-1)
-            mats.append(mat.cpu().numpy())
-        return mats
-
-
-_TOKEN_MEMOS: dict[tuple[str, str], _TokenEmbeddings] = {}
-_TOKEN_LOCK = threading.Lock()
-
-
-def _token_memo(model: str, device: str) -> _TokenEmbeddings:
-    with _TOKEN_LOCK:
-        key = (model, device)
-        if key not in _TOKEN_MEMOS:
-            _TOKEN_MEMOS[key] = _TokenEmbeddings(model, device)
-        return _TOKEN_MEMOS[key]
 
 
 _BS_INDEX = {"precision": 0, "recall": 1, "f1": 2}
@@ -239,6 +181,7 @@ class BERTScore(_EmbeddingMetric):
         maximised over references.
     threshold : decision threshold on that score.
     device, batch_size : where and how fast to encode (not part of the config hash).
+    backend : encoder backend, as for ``embed_cosine``.
     """
 
     id = "bertscore"
@@ -252,23 +195,24 @@ class BERTScore(_EmbeddingMetric):
         threshold: float = 0.7,
         device: str | None = None,
         batch_size: int | None = None,
+        backend: str = "auto",
     ) -> None:
         self.model = model
         self.score = score
         self.threshold = threshold
         self.device = device
         self.batch_size = batch_size
+        self.backend = backend
 
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
-
         if self.score not in _BS_INDEX:
             raise ConfigError(
                 f"bertscore: score must be one of precision, recall, f1; got {self.score!r}."
             )
         k = _BS_INDEX[self.score]
         cands, refs = _texts(items)
-        memo = _token_memo(self.model, choose_device(self.device))
-        mats = memo.get([*cands, *(r for rs in refs for r in rs)], self.batch_size)
+        cache = get_cache(self.model, self.device, self.backend)
+        mats = cache.token_embeddings([*cands, *(r for rs in refs for r in rs)], self.batch_size)
         scores = np.zeros(len(items))
         details: list[dict[str, Any]] = []
         for i, (cand, rs) in enumerate(zip(cands, refs, strict=True)):

@@ -54,8 +54,9 @@ from qaeval_core.metrics._support.loading import (
     choose_device,
     resolve_model_path,
 )
+from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, clean_answer
 from qaeval_core.metrics._support.text import normalize_answer
-from qaeval_core.metrics.base import Metric, MetricResult, get_metric, register
+from qaeval_core.metrics.base import Metric, MetricResult, get_metric, metric_class, register
 from qaeval_core.schema import Item
 
 __all__ = [
@@ -423,7 +424,7 @@ def extract_answers(
 
 # -- wrapper metric ---------------------------------------------------------------------------
 @register
-class Extract(Metric):
+class Extract(ProfileParam, Metric):
     """Any metric applied to the short answer extracted from each candidate.
 
     Parameters
@@ -433,6 +434,9 @@ class Extract(Metric):
     qa_model : extractive QA model (path or hub name); None uses the offline fallback.
     model : embedding model of the fallback.
     threshold : None keeps the inner metric's decision and threshold.
+    normalize : "robust" cleans each candidate (:func:`._support.profiles.clean_answer`)
+        before extraction and hands ``normalize="robust"`` to the inner metric when it takes
+        that parameter and ``metric_params`` does not set it; "squad" (default) does neither.
     """
 
     id = "extract"
@@ -451,7 +455,9 @@ class Extract(Metric):
         short_tokens: int = 5,
         threshold: float | None = None,
         device: str | None = None,
+        normalize: str = "squad",
     ) -> None:
+        self.normalize = check_profile(normalize)
         self.metric = metric
         self.metric_params = metric_params
         self.qa_model = qa_model
@@ -463,7 +469,11 @@ class Extract(Metric):
     def inner(self) -> Metric:
         if self.metric == self.id:
             raise ConfigError("extract cannot wrap itself; give metric=<another metric id>.")
-        return get_metric(self.metric, **(self.metric_params or {}))
+        params = dict(self.metric_params or {})
+        takes = "normalize" in metric_class(self.metric)._param_names()
+        if self.normalize != "squad" and "normalize" not in params and takes:
+            params["normalize"] = self.normalize
+        return get_metric(self.metric, **params)
 
     def decide(self, scores: np.ndarray) -> np.ndarray:
         threshold = self.threshold if self.threshold is not None else self.inner().threshold
@@ -471,6 +481,10 @@ class Extract(Metric):
 
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
         inner = self.inner()
+        if self.normalize != "squad":
+            items = [
+                replace(it, candidate=clean_answer(it.candidate, self.normalize)) for it in items
+            ]
         got = extract_answers(
             [it.question for it in items],
             [it.candidate for it in items],

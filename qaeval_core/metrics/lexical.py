@@ -27,6 +27,10 @@ Conventions (and where they differ from the ``qa-metrics`` package of the PANDA 
   (``Counter`` intersection), precision = overlap / candidate tokens. qa-metrics uses token
   *sets*, lemmatises, and swaps precision and recall.
 * Empty token lists follow SQuAD: 1.0 when both sides are empty, else 0.0.
+* ``normalize="robust"`` (every metric here) reads both sides through the robust profile of
+  :mod:`._support.profiles` (formatting removed, numbers and dates canonical, lemmas, glued
+  tokens repaired against each reference); it goes one pair at a time in Python, so it is
+  slower than the SQuAD paths, which stay untouched.
 
 Why it is one module: EM, containment and token precision / recall / F1 share the batch
 normalisation, the reference bookkeeping and EM's two paths (the optional C kernel and the numpy
@@ -46,6 +50,7 @@ import numpy as np
 
 from qaeval_core.metrics._support.fingerprint import fingerprints
 from qaeval_core.metrics._support.normalize import (
+    _bag,
     clear_caches,
     norm_tokens,
     normalize,
@@ -53,6 +58,7 @@ from qaeval_core.metrics._support.normalize import (
     normalize_many,
     token_bag,
 )
+from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, pair_tokens
 from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.schema import Item
 
@@ -71,6 +77,7 @@ __all__ = [
     "token_prf",
     "token_prf_batch",
     "word_match_batch",
+    "robust_batch",
     "LexicalMetric",
     "best_references",
     "reference_at",
@@ -242,6 +249,43 @@ def word_match_batch(
     return scores, best
 
 
+def robust_batch(
+    candidates: Sequence[str],
+    references: Sequence[Sequence[str]],
+    kind: str,
+    *,
+    profile: str = "robust",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scores ``(n, 3)`` and best reference per item for ``kind`` in em / contains / prf /
+    word_match (prf keeps F1 in column 2 and the reference maximising ``kind``'s column:
+    "precision", "recall" or "f1"), with tokens from :func:`pair_tokens` under ``profile``."""
+    k = _PRF_INDEX.get(kind, 2)
+    n = len(candidates)
+    out = np.zeros((n, 3))
+    best = np.full(n, -1, dtype=np.int64)
+    for i in range(n):
+        cand = candidates[i]
+        top = -1.0
+        for j, ref in enumerate(references[i]):
+            ctoks, rtoks = pair_tokens(cand, ref, profile)
+            if kind == "em":
+                row = (1.0,) * 3 if ctoks == rtoks else (0.0,) * 3
+            elif kind == "contains":
+                hit = bool(rtoks) and f" {' '.join(rtoks)} " in f" {' '.join(ctoks)} "
+                row = (1.0,) * 3 if hit else (0.0,) * 3
+            elif kind == "word_match":
+                rset = set(rtoks)
+                share = len(rset & set(ctoks)) / len(rset) if rset else 0.0
+                row = (share,) * 3
+            else:
+                row = _prf(*_bag(list(ctoks)), *_bag(list(rtoks)))
+            if row[k] > top and (kind not in ("em", "contains") or row[k] > 0):
+                top = row[k]
+                best[i] = j
+                out[i] = row
+    return out, best
+
+
 # --------------------------------------------------------------------------------------------
 # Helpers shared by the metric classes
 # --------------------------------------------------------------------------------------------
@@ -306,7 +350,7 @@ class LexicalMetric(Metric):
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
         with _gc_paused():
             cands, refs = _columns(items)
-            if self.uses_memo:
+            if self.uses_memo and getattr(self, "normalize", "squad") == "squad":
                 _prime(cands, refs)
             scores, details = self._compute(cands, refs)
         return MetricResult(scores, self.decide(scores), details)
@@ -318,19 +362,24 @@ class LexicalMetric(Metric):
 
 
 @register
-class ExactMatch(LexicalMetric):
+class ExactMatch(ProfileParam, LexicalMetric):
     """Exact match after SQuAD normalisation (1 or 0)."""
 
     id = "em"
     description = "Exact match: normalised candidate equals a normalised reference (SQuAD)."
     uses_memo = False
 
-    def __init__(self, *, threshold: float = 0.5) -> None:
+    def __init__(self, *, threshold: float = 0.5, normalize: str = "squad") -> None:
         self.threshold = threshold
+        self.normalize = check_profile(normalize)
 
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
         with _gc_paused():
-            if _squad is None:
+            if self.normalize != "squad":
+                cands, refs = _columns(items)
+                _, best = robust_batch(cands, refs, "em", profile=self.normalize)
+                details = best_references(refs, best)
+            elif _squad is None:
                 best, details = _exact_match_numpy(items)
             else:
                 best, details = _exact_match_compiled(items)
@@ -369,7 +418,7 @@ def _exact_match_compiled(items: Sequence[Item]) -> tuple[np.ndarray, list[dict[
 
 
 @register
-class Contains(LexicalMetric):
+class Contains(ProfileParam, LexicalMetric):
     """Easy match: a normalised reference appears in the normalised candidate on token
     boundaries. Kamalloo et al. (2023) found it the most human-aligned lexical check for long
     LLM answers; it fails on answers that also list wrong alternatives."""
@@ -377,24 +426,32 @@ class Contains(LexicalMetric):
     id = "contains"
     description = "Easy match: a normalised reference occurs in the candidate on token boundaries."
 
-    def __init__(self, *, threshold: float = 0.5) -> None:
+    def __init__(self, *, threshold: float = 0.5, normalize: str = "squad") -> None:
         self.threshold = threshold
+        self.normalize = check_profile(normalize)
 
     def _compute(self, cands, refs):
+        if self.normalize != "squad":
+            rows, best = robust_batch(cands, refs, "contains", profile=self.normalize)
+            return rows[:, 0].copy(), best_references(refs, best)
         scores, best = contains_batch(cands, refs)
         return scores, best_references(refs, best)
 
 
-class _TokenOverlap(LexicalMetric):
+class _TokenOverlap(ProfileParam, LexicalMetric):
     """Token precision / recall / F1; ``key`` names the score kept and maximised."""
 
     key: ClassVar[str] = "f1"
 
-    def __init__(self, *, threshold: float = 0.5) -> None:
+    def __init__(self, *, threshold: float = 0.5, normalize: str = "squad") -> None:
         self.threshold = threshold
+        self.normalize = check_profile(normalize)
 
     def _compute(self, cands, refs):
-        prf, best = token_prf_batch(cands, refs, key=self.key)
+        if self.normalize != "squad":
+            prf, best = robust_batch(cands, refs, self.key, profile=self.normalize)
+        else:
+            prf, best = token_prf_batch(cands, refs, key=self.key)
         k = _PRF_INDEX[self.key]
         details = [
             {"best_reference": rs[j] if j >= 0 else None, "precision": p, "recall": r, "f1": f}
@@ -432,15 +489,19 @@ class TokenF1(_TokenOverlap):
 
 
 @register
-class WordMatch(LexicalMetric):
+class WordMatch(ProfileParam, LexicalMetric):
     """Share of distinct reference words present in the candidate (multi-layer fusion)."""
 
     id = "word_match"
     description = "Share of the reference's distinct words present in the candidate."
 
-    def __init__(self, *, threshold: float = 0.5) -> None:
+    def __init__(self, *, threshold: float = 0.5, normalize: str = "squad") -> None:
         self.threshold = threshold
+        self.normalize = check_profile(normalize)
 
     def _compute(self, cands, refs):
+        if self.normalize != "squad":
+            rows, best = robust_batch(cands, refs, "word_match", profile=self.normalize)
+            return rows[:, 0].copy(), best_references(refs, best)
         scores, best = word_match_batch(cands, refs)
         return scores, best_references(refs, best)

@@ -4,7 +4,9 @@ SQuAD tokens every lexical metric shares.
 These are the n-gram and alignment metrics of machine translation and summarisation that the
 papers report as baselines. They are not re-written: rouge-score and NLTK compute them, fed
 with our memoised, normalised tokens (so "München" stays one token and the comparison sees what
-EM and F1 see), max over references like the other lexical metrics.
+EM and F1 see), max over references like the other lexical metrics. With
+``normalize="robust"`` they read the robust profile's tokens (:mod:`._support.profiles`); ROUGE
+then scores the token lists with rouge-score's own n-gram and LCS functions.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from qaeval_core.metrics._support.normalize import norm_tokens
+from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, pair_tokens
 from qaeval_core.metrics._support.wordnet import (
     NoSynonyms,
     StemAwareWordNet,
@@ -45,23 +48,39 @@ def _rouge_scorer(rouge_type: str) -> Any:
     return RougeScorer([rouge_type], tokenizer=_TokenizerAdapter())
 
 
-class _Rouge(LexicalMetric):
+def _rouge_on_tokens(rouge_type: str, ref: tuple[str, ...], cand: tuple[str, ...]) -> Any:
+    """rouge-score's Score of two token lists (its scorer only accepts text)."""
+    from rouge_score.rouge_scorer import _create_ngrams, _score_lcs, _score_ngrams
+
+    if rouge_type == "rougeL":
+        return _score_lcs(ref, cand)
+    n = int(rouge_type[5:])
+    return _score_ngrams(_create_ngrams(ref, n), _create_ngrams(cand, n))
+
+
+class _Rouge(ProfileParam, LexicalMetric):
     """ROUGE F-measure from the ``rouge-score`` package, max over references."""
 
     rouge_type: ClassVar[str] = "rouge1"
 
-    def __init__(self, *, threshold: float = 0.5) -> None:
+    def __init__(self, *, threshold: float = 0.5, normalize: str = "squad") -> None:
         self.threshold = threshold
+        self.normalize = check_profile(normalize)
 
     def _compute(self, cands, refs):
         scorer = _rouge_scorer(self.rouge_type)
         rt = self.rouge_type
+        prof = self.normalize
         scores = np.zeros(len(cands))
         details: list[dict[str, Any]] = []
         for i, (cand, rs) in enumerate(zip(cands, refs, strict=True)):
             top, top_j, top_s = -1.0, -1, None
             for j, ref in enumerate(rs):
-                s = scorer.score(ref, cand)[rt]
+                if prof == "squad":
+                    s = scorer.score(ref, cand)[rt]
+                else:
+                    ctoks, rtoks = pair_tokens(cand, ref, prof)
+                    s = _rouge_on_tokens(rt, rtoks, ctoks)
                 if s.fmeasure > top:
                     top, top_j, top_s = s.fmeasure, j, s
             if top_s is None:
@@ -107,7 +126,7 @@ class RougeL(_Rouge):
 
 
 @register
-class Bleu(LexicalMetric):
+class Bleu(ProfileParam, LexicalMetric):
     """Sentence BLEU from NLTK with smoothing, max over references.
 
     With ``auto_order`` (default) the n-gram order is ``min(max_order, len(candidate),
@@ -127,11 +146,13 @@ class Bleu(LexicalMetric):
         auto_order: bool = True,
         epsilon: float = 0.1,
         threshold: float = 0.5,
+        normalize: str = "squad",
     ) -> None:
         self.max_order = max_order
         self.auto_order = auto_order
         self.epsilon = epsilon
         self.threshold = threshold
+        self.normalize = check_profile(normalize)
 
     def _compute(self, cands, refs):
         from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
@@ -143,7 +164,10 @@ class Bleu(LexicalMetric):
             hyp = list(norm_tokens(cand))
             top, top_j, top_n = -1.0, -1, 0
             for j, ref in enumerate(rs):
-                rtoks = list(norm_tokens(ref))
+                if self.normalize == "squad":
+                    rtoks = list(norm_tokens(ref))
+                else:
+                    hyp, rtoks = map(list, pair_tokens(cand, ref, self.normalize))
                 order = self.max_order
                 if self.auto_order:
                     order = min(self.max_order, len(hyp), len(rtoks))
@@ -162,7 +186,7 @@ class Bleu(LexicalMetric):
 
 
 @register
-class Meteor(LexicalMetric):
+class Meteor(ProfileParam, LexicalMetric):
     """METEOR (Banerjee & Lavie 2005) from NLTK: unigram alignment on exact words, Porter
     stems and WordNet synonyms, F-mean weighted to recall with a fragmentation penalty.
 
@@ -185,12 +209,14 @@ class Meteor(LexicalMetric):
         gamma: float = 0.5,
         synonyms: bool = True,
         threshold: float = 0.5,
+        normalize: str = "squad",
     ) -> None:
         self.alpha = alpha
         self.beta = beta
         self.gamma = gamma
         self.synonyms = synonyms
         self.threshold = threshold
+        self.normalize = check_profile(normalize)
 
     def _wordnet_reader(self) -> tuple[Any, bool, str]:
         if not self.synonyms:
@@ -219,7 +245,10 @@ class Meteor(LexicalMetric):
             hyp = list(norm_tokens(cand))
             top, top_j = -1.0, -1
             for j, ref in enumerate(rs):
-                rtoks = list(norm_tokens(ref))
+                if self.normalize == "squad":
+                    rtoks = list(norm_tokens(ref))
+                else:
+                    hyp, rtoks = map(list, pair_tokens(cand, ref, self.normalize))
                 if not hyp or not rtoks:
                     value = 0.0
                 else:

@@ -46,6 +46,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from qaeval_core.errors import ConfigError
+from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, profile_text
 from qaeval_core.metrics._support.text import PUNCTUATION
 from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.schema import Item
@@ -379,7 +380,7 @@ def _load_path(path: str) -> PandaClassifier:
 
 # -- the metric -------------------------------------------------------------------------------
 @register
-class Panda(Metric):
+class Panda(ProfileParam, Metric):
     """PANDA: P(correct) from the shipped (or a given) classifier, max over references.
 
     Parameters
@@ -387,6 +388,10 @@ class Panda(Metric):
     model_path : a model file written by ``PandaClassifier.save``; None uses the shipped
         default (trained on the PANDA augmented training set, see scripts/train_panda.py).
     threshold : correct when P(correct) >= threshold.
+    normalize : "squad" (default) feeds the raw strings; "robust" feeds candidate and
+        references with formatting removed and numbers and dates canonical
+        (:func:`._support.profiles.profile_text`); no lemmas, which would move the tf-idf
+        features away from the ones the classifier was trained on.
     """
 
     id = "panda"
@@ -395,9 +400,12 @@ class Panda(Metric):
     description = "PANDA: tf-idf + token F1/precision/recall logistic regression (Li et al.)"
     needs_models = False
 
-    def __init__(self, *, model_path: str | None = None, threshold: float = 0.5) -> None:
+    def __init__(
+        self, *, model_path: str | None = None, threshold: float = 0.5, normalize: str = "squad"
+    ) -> None:
         self.model_path = model_path
         self.threshold = threshold
+        self.normalize = check_profile(normalize)
 
     def classifier(self) -> PandaClassifier:
         return _load_path(str(self.model_path)) if self.model_path else load_default_classifier()
@@ -406,11 +414,17 @@ class Panda(Metric):
         clf = self.classifier()
         owner: list[int] = []
         triples: list[Triple] = []
+        prof = self.normalize
         for i, it in enumerate(items):
             refs = [str(r) for r in it.references if r is not None and str(r).strip()] or [""]
+            cand = it.candidate or ""
+            if prof != "squad":
+                cand = profile_text(str(cand), prof)
             for r in refs:
                 owner.append(i)
-                triples.append((it.candidate or "", r, it.question or ""))
+                triples.append(
+                    (cand, r if prof == "squad" else profile_text(r, prof), it.question or "")
+                )
         n = len(items)
         scores = np.zeros(n)
         if not triples:

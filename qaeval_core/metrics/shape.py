@@ -34,11 +34,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, profile_text
 from qaeval_core.metrics._support.text import tokens
 from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.schema import Item
@@ -182,19 +184,32 @@ def is_hedge(candidate: str) -> bool:
     return bool(_HEDGES.search(candidate or ""))
 
 
-class _Feature(Metric):
-    """Shared plumbing: a pure per-item function, a fixed threshold of 0.5."""
+class _Feature(ProfileParam, Metric):
+    """Shared plumbing: a pure per-item function, a fixed threshold of 0.5. With
+    ``normalize="robust"`` the candidate and references are read as the robust profile's
+    canonical text (no citation marker counted as a number, "twenty-five" read as 25)."""
 
     kind = "lexical"
     version = "1"
 
-    def __init__(self, *, threshold: float = 0.5) -> None:
+    def __init__(self, *, threshold: float = 0.5, normalize: str = "squad") -> None:
         self.threshold = threshold
+        self.normalize = check_profile(normalize)
 
     def _one(self, item: Item) -> tuple[float, dict[str, Any]]:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
+        if self.normalize != "squad":
+            prof = self.normalize
+            items = [
+                replace(
+                    it,
+                    candidate=profile_text(str(it.candidate or ""), prof),
+                    references=tuple(profile_text(str(r), prof) for r in it.references),
+                )
+                for it in items
+            ]
         pairs = [self._one(it) for it in items]
         scores = np.array([p[0] for p in pairs], dtype=float)
         return MetricResult(scores, self.decide(scores), [p[1] for p in pairs])

@@ -36,8 +36,13 @@ Both variants report the semantic and lexical subscores, the best n-gram and the
 Scores are clipped to [0, 1] (raw cosines can be slightly negative).
 
 Speed: every unique text of the batch (candidates, synthetic answers, processed references,
-candidate n-grams) is embedded in one call through the shared embedding cache, and texts are
-pre-processed once per unique string. The paper's "precompute e(s~) and e(r)" is what the
+candidate n-grams) is embedded in one call through the shared embedding cache (deduplicated
+across the batch, so an n-gram shared by many answers or by an answer's several references is
+embedded once; candidates already embedded by another metric are not embedded again), and
+texts are pre-processed once per unique string. When an answer's n-grams include the processed
+reference itself, that n-gram has the reference's own vector, the largest cosine any n-gram can
+reach, so the pair's other n-grams cannot change the max and are not embedded (same scores;
+``best_ngram`` is then that n-gram). The paper's "precompute e(s~) and e(r)" is what the
 persistent embedding cache does across runs.
 
 Why it is one module: SMILE's semantic and keyword subscores, its two variants (code and paper)
@@ -57,6 +62,7 @@ from typing import Any, Literal
 import numpy as np
 
 from qaeval_core.errors import ConfigError
+from qaeval_core.metrics._support.backends import hash_params
 from qaeval_core.metrics._support.embed_cache import get_cache
 from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL
 from qaeval_core.metrics._support.synth import synthetic_answers
@@ -246,6 +252,8 @@ class Smile(Metric):
     lemmatizer : spaCy package name or path, or "none".
     max_ngrams : cap on candidate n-grams per reference (evenly spaced), bounding the cost of
         very long answers.
+    backend : embedding encoder backend (:mod:`._support.backends`); ``"auto"`` and the other
+        score-preserving ones are not part of the configuration hash.
 
     Examples
     --------
@@ -273,6 +281,7 @@ class Smile(Metric):
         lemmatizer: str = DEFAULT_LEMMATIZER,
         max_ngrams: int = 256,
         device: str | None = None,
+        backend: str = "auto",
     ) -> None:
         self.variant = variant
         self.w = w
@@ -282,6 +291,12 @@ class Smile(Metric):
         self.lemmatizer = check_lemmatizer(lemmatizer)
         self.max_ngrams = max_ngrams
         self.device = device
+        self.backend = backend
+
+    def config(self) -> dict[str, Any]:
+        cfg = super().config()
+        hash_params(cfg["params"])
+        return cfg
 
     def _validate(self) -> float:
         if self.variant not in ("code", "paper"):
@@ -348,12 +363,15 @@ class Smile(Metric):
         for p, (c, r) in enumerate(zip(cands, pair_ref, strict=True)):
             pc, pr = proc[c], proc[r]
             grams = _capped_ngrams(pc.split(), max(1, len(pr.split())), int(self.max_ngrams))
+            if pr in grams:
+                # That n-gram is embedded as the reference itself: no other can beat it.
+                grams = [pr]
             gram_text.extend(grams)
             gram_ix.extend(idx(g) for g in grams)
             offsets.append(len(gram_ix))
             fractions[p] = token_fraction(pr, pc)
             easy[p] = float(contains_on_token_boundary(pc, pr))
-        emb = get_cache(self.model, self.device).encode(list(index))
+        emb = get_cache(self.model, self.device, self.backend).encode(list(index))
 
         # 4. cosines (unit vectors: dot products).
         cos_sem = _rowwise_dot(emb, cand_ix, syn_ix)
@@ -423,6 +441,7 @@ class SmilePaper(Smile):
         lemmatizer: str = DEFAULT_LEMMATIZER,
         max_ngrams: int = 256,
         device: str | None = None,
+        backend: str = "auto",
     ) -> None:
         super().__init__(
             variant="paper",
@@ -433,4 +452,5 @@ class SmilePaper(Smile):
             lemmatizer=lemmatizer,
             max_ngrams=max_ngrams,
             device=device,
+            backend=backend,
         )

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from qaeval_core.metrics._support.normalize import normalize
+from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, pair_tokens
 from qaeval_core.metrics.base import register
 from qaeval_core.metrics.lexical import LexicalMetric, reference_at
 
@@ -33,8 +34,21 @@ def _vqa_aggregate(sims: Sequence[float], *, full_at: int, loo_min: int) -> floa
     return min(total / full_at, 1.0)
 
 
+def _pair_strings(candidate: str, reference: str, profile: str) -> tuple[str, str]:
+    """Normalised candidate and reference under ``profile`` (SQuAD: the memoised strings)."""
+    if profile == "squad":
+        return normalize(candidate), normalize(reference)
+    ctoks, rtoks = pair_tokens(candidate, reference, profile)
+    return " ".join(ctoks), " ".join(rtoks)
+
+
 def vqa_accuracy(
-    candidate: str, references: Sequence[str], *, full_at: int = 3, loo_min: int = 10
+    candidate: str,
+    references: Sequence[str],
+    *,
+    full_at: int = 3,
+    loo_min: int = 10,
+    profile: str = "squad",
 ) -> tuple[float, int]:
     """VQA accuracy: min(#references equal to the candidate / 3, 1), averaged over the
     leave-one-out subsets with 10 references. Returns (accuracy, number of matches).
@@ -42,23 +56,31 @@ def vqa_accuracy(
     >>> vqa_accuracy("two", ["2", "two", "two"])
     (0.6666666666666666, 2)
     """
+    if profile != "squad":
+        pairs = [_pair_strings(candidate, r, profile) for r in references]
+        sims = [1.0 if c == r else 0.0 for c, r in pairs]
+        return _vqa_aggregate(sims, full_at=full_at, loo_min=loo_min), int(sum(sims))
     cand = normalize(candidate)
     sims = [1.0 if normalize(r) == cand else 0.0 for r in references]
     return _vqa_aggregate(sims, full_at=full_at, loo_min=loo_min), int(sum(sims))
 
 
 def soft_vqa_accuracy(
-    candidate: str, references: Sequence[str], *, full_at: int = 3, loo_min: int = 10
+    candidate: str,
+    references: Sequence[str],
+    *,
+    full_at: int = 3,
+    loo_min: int = 10,
+    profile: str = "squad",
 ) -> tuple[float, list[float]]:
     """Soft VQA accuracy (Hu et al. 2022, the LAVE baseline): VQA accuracy with the equality
     replaced by ``max(0, 1 - CER)``, CER = Levenshtein distance / reference length (characters,
     normalised text). Returns (accuracy, per-reference similarity)."""
     from rapidfuzz.distance import Levenshtein
 
-    cand = normalize(candidate)
     sims: list[float] = []
     for ref in references:
-        r = normalize(ref)
+        cand, r = _pair_strings(candidate, ref, profile)
         if not r:
             sims.append(1.0 if not cand else 0.0)
             continue
@@ -67,16 +89,24 @@ def soft_vqa_accuracy(
     return _vqa_aggregate(sims, full_at=full_at, loo_min=loo_min), sims
 
 
-class _VQA(LexicalMetric):
+class _VQA(ProfileParam, LexicalMetric):
     """VQA accuracy family. ``full_at`` references must agree for a score of 1 (3 in VQA);
     with at least ``loo_min`` references (10 in VQA) the score is averaged over the
     leave-one-out subsets. The default threshold 0.3 is what one matching reference gets
     among 10 (and 1/3 >= 0.3 with fewer), i.e. "at least one reference agrees"."""
 
-    def __init__(self, *, full_at: int = 3, loo_min: int = 10, threshold: float = 0.3) -> None:
+    def __init__(
+        self,
+        *,
+        full_at: int = 3,
+        loo_min: int = 10,
+        threshold: float = 0.3,
+        normalize: str = "squad",
+    ) -> None:
         self.full_at = full_at
         self.loo_min = loo_min
         self.threshold = threshold
+        self.normalize = check_profile(normalize)
 
 
 @register
@@ -90,10 +120,12 @@ class VQAAccuracy(_VQA):
         scores = np.zeros(len(cands))
         details: list[dict[str, Any]] = []
         for i, (cand, rs) in enumerate(zip(cands, refs, strict=True)):
-            acc, matches = vqa_accuracy(cand, rs, full_at=self.full_at, loo_min=self.loo_min)
+            acc, matches = vqa_accuracy(
+                cand, rs, full_at=self.full_at, loo_min=self.loo_min, profile=self.normalize
+            )
             scores[i] = acc
-            cn = normalize(cand)
-            best = next((r for r in rs if normalize(r) == cn), None)
+            prof = self.normalize
+            best = next((r for r in rs if len(set(_pair_strings(cand, r, prof))) == 1), None)
             details.append({"best_reference": best, "matches": matches, "n_references": len(rs)})
         return scores, details
 
@@ -109,7 +141,9 @@ class SoftVQAAccuracy(_VQA):
         scores = np.zeros(len(cands))
         details: list[dict[str, Any]] = []
         for i, (cand, rs) in enumerate(zip(cands, refs, strict=True)):
-            acc, sims = soft_vqa_accuracy(cand, rs, full_at=self.full_at, loo_min=self.loo_min)
+            acc, sims = soft_vqa_accuracy(
+                cand, rs, full_at=self.full_at, loo_min=self.loo_min, profile=self.normalize
+            )
             scores[i] = acc
             j = int(np.argmax(sims)) if sims and max(sims) > 0 else -1
             details.append(

@@ -14,9 +14,11 @@ import numpy as np
 import pandas as pd
 
 from qaeval_core import analysis
+from qaeval_core.calibrate.cost import measure_costs
 from qaeval_core.calibrate.fit import DEFAULT_CANDIDATES, CalibrationReport, fit_judge
 from qaeval_core.calibrate.inputs import FEATURE_ONLY, metric_specs, question_groups
 from qaeval_core.calibrate.protocol import held_out_split
+from qaeval_core.calibrate.select import DEFAULT_COST_TOLERANCE, INPUT_RULES
 from qaeval_core.calibrate.summary import LabelledData
 from qaeval_core.errors import ConfigError
 from qaeval_core.io.frames import items_frame
@@ -111,6 +113,10 @@ def calibrate_dataset(
     progress: Callable[[str], None] | None = None,
     human_share: float = 0.0,
     target_accuracy: float | None = None,
+    inputs: str = "cheap",
+    max_cost: float | None = None,
+    cost_tolerance: float = DEFAULT_COST_TOLERANCE,
+    cost_sample: int = 300,
 ) -> DatasetCalibration:
     """Fit a judge on (at most ``max_labels`` of) a stored dataset's human labels.
 
@@ -121,7 +127,15 @@ def calibrate_dataset(
     score them with the chosen metrics (reusing stored scores with the same config hash,
     storing new ones), and run :func:`~qaeval_core.calibrate.fit.fit_judge` (``human_share``
     / ``target_accuracy`` choose the triage band).
+
+    Cost-aware by default: each input's cost is measured on (at most ``cost_sample`` of) the
+    used items (:func:`~qaeval_core.calibrate.cost.measure_costs`) and the judge reads the
+    cheapest input families within ``cost_tolerance`` of the best cross-validated accuracy,
+    costing at most ``max_cost`` seconds per 1,000 rows when given. ``inputs="all"`` (and no
+    ``max_cost``) measures nothing and uses every input, as before.
     """
+    if inputs not in INPUT_RULES:
+        raise ConfigError(f"--inputs must be one of {', '.join(INPUT_RULES)}, got {inputs!r}.")
     say = progress or (lambda _msg: None)
     frames = analysis.load_frames(db, dataset, metrics=())  # labels only: scores below
     verdicts = analysis.human_verdicts(frames)
@@ -159,6 +173,10 @@ def calibrate_dataset(
     # Answer-shape inputs are not judges: leave them out of the uncalibrated baselines.
     decisions = decisions[[c for c in decisions.columns if c not in FEATURE_ONLY]]
     specs = [FeatureSpec.from_metric(m, column) for column, m in specs_in]
+    costs = None
+    if inputs != "all" or max_cost is not None:
+        say(f"Measuring input costs on {min(len(used), cost_sample)} items (fresh processes) ...")
+        costs = measure_costs(specs_in, used, sample=cost_sample, seed=seed)
     say(f"Comparing {', '.join(candidates)} by {n_splits}-fold CV grouped by question ...")
     judge, report = fit_judge(
         scores,
@@ -174,6 +192,10 @@ def calibrate_dataset(
         name=name,
         human_share=human_share,
         target_accuracy=target_accuracy,
+        costs=costs,
+        inputs=inputs,
+        max_cost=max_cost,
+        cost_tolerance=cost_tolerance,
         fitted_on={
             "dataset": dataset,
             "n_labelled_available": n_labelled,

@@ -5,13 +5,17 @@
   or new items only computes what is missing.
 * :func:`judge_dataset` applies a calibrated judge to a stored dataset, reusing every stored
   input score with the judge's config hash and storing the ones it had to compute, so judging
-  a scored dataset scores nothing again.
+  a scored dataset scores nothing again. A row whose stored input carries an ``"error"`` in
+  its details (the metric raised on it, or gave a non-finite score the scoring loop replaced)
+  gets ``judge_reason == "judge_error"``, exactly as when the judge scores a file: the stored
+  0.0 is not a real input, so people must decide that row.
 
 Metrics always run through :func:`qaeval_core.scoring.run_jobs` (one loop, one NaN policy).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -125,6 +129,18 @@ def score_dataset(
     )
 
 
+def _stored_error(details: Any) -> str | None:
+    """The ``"error"`` a stored score's details carry (a dict, or its JSON text), else None."""
+    if isinstance(details, str):
+        try:
+            details = json.loads(details)
+        except ValueError:
+            return None
+    if isinstance(details, dict) and details.get("error"):
+        return str(details["error"])
+    return None
+
+
 def judge_dataset(
     db: repo.Store,
     dataset: str,
@@ -138,8 +154,9 @@ def judge_dataset(
     ``judge_score``, ``judge_correct`` and ``judge_<column>`` per input.
 
     Input scores stored under the judge's config hashes are reused; missing ones are computed
-    and stored first (so a second run scores nothing). Returns the frame and, per input column,
-    what was scored and skipped.
+    and stored first (so a second run scores nothing). Rows with a stored input error get
+    ``judge_reason == "judge_error"`` (as :meth:`Judge.score_inputs` reports for a file).
+    Returns the frame and, per input column, what was scored and skipped.
     """
     frame = repo.list_items(db, dataset)
     by_id = {_item_id(it): it for it in repo.load_items(db, dataset)}
@@ -151,12 +168,18 @@ def judge_dataset(
     )
     stored = stored_scores(db, dataset, [m for _, m in named])
     matrix = {}
+    errors: list[str | None] = [None] * len(ids)
     for column, metric in named:
         mine = stored[
             (stored["metric_id"] == metric.id) & (stored["config_hash"] == metric.config_hash())
         ].set_index("item_id")
         matrix[column] = mine["value"].reindex(ids).astype(float).to_numpy()
+        found = mine["details"].reindex(ids).map(_stored_error).tolist()
+        for k, err in enumerate(found):
+            if err is not None:  # the "<column>: <error>" notes of judge.outcomes.row_errors
+                note = f"{column}: {err}"
+                errors[k] = note if errors[k] is None else f"{errors[k]}; {note}"
     scores = pd.DataFrame(matrix, columns=judge.columns, index=frame.index)
-    decided = judge.apply_scores(scores, items)
+    decided = judge.apply_scores(scores, items, errors=errors)
     out = pd.concat([frame, decided, scores.add_prefix(COLUMN_PREFIX)], axis=1)
     return out, summary

@@ -3,7 +3,8 @@
 * :func:`route_uncertain` applies a saved calibration to a stored dataset and deals the items
   the judge is unsure of to annotators, as a recorded ``triage`` deal.
 * :func:`final_labels` gives every item one final label and says where it came from:
-  adjudication, then the annotators' aggregate, then the judge.
+  adjudication, then the annotators' aggregate (majority by default, or Dawid-Skene), then the
+  judge.
 * :func:`estimation_frame` is the one-row-per-item frame that
   :func:`qaeval_core.analysis.estimates.estimate_accuracy` reads (judge probability, human gold
   label, and whether that label belongs to the random sample).
@@ -20,6 +21,11 @@ else ``"adjudication"`` (an adjudication and no rater label); empty for items wi
 label. Only ``"random"`` labels may stand in for the whole dataset in an estimate; a random
 sample still being labelled is random only if its labelled part is (an audit deal serves its
 sample in random order for that reason).
+
+Why it is one module: routing, final labels, the estimation frame and the ``final`` export all
+read one per-item "human side" (:func:`_human_side`: the aggregate verdict and how its labels
+were chosen) joined to one judge's verdicts; split apart, that join and its precedence rules
+would be written twice.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from qaeval_core.analysis.aggregation import Aggregate, check_aggregate, dawid_skene
 from qaeval_core.analysis.agreement import aggregate_labels
 from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.judge import Judge
@@ -60,7 +67,7 @@ FINAL_COLUMNS = [
 ]  # fmt: skip
 ESTIMATION_COLUMNS = [
     "item_id", "external_id", "qa_model", "judge_probability", "judge_correct", "judge_outcome",
-    "gold_label", "label_scale", "label_sample",
+    "judge_reason", "gold_label", "label_scale", "label_sample",
 ]  # fmt: skip
 #: ``qaeval export --what final``: the final labels (:func:`final_labels`).
 FINAL_EXPORT = "final"
@@ -86,7 +93,7 @@ def _judged(db: repo.Store, dataset: str, judge: Judge) -> pd.DataFrame:
     missing = [c for c in _JUDGE_COLUMNS if c not in frame.columns]
     if missing:  # pragma: no cover - a judge always adds them
         raise ConfigError(f"The judge gave no {', '.join(missing)} column(s).")
-    return frame[_JUDGE_COLUMNS]
+    return frame[_JUDGE_COLUMNS + [c for c in ("judge_reason",) if c in frame.columns]]
 
 
 def _url(db: repo.Store) -> str | None:
@@ -280,8 +287,14 @@ def _label_sample(
     return out
 
 
-def _human_side(db: repo.Store, dataset: str) -> pd.DataFrame:
-    """Per item (import order): ids, QA model, the aggregate verdict and ``label_sample``."""
+def _human_side(db: repo.Store, dataset: str, aggregate: str = "majority") -> pd.DataFrame:
+    """Per item (import order): ids, QA model, the aggregate verdict and ``label_sample``.
+
+    ``aggregate`` (:data:`~qaeval_core.analysis.aggregation.AGGREGATES`) turns the raters'
+    labels of an item into one: ``majority`` (a tie is 1) or ``dawid_skene``; an adjudication
+    overrides either.
+    """
+    check_aggregate(aggregate)
     with repo.session_for(db) as s:
         items = repo.frame_items(s, dataset)
         labels = repo.frame_labels(s, dataset)
@@ -289,6 +302,10 @@ def _human_side(db: repo.Store, dataset: str) -> pd.DataFrame:
         origins = repo.label_origins(s, dataset)
         audit = repo.deal_item_rows(s, dataset, kind="audit")
     agg = aggregate_labels(labels, adjudications, items[["item_id"]])
+    if aggregate == "dawid_skene":
+        weighted = dawid_skene(labels).set_index("item_id")["label"]
+        raters = weighted.reindex(agg["item_id"]).to_numpy()
+        agg["final"] = agg["adjudicated"].fillna(pd.Series(raters, index=agg.index, dtype="Int64"))
     items = items.astype({"item_id": "int64"})  # also when empty (object dtype)
     agg = agg.astype({"item_id": "int64"})
     out = items[["item_id", "external_id", "qa_model"]].merge(
@@ -305,26 +322,35 @@ def _with_judge(db: repo.Store, dataset: str, human: pd.DataFrame, calibration: 
         out["judge_probability"] = np.nan
         out["judge_correct"] = pd.array([pd.NA] * len(out), dtype="boolean")
         out["judge_outcome"] = None
+        out["judge_reason"] = None
         out["judge_doubt"] = np.nan
         return out
     judged = _judged(db, dataset, _load_judge(db, calibration))
     return human.merge(judged.astype({"item_id": "int64"}), on="item_id", how="left")
 
 
-def final_labels(db: repo.Store, dataset: str, calibration: str | None = None) -> pd.DataFrame:
+def final_labels(
+    db: repo.Store,
+    dataset: str,
+    calibration: str | None = None,
+    *,
+    aggregate: Aggregate = "majority",
+) -> pd.DataFrame:
     """One final label per item of the dataset, with where it came from.
 
     Columns :data:`FINAL_COLUMNS`: ``final_label`` on the 3-point scale (0 incorrect, 1
     unclear, 2 correct; a judge-decided item gets 2 or 0), ``final_correct`` (label 2),
-    ``source`` (:data:`LABEL_SOURCES`: an adjudication, else the annotators' aggregate from
-    :func:`qaeval_core.analysis.agreement.aggregate_labels` (majority; a tie is 1), else the
+    ``source`` (:data:`LABEL_SOURCES`: an adjudication, else the annotators' aggregate:
+    ``aggregate="majority"`` (default; :func:`qaeval_core.analysis.agreement.aggregate_labels`,
+    a tie is 1) or ``"dawid_skene"`` (:func:`qaeval_core.analysis.aggregation.dawid_skene`,
+    each rater weighed by their estimated confusion matrix), else the
     judge of the saved ``calibration``, else ``none`` with no label), ``label_sample`` (module
     docstring), and the judge's ``judge_probability`` and ``judge_outcome`` (empty without a
     calibration). An item the judge is ``uncertain`` about and no person has labelled still
     gets the judge's verdict: ``judge_outcome`` says so (:func:`route_uncertain` sends such
     items to people).
     """
-    human = _human_side(db, dataset)  # first: an unknown dataset fails before any scoring
+    human = _human_side(db, dataset, aggregate)  # first: an unknown dataset fails before scoring
     frame = _with_judge(db, dataset, human, calibration)
     adjudicated = frame["adjudicated"].notna().to_numpy()
     rated = (frame["n_labels"].fillna(0) > 0).to_numpy() & ~adjudicated
@@ -366,6 +392,7 @@ def estimation_frame(db: repo.Store, dataset: str, calibration: str) -> pd.DataF
     out["judge_probability"] = frame["judge_probability"].astype(float)
     out["judge_correct"] = frame["judge_correct"].astype(bool)
     out["judge_outcome"] = frame["judge_outcome"]
+    out["judge_reason"] = frame.get("judge_reason")
     out["gold_label"] = frame["final"].astype("Int64")
     out["label_scale"] = "three"
     out["label_sample"] = frame["label_sample"]
@@ -382,13 +409,19 @@ def export_records(
     *,
     metric_id: str | None = None,
     calibration: str | None = None,
+    aggregate: Aggregate = "majority",
 ) -> list[dict[str, Any]] | pd.DataFrame:
     """The rows of one export (:data:`EXPORTS`): the store's, or ``final`` (:func:`final_labels`
-    with the saved ``calibration``, which only ``final`` takes)."""
+    with the saved ``calibration`` and the annotators' ``aggregate``, which only ``final``
+    takes)."""
     if what not in EXPORTS:
         raise ConfigError(f"Unknown export {what!r}; expected one of {', '.join(EXPORTS)}.")
     if what == FINAL_EXPORT:
-        return final_labels(db, dataset, calibration)
+        return final_labels(db, dataset, calibration, aggregate=aggregate)
+    if aggregate != "majority":
+        raise ConfigError(
+            f"An aggregate only applies to the {FINAL_EXPORT!r} export, not to {what!r}."
+        )
     if calibration is not None:
         raise ConfigError(
             f"A calibration only applies to the {FINAL_EXPORT!r} export (judge-decided final "

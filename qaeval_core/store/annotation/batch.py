@@ -1,0 +1,170 @@
+"""Dealing a batch: part of a dataset, with a quota per annotator.
+
+:func:`~.assignment.deal` always covers the whole dataset. A new team rather deals "the next 40
+items, a quarter of them to both of us", or "items 1-100", or "20 each": :func:`deal_batch`
+picks the items (a range in import order, given item ids, the next ``n`` items nobody holds
+yet) and caps what each annotator gets from this deal (``quota``). It is recorded as a ``queue``
+deal (its choice of items in the deal's parameters), queued after everything the dataset
+already has, and locked as :mod:`.dealing` describes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from sqlalchemy import select
+
+from qaeval_core.errors import ConfigError, InputError
+from qaeval_core.store.annotation.dealing import (
+    DealResult,
+    Order,
+    _check_fraction,
+    _existing,
+    _finish_deal,
+    _plan_rows,
+    _queue_end,
+    _rank,
+    _record_deal,
+    open_deal,
+)
+from qaeval_core.store.annotation.lookups import DatasetRef
+from qaeval_core.store.orm import ItemRecord
+from qaeval_core.store.session import write_scope
+
+__all__ = ["batch_items", "deal_batch"]
+
+
+def _positive(value: int | None, name: str, what: str) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+        raise InputError(f"{name} must be a whole number >= 1 ({what}), got {value!r}.")
+
+
+def batch_items(
+    import_order: Sequence[int],
+    serving_order: Sequence[int],
+    existing: Mapping[int, set[int]],
+    *,
+    n: int | None = None,
+    item_range: tuple[int, int] | None = None,
+    item_ids: Sequence[int] | None = None,
+    dataset: str = "the dataset",
+) -> list[int]:
+    """The batch's items in serving order: those in ``item_range`` (1-based, inclusive, in
+    import order) and in ``item_ids``, then the first ``n`` of them nobody holds yet
+    (``existing``: who holds each item)."""
+    keep = set(import_order)
+    if item_range is not None:
+        first, last = (int(v) for v in item_range)
+        if not 1 <= first <= last <= len(import_order):
+            raise InputError(
+                f"Item range {first}-{last} does not fit dataset {dataset!r} with "
+                f"{len(import_order)} item(s); give FIRST-LAST with 1 <= FIRST <= LAST <= "
+                f"{len(import_order)}."
+            )
+        keep = set(import_order[first - 1 : last])
+    if item_ids is not None:
+        wanted = {int(i) for i in item_ids}
+        foreign = sorted(wanted - set(import_order))
+        if foreign:
+            shown = ", ".join(str(i) for i in foreign[:5])
+            raise InputError(
+                f"{len(foreign)} item id(s) are not in dataset {dataset!r} (e.g. {shown})."
+            )
+        keep &= wanted
+    chosen = [i for i in serving_order if i in keep]
+    if n is not None:
+        chosen = [i for i in chosen if not existing.get(i)][:n]
+    return chosen
+
+
+def deal_batch(
+    dataset: DatasetRef,
+    annotators: Sequence[str],
+    *,
+    n: int | None = None,
+    item_range: tuple[int, int] | None = None,
+    item_ids: Sequence[int] | None = None,
+    quota: int | None = None,
+    base: int = 1,
+    extra_fraction: float = 0.0,
+    extra_k: int = 2,
+    seed: int = 0,
+    order: Order = "dataset",
+    created_by: str | None = None,
+    url: str | None = None,
+) -> DealResult:
+    """Deal part of a dataset into the annotators' queues (a ``queue`` deal).
+
+    The part (:func:`batch_items`): ``item_range`` = (first, last) in import order and/or the
+    internal ``item_ids``; then, with ``n``, the next ``n`` of them in serving ``order`` that
+    are in nobody's queue yet, so dealing ``n=20`` twice deals the next 20. Overlap options work
+    as in :func:`~.assignment.deal`, within the batch; existing assignments count towards an
+    item's target. ``quota`` caps the new items any one annotator gets from this deal; the
+    items it leaves are counted in ``quota_left``. Returns the :class:`~.dealing.DealResult`
+    (``item_ids``: the batch; :meth:`~.dealing.DealResult.notes` says what was left and why).
+    """
+    if order not in ("dataset", "shuffled"):
+        raise ConfigError(f"order must be 'dataset' or 'shuffled', got {order!r}.")
+    _check_fraction(extra_fraction)
+    _positive(n, "n", "items in the batch")
+    _positive(quota, "quota", "new items per annotator")
+    with write_scope(url) as session:
+        ds, users = open_deal(
+            session,
+            dataset,
+            annotators,
+            base=base,
+            extra_fraction=extra_fraction,
+            extra_k=extra_k,
+            order=order,
+        )
+        all_ids = list(
+            session.scalars(
+                select(ItemRecord.id).where(ItemRecord.dataset_id == ds.id).order_by(ItemRecord.id)
+            )
+        )
+        existing = _existing(session, ds.id)
+        serving = sorted(all_ids, key=lambda i: _rank(seed, i)) if order == "shuffled" else all_ids
+        batch = batch_items(
+            all_ids, serving, existing, n=n, item_range=item_range, item_ids=item_ids,
+            dataset=ds.name,
+        )  # fmt: skip
+        chosen = {
+            "n": n,
+            "item_range": list(item_range) if item_range is not None else None,
+            "item_ids": len(item_ids) if item_ids is not None else None,
+            "quota": quota,
+            "selected": len(batch),
+        }
+        record = _record_deal(
+            session,
+            ds.id,
+            "queue",
+            seed=seed,
+            params={
+                "annotators": [u.name for u in users],
+                "batch": chosen,
+                "base": base,
+                "extra_fraction": extra_fraction,
+                "extra_k": extra_k,
+                "order": order,
+            },
+            created_by=created_by,
+        )
+        start = _queue_end(session, ds.id)
+        plan = _plan_rows(
+            batch,
+            users,
+            existing,
+            {item_id: start + k for k, item_id in enumerate(batch)},
+            base=base,
+            extra_fraction=extra_fraction,
+            extra_k=extra_k,
+            seed=seed,
+            deal_id=record.id,
+            quota=quota,
+        )
+        return _finish_deal(
+            session, record, ds.name, users, plan.rows, plan.short, len(batch),
+            covered=plan.covered, item_ids=tuple(batch), quota_left=plan.quota_left,
+        )  # fmt: skip
