@@ -82,8 +82,17 @@ def _mention(candidate: str, references: tuple[str, ...]) -> re.Match[str] | Non
     return None
 
 
+#: A mention ending in a word of three letters or more: a footnote digit glued to "v" or "km"
+#: reads as "v1" or a power, not a footnote (``strip_citations`` draws the same line).
+_WORD_END = re.compile(r"[^\W\d_]{3}$")
+
+
 def _thousands(m: re.Match[str]) -> str:
-    return f"{int(m.group(0)):,}"
+    """A number with thousands separators, except a possible year (1000-2099): nobody writes
+    "2,018" for the year 2018, so "April 10, 2,018" would not keep the meaning (the first
+    version of this experiment did this and counted the flips as failures)."""
+    value = int(m.group(0))
+    return m.group(0) if len(m.group(0)) == 4 and 1000 <= value < 2100 else f"{value:,}"
 
 
 def perturb(candidate: str, references: tuple[str, ...], kind: str) -> str | None:
@@ -102,9 +111,9 @@ def perturb(candidate: str, references: tuple[str, ...], kind: str) -> str | Non
         sentence_end = re.search(r"[.!?](\s|$)", candidate[b:])
         at = b + sentence_end.start() if sentence_end else len(candidate)
         out = candidate[:at] + " [1]" + candidate[at:] + " [2][3]"
-    elif kind == "footnote_digit" and m and span[-1:].isalpha():  # glued to a word
+    elif kind == "footnote_digit" and m and _WORD_END.search(span):  # glued to a word
         out = f"{head}{span}1{tail}"
-    elif kind == "footnote_superscript" and m and span[-1:].isalpha():
+    elif kind == "footnote_superscript" and m and _WORD_END.search(span):
         out = f"{head}{span}\u00b9{tail}"
     elif kind == "spaces_removed" and m and (head.endswith(" ") or tail.startswith(" ")):
         out = f"{head.rstrip(' ')}{span}{tail[1:] if tail.startswith(' ') else tail}"
@@ -125,7 +134,7 @@ def perturb(candidate: str, references: tuple[str, ...], kind: str) -> str | Non
         if out == candidate:  # no long number: a small one as a word
             names = "two three four five six seven eight nine"
             words = dict(zip("23456789", names.split(" "), strict=True))
-            small = r"(?<![\d.,])([2-9])(?![\d.,%])"
+            small = r"(?<!\S)([2-9])(?= [A-Za-z])"  # a count before a word, not maths
             out = re.sub(small, lambda x: words[x[1]], candidate, count=1)
     elif kind == "date_format":
         pat = rf"\b([12]?\d|3[01]) ({'|'.join(_MONTHS)}),? (\d{{4}})\b"
@@ -169,16 +178,18 @@ def _moved(a: pd.Series, b: pd.Series, cols: list[str]) -> str:
 
 def run(name: str, rows: int, seed: int, long_rows: int = 0, log=print) -> pd.DataFrame:
     data = load_data(name)
+    # a few PEDANTS answers are JSON numbers (42, not "42"): every metric reads text
+    items = [replace(it, candidate=str(it.candidate)) for it in data.items]
     tr, te = held_out_split(len(data.y), 300, groups=data.groups, seed=seed)
     rng = np.random.default_rng(seed)
     sample = rng.choice(te, size=min(rows, len(te)), replace=False)
     if long_rows:
         rest = np.setdiff1d(te, sample)
-        rest = rest[[len(data.items[i].candidate.split()) > 20 for i in rest]]
+        rest = rest[[len(items[i].candidate.split()) > 20 for i in rest]]
         extra = rng.choice(rest, size=min(long_rows, len(rest)), replace=False)
         sample = np.concatenate([sample, extra])
     sample = np.sort(sample)
-    originals = [data.items[i] for i in sample]
+    originals = [items[i] for i in sample]
     copies: list[Item] = []
     owner: list[int] = []
     kinds: list[str] = []
@@ -194,7 +205,7 @@ def run(name: str, rows: int, seed: int, long_rows: int = 0, log=print) -> pd.Da
     for profile in ("squad", "robust"):
         specs = _specs(profile)
         log(f"  {profile}: scoring {len(tr)} training rows")
-        train = score([data.items[i] for i in tr], specs, log)
+        train = score([items[i] for i in tr], specs, log)
         log(f"  {profile}: scoring {len(originals)} test rows")
         orig = score(originals, specs, log)
         log(f"  {profile}: scoring {len(copies)} copies")
@@ -205,7 +216,7 @@ def run(name: str, rows: int, seed: int, long_rows: int = 0, log=print) -> pd.Da
             data.y[tr],
             features,
             groups=data.groups[tr],
-            texts=items_frame([data.items[i] for i in tr]),
+            texts=items_frame([items[i] for i in tr]),
             n_boot=200,
             seed=seed,
             fitted_on={"dataset": name, "profile": profile},

@@ -186,11 +186,11 @@ def test_explorer_shows_confusion_worst_items_and_the_item(store: str) -> None:
     view = analysis.metric_view(analysis.load_frames(store, DEMO), "f1")
     assert metrics(at)["Accuracy"] == f"{view.statistics['accuracy']:.3f}"
     assert len(at.get("plotly_chart")) == 2
-    worst = table(at, "confidence", "details_text")
+    worst = table(at, "Confidence", "Metric details")
     assert len(worst) == len(view.worst.head(100))
-    assert worst["details_text"].str.contains("best_reference").all()
+    assert worst["Metric details"].str.contains("best_reference").all()
     # open another item: its full text, labels and every metric's score appear
-    item_id = int(worst["item_id"].iloc[3])
+    item_id = int(worst["Item"].iloc[3])
     at.selectbox(key="explorer_item").set_value(item_id).run()
     assert not at.exception, at.exception
     detail = analysis.item_detail(store, item_id)
@@ -206,15 +206,17 @@ def test_leaderboard_lists_models_with_human_and_metric_accuracy(store: str) -> 
     at.selectbox(key="leaderboard_dataset").set_value(DEMO).run()
     at.number_input(key="leaderboard_boot").set_value(100).run()
     assert not at.exception, at.exception
-    board = table(at, "qa_model", "human_accuracy")
-    assert {"qa_model", "human_accuracy", "em", "f1", "contains", "f1 rank"} <= set(board.columns)
-    assert board.loc[board["qa_model"] == "NQ_EMDR2", "human_accuracy"].iloc[0] == pytest.approx(
+    board = table(at, "QA model", "Human accuracy")
+    assert {"QA model", "Human accuracy", "em accuracy", "f1 accuracy", "f1 rank"} <= set(
+        board.columns
+    )
+    assert board.loc[board["QA model"] == "NQ_EMDR2", "Human accuracy"].iloc[0] == pytest.approx(
         43 / 55
     )
-    ranking = table(at, "kendall_tau_b", "n_flips")
-    assert set(ranking["metric_id"]) == set(DEMO_METRICS)
+    ranking = table(at, "Kendall tau-b", "Flipped pairs")
+    assert set(ranking["Metric"]) == set(DEMO_METRICS)
     chart = at.multiselect(key="leaderboard_chart_metrics")
-    best = ranking.sort_values("kendall_tau_b", ascending=False)["metric_id"]
+    best = ranking.sort_values("Kendall tau-b", ascending=False)["Metric"]
     assert chart.value == list(best)[: len(chart.value)] and len(chart.value) == 5
     chart.set_value(["em"]).run()
     assert not at.exception, at.exception

@@ -233,3 +233,75 @@ def test_data_page_final_labels_with_dawid_skene(store: str) -> None:
     majority = workflows.final_labels(store, DEMO)
     assert (final["final_label"] != majority["final_label"]).any()
     assert preview["Final label"].tolist() == final["final_label"].map(analysis.label_text).tolist()
+
+
+# -- loose ends: release my queue, tables in words, the chosen aggregate -----------------------
+def test_annotate_offers_to_release_my_unlabelled_queue(store: str) -> None:
+    at = open_page("annotate.py")
+    assert not [b for b in at.button if b.key == "ann_release"]  # nothing queued: no offer
+    at.button(key="ann_self_deal").click().run()
+    ok(at)
+    first = ann.next_item("res", DEMO, url=store)
+    assert first is not None
+    ann.save_label("res", first.id, 2, url=store)  # one label of their own
+    at.run()
+    ok(at)
+    at.button(key="ann_release").click().run()
+    ok(at)
+    assert said(at, "Released 297 unlabelled item(s) from res's queue in demo-nq301; 1 labelled")
+    progress = ann.user_progress("res", DEMO, url=store)
+    assert (progress.assigned, progress.labelled) == (1, 1)  # the label and its item stay
+    assert not [b for b in at.button if b.key == "ann_release"]  # nothing left to release
+    # The freed items can be dealt to the team now.
+    result = ann.deal(DEMO, ["ann", "ann2"], url=store)
+    assert result.added == 297  # every freed item; the labelled one already has its annotator
+
+
+def _object_cells(frame: object) -> list[str]:
+    """Every text cell of a shown table (numeric NaN shows as an empty cell, not as text)."""
+    text = frame.select_dtypes(include="object")  # type: ignore[attr-defined]
+    return text.astype(str).to_numpy().ravel().tolist()
+
+
+def test_explorer_and_leaderboard_tables_show_words_not_raw_values(store: str) -> None:
+    at = open_page("explorer.py")
+    worst = next(d.value for d in at.dataframe if "Human verdict" in d.value.columns)
+    metric = at.selectbox(key="explorer_metric").value
+    assert list(worst.columns) == [
+        "Item", "Confidence", f"{metric} score", "Human verdict", "Answer", "References",
+        "Metric details", "Question", "QA model",
+    ]  # fmt: skip
+    shown = [d.value for d in at.dataframe]
+    at = open_page("leaderboard.py")
+    shown += [d.value for d in at.dataframe]
+    models = next(f for f in shown if "Human accuracy" in f.columns)
+    assert {
+        "QA model",
+        "Judged items",
+        "Human rank",
+        f"{metric} accuracy",
+        f"{metric} rank",
+    } <= set(models.columns)
+    ranking = next(f for f in shown if "Kendall tau-b" in f.columns)
+    assert list(ranking.columns)[:2] == ["Dataset", "Metric"]
+    for frame in shown:
+        assert not any("_" in str(c) for c in frame.columns), list(frame.columns)
+        cells = _object_cells(frame)
+        assert "None" not in cells and "nan" not in cells and "<NA>" not in cells
+
+
+def test_explorer_final_labels_use_the_chosen_aggregate(store: str) -> None:
+    at = open_page("explorer.py")
+    at.selectbox(key="explorer_dataset").set_value(DEMO).run()
+    ok(at)
+
+    def preview() -> list[str]:
+        frame = next(d.value for d in at.dataframe if "Final label" in d.value.columns)
+        return frame["Final label"].tolist()
+
+    majority = workflows.final_labels(store, DEMO)["final_label"].map(analysis.label_text)
+    assert preview() == majority.tolist()
+    at.radio(key="explorer_final_aggregate").set_value("dawid_skene").run()
+    ok(at)
+    weighted = workflows.final_labels(store, DEMO, aggregate="dawid_skene")["final_label"]
+    assert preview() == weighted.map(analysis.label_text).tolist() != majority.tolist()

@@ -152,13 +152,11 @@ def test_route_label_and_estimate_in_the_browser(served: tuple[str, str], tmp_pa
             for _ in range(5):
                 page.keyboard.press(key)
                 try:
-                    expect(button).to_have_attribute(
-                        "data-testid", "stBaseButton-primary", timeout=4_000
-                    )
+                    expect(button).to_have_attribute("aria-pressed", "true", timeout=4_000)
                     return
                 except AssertionError:
                     continue
-            expect(button).to_have_attribute("data-testid", "stBaseButton-primary")
+            expect(button).to_have_attribute("aria-pressed", "true")
 
         for k in range(dealt):
             key, label = (("y", "Clearly correct"), ("n", "Clearly incorrect"))[k % 2]

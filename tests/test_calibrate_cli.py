@@ -43,6 +43,33 @@ def _write_dataset(path: Path, n: int = 160, seed: int = 0, labels: bool = True)
     return path
 
 
+def fake_cost_measuring(mp: pytest.MonkeyPatch, folder: Path) -> list[list[str]]:
+    """Cost measuring without processes, for tests not about costs: the cost cache lives in
+    ``folder`` (never the user's) and the child launcher returns fixed timings (1 ms per row
+    and input, 10 ms load) at once. Returns the launches made (each family's columns)."""
+    from qaeval_core.calibrate import cost
+
+    launches: list[list[str]] = []
+
+    def launch(specs, items, timeout):  # type: ignore[no-untyped-def]
+        launches.append([column for column, _ in specs])
+        timings = [
+            {"column": column, "load_s": 0.01, "seconds": 0.001 * len(items)} for column, _ in specs
+        ]
+        return timings, cost.machine_info()
+
+    folder.mkdir(parents=True, exist_ok=True)
+    mp.setattr(cost, "_measure_isolated", launch)
+    mp.setattr(cost, "cost_cache_path", lambda: folder / cost.COST_CACHE_FILE)
+    return launches
+
+
+@pytest.fixture(autouse=True)
+def _no_cost_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """These tests are not about costs: the default (cheap) calibration measures nothing real."""
+    return fake_cost_measuring(monkeypatch, tmp_path / "qaeval-cache")
+
+
 def test_calibrate_writes_a_judge_that_scores_new_data(tmp_path: Path, capsys) -> None:
     db = str(tmp_path / "store.sqlite")
     data = _write_dataset(tmp_path / "train.jsonl")

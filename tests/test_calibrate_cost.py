@@ -1,5 +1,6 @@
-"""Cost-aware calibration: measured input costs, the cheapest set within a tolerance, and a judge
-restricted by cost that round-trips through its config (issue 15). No test asserts a speed."""
+"""Cost-aware calibration: measured input costs, the cost cache, the cheapest set within a
+tolerance, and a judge restricted by cost that round-trips through its config (issue 15). No test
+asserts a speed. Every test keeps the cost cache in its own folder, never the user's."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from test_calibrate_cli import _write_dataset
+from test_calibrate_cli import _write_dataset, fake_cost_measuring
 
+from qaeval_core.calibrate import cost as cost_module
 from qaeval_core.calibrate import fit_judge
 from qaeval_core.calibrate.cost import CostTable, InputCost, input_family, measure_costs
 from qaeval_core.calibrate.inputs import metric_specs
@@ -25,6 +27,14 @@ from qaeval_core.schema import Item
 COLUMNS = ["em", "f1", "recall", "rouge1", "bleu", "brevity"]
 
 
+@pytest.fixture(autouse=True)
+def _own_cost_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "qaeval-cache" / cost_module.COST_CACHE_FILE
+    path.parent.mkdir()
+    monkeypatch.setattr(cost_module, "cost_cache_path", lambda: path)
+    return path
+
+
 def _costs(ngram: float = 40.0) -> CostTable:
     per = {"em": 0.01, "f1": 0.02, "recall": 0.02, "rouge1": ngram / 2, "bleu": ngram / 2}
     per["brevity"] = 0.01
@@ -37,7 +47,7 @@ def _costs(ngram: float = 40.0) -> CostTable:
     )
 
 
-def _data(n: int = 300, seed: int = 0, ngram_signal: float = 0.0):
+def _data(n: int = 210, seed: int = 0, ngram_signal: float = 0.0):
     """Labels driven by a recall-like score; rouge1 adds ``ngram_signal`` of independent
     information, the rest is noise. Three rows per question."""
     rng = np.random.default_rng(seed)
@@ -66,7 +76,7 @@ def _features() -> list[FeatureSpec]:
 
 def test_a_judge_restricted_by_cost_round_trips_through_its_config(tmp_path: Path) -> None:
     X, y, groups = _data()
-    judge, report = fit_judge(X, y, _features(), groups=groups, costs=_costs(), n_boot=100)
+    judge, report = fit_judge(X, y, _features(), groups=groups, costs=_costs(), n_boot=50)
     assert report.inputs is not None
     assert "ngram" not in report.inputs.families  # costly and uninformative: dropped
     assert not {"rouge1", "bleu"} & set(judge.columns)
@@ -75,6 +85,9 @@ def test_a_judge_restricted_by_cost_round_trips_through_its_config(tmp_path: Pat
     assert {c["column"] for c in judge.cost["inputs"]} == set(COLUMNS)
     chosen = [s for s in judge.cost["selection"]["evaluated"] if s["chosen"]]
     assert len(chosen) == 1 and chosen[0]["frontier"]
+    # The stacker's CV row is the selection's own evaluation of the chosen set (not refitted).
+    stacker = report.candidates.set_index("candidate").loc["stacker"]
+    assert stacker["accuracy"] == pytest.approx(report.inputs.cv_accuracy)
 
     path = judge.save(tmp_path / "judge.json")
     loaded = Judge.from_config(path)
@@ -89,14 +102,15 @@ def test_a_judge_restricted_by_cost_round_trips_through_its_config(tmp_path: Pat
 def test_every_input_with_inputs_all_and_no_cost_record_without_costs() -> None:
     X, y, groups = _data()
     judge, report = fit_judge(
-        X, y, _features(), groups=groups, costs=_costs(), inputs="all", n_boot=100
+        X, y, _features(), groups=groups, costs=_costs(), inputs="all", n_boot=50
     )
     assert report.inputs is None
-    assert judge.columns == COLUMNS  # the stacker reads every input
     assert judge.cost["inputs_rule"] == "all" and judge.cost["selection"] is None
-    assert judge.cost["judge_s_per_1000"] == pytest.approx(_costs().cost_of(COLUMNS))
-    plain, _ = fit_judge(X, y, _features(), groups=groups, n_boot=100)
-    assert plain.columns == COLUMNS
+    assert judge.cost["judge_s_per_1000"] == pytest.approx(_costs().cost_of(judge.columns))
+    plain, plain_report = fit_judge(X, y, _features(), groups=groups, n_boot=50)
+    # Without a cost rule the fit is the one before issue 15: same candidates, same model.
+    assert plain_report.candidates.equals(report.candidates)
+    assert plain.to_config()["model"] == judge.to_config()["model"]
     assert plain.cost is None and "cost" not in plain.to_config()  # older files unchanged
 
 
@@ -136,34 +150,110 @@ def test_a_malformed_cost_record_is_refused_even_with_a_valid_checksum() -> None
         Judge.from_config(config)
 
 
-def test_measure_costs_times_every_input_in_fresh_processes_and_records_the_machine() -> None:
-    items = [
-        Item(f"question {i}?", (f"answer {i % 7}",), f"it is answer {i % 5}") for i in range(40)
+def _items(n: int = 40, dataset: str | None = None) -> list[Item]:
+    return [
+        Item(f"question {i}?", (f"answer {i % 7}",), f"it is answer {i % 5}", dataset=dataset)
+        for i in range(n)
     ]
+
+
+def test_measure_costs_times_inputs_in_fresh_processes_then_reads_them_from_the_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    launched: list[list[str]] = []
+    real = cost_module._measure_isolated
+
+    def counting(specs, items, timeout):  # type: ignore[no-untyped-def]
+        launched.append([column for column, _ in specs])
+        return real(specs, items, timeout)
+
+    monkeypatch.setattr(cost_module, "_measure_isolated", counting)
     specs = metric_specs(["em", "f1", "brevity"])
-    table = measure_costs(specs, items, sample=25)
+    table = measure_costs(specs, _items(), sample=25)
+    assert launched == [["em", "f1"], ["brevity"]]  # one fresh process per family
     assert table.columns == ["em", "f1", "brevity"]
     assert [c.family for c in table.inputs] == ["lexical", "lexical", "shape"]
     assert all(c.s_per_1000 >= 0 and c.load_s >= 0 for c in table.inputs)
     assert table.rows == 25
     assert table.machine["cpus"] >= 1 and "platform" in table.machine
     assert "fresh process" in table.method and "in-process" not in table.method
+    assert table.source == "measured" and table.cached == {}
     assert CostTable.from_dict(json.loads(json.dumps(table.to_dict()))) == table
 
+    again = measure_costs(specs, _items(), sample=25)
+    assert len(launched) == 2  # nothing spawned: both families came from the cache
+    assert again.source == "cache" and set(again.cached) == {"lexical", "shape"}
+    assert {v["measured_at"] for v in again.cached.values()} == {table.measured_at}
+    assert again.measured_at == table.measured_at
+    assert [c.s_per_1000 for c in again.inputs] == [c.s_per_1000 for c in table.inputs]
+    assert CostTable.from_dict(json.loads(json.dumps(again.to_dict()))) == again
 
-def test_calibrate_cli_measures_costs_by_default_and_inputs_all_restores_the_old_judge(
-    tmp_path: Path, capsys
+
+def test_the_cache_key_follows_metric_configs_datasets_and_remeasure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _own_cost_cache: Path
 ) -> None:
+    launches = fake_cost_measuring(monkeypatch, _own_cost_cache.parent)
+    specs = metric_specs(["em", "f1", "brevity"])
+    measure_costs(specs, _items(dataset="nq"))
+    assert launches == [["em", "f1"], ["brevity"]]
+    measure_costs(specs, _items(dataset="nq"), remeasure=True)
+    assert len(launches) == 4  # measured again ...
+    assert measure_costs(specs, _items(dataset="nq")).source == "cache"  # ... and cached again
+    assert len(launches) == 4
+    # A changed parameter is another metric configuration: only its family is measured again.
+    from qaeval_core.metrics.base import get_metric
+
+    strict = [(c, get_metric("f1", threshold=0.9) if c == "f1" else m) for c, m in specs]
+    mixed = measure_costs(strict, _items(dataset="nq"))
+    assert launches[4:] == [["em", "f1"]]
+    assert mixed.source == "cache and measured" and set(mixed.cached) == {"shape"}
+    # Costs follow the rows' text: another dataset is measured on its own.
+    measure_costs(specs, _items(dataset="mmlu"))
+    assert len(launches) == 7
+    # In-process measurements are biased by this process's warm caches: never cached.
+    measure_costs(specs, _items(dataset="other"), isolate=False)
+    assert len(launches) == 7
+    assert measure_costs(specs, _items(dataset="other")).source == "measured"
+    # A damaged cache file is only a cache: measured again and rewritten.
+    _own_cost_cache.write_text("{not json", "utf-8")
+    assert measure_costs(specs, _items(dataset="nq")).source == "measured"
+    assert json.loads(_own_cost_cache.read_text("utf-8"))["format"] == 1
+
+
+def test_calibrate_cli_measures_costs_by_default_caches_them_and_inputs_all_restores_the_old_judge(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch, _own_cost_cache: Path
+) -> None:
+    launches = fake_cost_measuring(monkeypatch, _own_cost_cache.parent)
     db = str(tmp_path / "store.sqlite")
     assert main(["import", str(_write_dataset(tmp_path / "d.jsonl")), "-d", "toy", "--db", db]) == 0
     base = ["calibrate", "-d", "toy", "-m", "em,f1,recall,brevity", "--db", db]
     assert main([*base, "-o", str(tmp_path / "cheap.json")]) == 0
     out = capsys.readouterr().out
     assert "Input cost, seconds per 1,000 rows" in out and "chosen" in out
+    assert launches == [["em", "f1", "recall"], ["brevity"]]
     cheap = Judge.from_config(tmp_path / "cheap.json")
     assert cheap.cost["inputs_rule"] == "cheap"
     assert cheap.cost["selection"]["families"]
+    assert cheap.cost["source"] == "measured" and cheap.cost["cached"] == {}
+
+    # A second calibration on this machine spawns no measuring process and says so.
+    assert main([*base, "-o", str(tmp_path / "again.json")]) == 0
+    assert len(launches) == 2
+    printed = capsys.readouterr()
+    assert "cached families measured" in " ".join(printed.out.split())  # the table's title
+    assert "lexical: cost from the cache (measured" in printed.err
+    again = Judge.from_config(tmp_path / "again.json")
+    assert again.cost["source"] == "cache"
+    assert {v["measured_at"] for v in again.cost["cached"].values()} == {cheap.cost["measured_at"]}
+    assert again.cost["inputs"] == cheap.cost["inputs"]
+    assert again.to_config()["model"] == cheap.to_config()["model"]
+
+    assert main([*base, "--remeasure-costs", "-o", str(tmp_path / "fresh.json")]) == 0
+    assert len(launches) == 4
+    assert Judge.from_config(tmp_path / "fresh.json").cost["source"] == "measured"
+
     assert main([*base, "--inputs", "all", "-o", str(tmp_path / "all.json")]) == 0
+    assert len(launches) == 4
     assert Judge.from_config(tmp_path / "all.json").cost is None
 
 

@@ -23,6 +23,7 @@ from qaeval_core.metrics._support.robust_text import (
     canonical_text,
     fix_mojibake,
     latex_to_text,
+    number_word_digits,
     strip_citations,
     strip_html,
     strip_markdown,
@@ -86,6 +87,48 @@ def test_citations_are_removed(text: str, expected: str) -> None:
 )
 def test_citations_leave_units_and_brackets(text: str) -> None:
     assert strip_citations(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[11, 15, 19]",  # an MMLU-Pro answer people labelled correct; it used to clean to ""
+        "b = [1, 3]",
+        "The output is [11, 15, 19].",
+        "print(b) gives:\n[1, 2]",
+        "(a) returns [2, 4]",
+    ],
+)
+def test_a_bracket_of_numbers_that_is_a_value_stays(text: str) -> None:
+    assert strip_citations(text) == text
+    assert not is_empty_answer(text)
+
+
+def test_a_value_bracket_in_markdown_stays() -> None:
+    assert clean_answer("**[11, 15, 19]**") == "[11, 15, 19]"
+    assert clean_answer("It is Paris**[1]**.") != "It is Paris**[1]**."  # still a citation
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("$500 billion1", "500000000000 1"),  # a footnote digit glued to a number word
+        ("eight1", "8 1"),
+        ("Twenty2 people", "20 2 people"),
+    ],
+)
+def test_number_words_glued_to_a_footnote_digit(text: str, expected: str) -> None:
+    assert canonical_numbers(text) == expected
+
+
+@pytest.mark.parametrize("text", ["someone1", "one2one", "Boeing 747", "B52", "tone1"])
+def test_glued_digits_that_are_not_after_a_number_word_stay(text: str) -> None:
+    assert canonical_numbers(text) == text
+
+
+def test_citations_after_a_value_bracket_still_go() -> None:
+    assert strip_citations("Paris [1, 2].") == "Paris."
+    assert strip_citations("b = [1, 3] in Python[4]") == "b = [1, 3] in Python"
 
 
 def test_mojibake_is_repaired() -> None:
@@ -192,6 +235,47 @@ def test_spaces_removed_around_the_mention() -> None:
     assert "toni morrison" in " ".join(cand)
 
 
+@pytest.mark.parametrize(
+    ("candidate", "reference", "tokens"),
+    [
+        # the glued piece is the reference word as written, whose lemma differs (invariance
+        # failure on NQ301: "Roman citizens" -> "Romancitizens" against "citizens")
+        ("Romancitizens", "citizens", ("roman", "citizen")),
+        ("all full Romancitizens", "citizens", ("all", "full", "roman", "citizen")),
+        ("thevertebrae", "vertebrae", ("vertebra",)),
+        # a number word glued to a footnote digit ("eight1" against "Eight", canonically "8")
+        ("eight1", "Eight", ("8", "1")),
+        ("Twenty2", "20", ("20", "2")),
+    ],
+)
+def test_glue_repair_reads_written_forms_and_number_words(
+    candidate: str, reference: str, tokens: tuple[str, ...]
+) -> None:
+    assert pair_tokens(candidate, reference, "robust")[0] == tokens
+
+
+@pytest.mark.parametrize(
+    ("candidate", "reference"),
+    [
+        ("Romanesque", "citizens"),  # no reference word inside
+        ("citizenship", "citizens"),  # a real word that holds the reference
+        ("someone", "one"),  # a number word inside a word is no number
+        ("oneself", "1"),
+        ("eight", "nine"),  # unglued: canonical_numbers' job, unchanged here
+        ("COVID19", "eight"),
+    ],
+)
+def test_glue_repair_leaves_these_alone(candidate: str, reference: str) -> None:
+    assert pair_tokens(candidate, reference, "robust")[0] == text_tokens(candidate, "robust")
+
+
+def test_number_word_digits_only_converts_a_whole_number_word() -> None:
+    assert number_word_digits("eight") == "8"
+    assert number_word_digits("Twenty") == "20"
+    for token in ("eighty-one", "weight", "one's", "8", "paris", ""):
+        assert number_word_digits(token) == token
+
+
 # -- the public helpers and the metrics ----------------------------------------------------------
 
 
@@ -207,6 +291,19 @@ def test_clean_answer_and_empty_answers() -> None:
     assert is_empty_answer("** **[1]")
     assert not is_empty_answer("**Paris**")
     assert is_empty_answer(None)
+
+
+@pytest.mark.parametrize(
+    "text", ["", "  ", "**", "** **[1]", "<p></p>", "...", "- - -", "** **[2][3]"]
+)
+def test_empty_answers(text: str) -> None:
+    assert is_empty_answer(text)
+
+
+@pytest.mark.parametrize("text", ["A", "The", "**B**", "a", "0", "[A]", "\u00e9"])
+def test_answers_that_normalise_to_nothing_are_not_empty(text: str) -> None:
+    """SQuAD drops articles, yet "A" (a choice letter) answers; so does a lone "0"."""
+    assert not is_empty_answer(text)
     with pytest.raises(InputError, match="normalize='robust'"):
         clean_answer("x", "fancy")
 

@@ -69,6 +69,33 @@ def test_attempts_are_not_refusals(text: str) -> None:
     assert refusal(text, ["Paris"]) is None
 
 
+@pytest.mark.parametrize(
+    ("text", "evidence"),
+    [
+        ("** **[1]", "empty after cleaning"),  # markup and a citation marker
+        ("<p></p>", "empty after cleaning"),
+        ("** **[2][3]", "empty after cleaning"),
+        ("**Unknown.**", "Unknown."),  # markdown around a refusal
+        ("<b>I don't know</b>", "I don't know"),
+        ("Unknown.[1]", "Unknown."),
+        ("I don\u2019t know.", "I don't know."),  # a typographic apostrophe
+        ("I don\u00e2\u20ac\u2122t know.", "I don't know."),  # the same as mojibake
+    ],
+)
+def test_refusals_and_empty_answers_are_read_on_the_cleaned_answer(
+    text: str, evidence: str
+) -> None:
+    assert refusal(text, ["Paris"]) == evidence
+    item = Item(question="What is the capital of France?", references=["Paris"], candidate=text)
+    assert answer_reason(item).reason == "not_attempted"
+
+
+@pytest.mark.parametrize("text", ["A", "**B**", "The", "[Paris](https://x.org)", "**Paris**[1]"])
+def test_answers_that_clean_or_normalise_to_little_are_attempts(text: str) -> None:
+    """A choice letter is an answer though SQuAD drops "a" as an article."""
+    assert refusal(text, ["Paris"]) is None
+
+
 def test_a_reference_that_reads_like_a_refusal_makes_it_an_attempt() -> None:
     assert refusal("Unknown.", ["Paris"]) == "Unknown."
     assert refusal("Unknown.", ["unknown"]) is None

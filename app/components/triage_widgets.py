@@ -20,6 +20,7 @@ from qaeval_core import analysis, workflows
 from qaeval_core.store import repo
 
 __all__ = [
+    "AGGREGATE_NAMES",
     "NO_CALIBRATION",
     "OUTCOME_NAMES",
     "SAMPLE_NAMES",
@@ -51,6 +52,9 @@ SAMPLE_NAMES = {
     "adjudication": "adjudication only",
 }
 OUTCOME_NAMES = {"correct": "correct", "incorrect": "incorrect", "uncertain": "uncertain"}
+#: How the annotators' labels of an item become one (``aggregate`` of
+#: :func:`qaeval_core.workflows.final_labels`; :data:`qaeval_core.analysis.aggregation.AGGREGATES`).
+AGGREGATE_NAMES = {"majority": "Majority vote", "dawid_skene": "Dawid-Skene (weighted)"}
 
 
 def cell(value: Any, digits: int = 3) -> str:
@@ -116,8 +120,10 @@ def _version(url: str, dataset: str, calibration: str | None) -> tuple[Any, ...]
 
 
 @st.cache_data(show_spinner="Applying the judge...", max_entries=16)
-def _final(url: str, dataset: str, calibration: str | None, version: tuple[Any, ...]):
-    return workflows.final_labels(url, dataset, calibration)
+def _final(
+    url: str, dataset: str, calibration: str | None, aggregate: str, version: tuple[Any, ...]
+):
+    return workflows.final_labels(url, dataset, calibration, aggregate=aggregate)  # type: ignore[arg-type]
 
 
 @st.cache_data(show_spinner="Applying the judge...", max_entries=16)
@@ -125,9 +131,12 @@ def _estimation(url: str, dataset: str, calibration: str, version: tuple[Any, ..
     return workflows.estimation_frame(url, dataset, calibration)
 
 
-def final_labels(url: str, dataset: str, calibration: str | None) -> pd.DataFrame:
-    """:func:`qaeval_core.workflows.final_labels`, cached until the store changes."""
-    return _final(url, dataset, calibration, _version(url, dataset, calibration))
+def final_labels(
+    url: str, dataset: str, calibration: str | None, *, aggregate: str = "majority"
+) -> pd.DataFrame:
+    """:func:`qaeval_core.workflows.final_labels` with the annotators' ``aggregate`` (a key of
+    :data:`AGGREGATE_NAMES`), cached until the store changes."""
+    return _final(url, dataset, calibration, aggregate, _version(url, dataset, calibration))
 
 
 def estimation_frame(url: str, dataset: str, calibration: str) -> pd.DataFrame:

@@ -11,6 +11,10 @@ if that is still the item on screen (else it is refused and says so), and answer
 Skips and flags are stored, so they survive reloads; the queue filters (pending / done /
 skipped / flagged) and "next unlabelled" read the store. The dataset's guidelines, rule list,
 label keys and idle cap come from the store too (edited on the Guidelines page).
+
+A researcher who queued a dataset for themselves ("Queue it for me") can release the unlabelled
+part of that queue here (:func:`~qaeval_core.store.annotation.release_queue`) before dealing it
+to the team.
 """
 
 from __future__ import annotations
@@ -305,6 +309,32 @@ def _queue_for_myself(user: auth.SessionUser, url: str) -> None:
         )
 
 
+def _release_mine(user: auth.SessionUser, dataset: str, url: str) -> None:
+    """Give back the unlabelled part of one's own queue (after "Queue it for me", before
+    dealing the dataset to the team); the summary shows on the next run."""
+    try:
+        result = ann.release_queue(dataset, user.name, by=user.name, url=url)
+    except QAEvalError as exc:
+        S.ann_release_note = ("error", str(exc))
+        return
+    S.ann_release_note = ("success", result.summary())
+    S.ann_item, S.ann_flash, S.ann_started = None, None, None
+
+
+def _release_offer(user: auth.SessionUser, dataset: str, remaining: int, url: str) -> None:
+    """A researcher holding unlabelled items here (typically from "Queue it for me") can hand
+    them back, so that a deal on the Assign page can give them to the team instead."""
+    if user.role not in auth.RESEARCHERS or remaining <= 0:
+        return
+    with st.expander("Release my unlabelled queue"):
+        st.caption(
+            f"Takes the {remaining} item(s) you have not labelled out of your queue in "
+            f"{dataset}, so a deal can give them to annotators; your labels stay yours."
+        )
+        st.button("Release my unlabelled queue", key="ann_release", on_click=_release_mine,
+                  args=(user, dataset, url))  # fmt: skip
+
+
 def _queue_done(user_id: int, dataset: str, url: str) -> None:
     """No item left to serve: say why and offer the way back (the picker is not mounted, so
     these buttons have their own shortcuts)."""
@@ -334,6 +364,8 @@ def main() -> None:
     for key, default in _DEFAULTS.items():
         S.setdefault(key, default)
 
+    if note := S.pop("ann_release_note", None):
+        getattr(st, note[0])(note[1])
     datasets = ann.datasets_for_user(user.id, url=url)
     if not datasets:
         if user.role in auth.RESEARCHERS:
@@ -366,6 +398,7 @@ def main() -> None:
             getattr(st, S.ann_flash["kind"])(S.ann_flash["text"])
         _queue_done(user.id, dataset, url)
         _queue_filters(user.id, dataset, url)
+        _release_offer(user, dataset, progress.remaining, url)
         return
 
     data = label_picker.picker_data(
@@ -384,6 +417,7 @@ def main() -> None:
             st.text(item.context)
     _history(user.id, item.id, url)
     _queue_filters(user.id, dataset, url)
+    _release_offer(user, dataset, progress.remaining, url)
 
 
 if __name__ == "__main__":  # Streamlit runs pages as __main__; tests import helpers

@@ -7,9 +7,9 @@ person; see :func:`qaeval_core.store.annotation.deal`. The audit sample is
 :func:`~qaeval_core.store.annotation.deal_audit_sample` (a seeded uniform sample, recorded as
 such: the labels accuracy estimates with valid CIs need) and triage is
 :func:`qaeval_core.workflows.route_uncertain`. A batch (the next N items, a range, a quota per
-person) is :func:`~qaeval_core.store.annotation.batch.deal_batch`; every deal says what it left
+person) is :func:`~qaeval_core.store.annotation.deal_batch`; every deal says what it left
 alone and who holds it, and "Release a queue" frees someone's unlabelled items
-(:func:`~qaeval_core.store.annotation.release.release_queue`). Progress shows counts only.
+(:func:`~qaeval_core.store.annotation.release_queue`). Progress shows counts only.
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ from qaeval_core import workflows
 from qaeval_core.errors import QAEvalError
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
-from qaeval_core.store.annotation.batch import deal_batch
-from qaeval_core.store.annotation.release import release_queue
 
 #: The deal form's choice of items -> how :func:`_deal_items` reads the inputs.
 ITEM_CHOICES = {
@@ -35,7 +33,7 @@ ITEM_CHOICES = {
 
 
 def _deal_items(choice: str, n: int, first: int, last: int) -> dict[str, object]:
-    """The batch options of :func:`~qaeval_core.store.annotation.batch.deal_batch`."""
+    """The batch options of :func:`~qaeval_core.store.annotation.deal_batch`."""
     if choice == "next":
         return {"n": int(n)}
     if choice == "range":
@@ -93,7 +91,7 @@ def _deal_form(dataset: str, people: list[str], url: str, user: str) -> None:
     items = _deal_items(ITEM_CHOICES[which], n, first, last)
     try:
         if items or quota:
-            result = deal_batch(
+            result = ann.deal_batch(
                 dataset, chosen, quota=int(quota) or None, created_by=user, url=url,
                 **items, **overlap,
             )  # fmt: skip
@@ -130,7 +128,7 @@ def _release_form(dataset: str, holders: list[str], url: str, user: str) -> None
         st.warning("Pick whose queue to release.")
         return
     try:
-        result = release_queue(dataset, holder, by=user, url=url)
+        result = ann.release_queue(dataset, holder, by=user, url=url)
     except QAEvalError as exc:
         safe_text.show_error(exc)
         return
@@ -300,7 +298,10 @@ def _progress(dataset: str, url: str) -> list[str]:
             "labelled": [p.labelled for p in prog.annotators],
             "remaining": [p.remaining for p in prog.annotators],
             "done": [p.fraction for p in prog.annotators],
-            "mean seconds": [p.seconds_mean for p in prog.annotators],
+            # Text, blank before the first label: a number column would show "None" there.
+            "mean seconds": [
+                "" if p.seconds_mean is None else f"{p.seconds_mean:.1f}" for p in prog.annotators
+            ],
         }
     )
     st.dataframe(
@@ -310,7 +311,6 @@ def _progress(dataset: str, url: str) -> list[str]:
             "done": st.column_config.ProgressColumn(
                 "done", format="percent", min_value=0, max_value=1
             ),
-            "mean seconds": st.column_config.NumberColumn(format="%.1f"),
         },
     )
     return [p.user for p in prog.annotators]

@@ -6,7 +6,8 @@ confident about, with its details (subscores, best reference or n-gram, rational
 row opens the item with every rater's label and the adjudication history.
 
 The "Final labels" tab lists the items by where their final label comes from (adjudication,
-annotators, a saved calibration's judge, none; :func:`qaeval_core.workflows.final_labels`);
+annotators (their majority or Dawid-Skene's weighted aggregate), a saved calibration's judge,
+none; :func:`qaeval_core.workflows.final_labels`);
 with a calibration chosen there, the opened item can show the judge's trace (its reason, rule,
 matched reference and each input's push; :mod:`app.components.judge_trace`).
 """
@@ -24,12 +25,26 @@ from app.components import analysis_widgets as aui
 from app.components import auth, judge_trace, safe_text
 from app.components import triage_widgets as tw
 from qaeval_core import analysis
+from qaeval_core.analysis.formatting import display_frame
 from qaeval_core.errors import QAEvalError
 
 ITEM_KEY = "explorer_item"
 TABLE_KEY = "explorer_worst"
 FINAL_ITEM_KEY = "explorer_final_item"
 FINAL_TABLE_KEY = "explorer_final_table"
+#: The worst-disagreements table's columns, in order, with their headers ("value" is renamed
+#: after the metric).
+WORST_HEADERS = {
+    "item_id": "Item",
+    "confidence": "Confidence",
+    "value": "Score",
+    "human": "Human verdict",
+    "candidate": "Answer",
+    "references": "References",
+    "details_text": "Metric details",
+    "question": "Question",
+    "qa_model": "QA model",
+}
 TILES = {
     "accuracy": "Accuracy",
     "balanced_accuracy": "Balanced acc.",
@@ -101,13 +116,18 @@ def main() -> None:
 
 def _final_labels(url: str, dataset: str, frames: analysis.Frames) -> None:
     """The items filtered by where their final label comes from; a row opens the item."""
-    c1, c2 = st.columns(2)
+    c1, c2, c3 = st.columns([2, 2, 1])
     calibration = tw.calibration_picker(
         url, key="explorer_final_calibration", dataset=dataset, optional=True,
         label="Judge for items nobody labelled", container=c1,
     )  # fmt: skip
+    aggregate = c3.radio(
+        "Annotators' aggregate", list(tw.AGGREGATE_NAMES), format_func=tw.AGGREGATE_NAMES.get,
+        key="explorer_final_aggregate",
+        help="How several annotators' labels of an item become one (adjudication wins).",
+    )  # fmt: skip
     try:
-        final = tw.final_labels(url, dataset, calibration)
+        final = tw.final_labels(url, dataset, calibration, aggregate=str(aggregate))
     except QAEvalError as exc:
         safe_text.show_error(exc)
         return
@@ -168,22 +188,20 @@ def _metric(url: str, frames: analysis.Frames, picker: Any) -> None:
         human=worst["final"].map(analysis.label_text),
         references=worst["references"].map(lambda refs: " | ".join(map(str, refs))),
     )
+    score = f"{metric_id} score"
     st.dataframe(
-        table[
-            ["item_id", "confidence", "value", "human", "candidate", "references", "details_text",
-             "question", "qa_model"]
-        ],
+        display_frame(table[list(WORST_HEADERS)], {**WORST_HEADERS, "value": score}),
         hide_index=True,
         key=TABLE_KEY,
         on_select=partial(_pick_row, item_ids),
         selection_mode="single-row",
         height=320,
         column_config={
-            "confidence": st.column_config.ProgressColumn(min_value=0, max_value=1, format="%.2f"),
-            "value": st.column_config.NumberColumn(f"{metric_id} score", format="%.3f"),
-            "question": st.column_config.TextColumn(width="medium"),
-            "candidate": st.column_config.TextColumn("answer", width="medium"),
-            "details_text": st.column_config.TextColumn("metric details", width="large"),
+            "Confidence": st.column_config.ProgressColumn(min_value=0, max_value=1, format="%.2f"),
+            score: st.column_config.NumberColumn(format="%.3f"),
+            "Question": st.column_config.TextColumn(width="medium"),
+            "Answer": st.column_config.TextColumn(width="medium"),
+            "Metric details": st.column_config.TextColumn(width="large"),
         },
     )  # fmt: skip
     st.caption("Select a row to open the item.")

@@ -6,7 +6,8 @@ only, judge only; :mod:`app.components.accuracy_estimates`) and the judge's outc
 model (``judge_reason`` counts, accuracy with and without not-attempted items). Then each QA
 model's accuracy under the human verdict next to its accuracy under every metric, with ranks,
 the pairs of models a metric puts in the opposite order (the PANDA/SMILE tables), and each
-metric's agreement with humans with bootstrap CIs.
+metric's agreement with humans with bootstrap CIs. Tables show headers in words and no
+None/nan (:func:`qaeval_core.analysis.formatting.display_frame`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,33 @@ from qaeval_core.errors import QAEvalError
 
 #: Metrics drawn next to the humans by default: more bars than this per model are unreadable.
 CHART_DEFAULT = 5
+
+
+#: Headers of the ranking table (``ranking_changes``' columns).
+RANKING_HEADERS = {
+    "dataset": "Dataset",
+    "metric_id": "Metric",
+    "n_models": "QA models",
+    "kendall_tau_b": "Kendall tau-b",
+    "n_pairs": "Pairs",
+    "n_flips": "Flipped pairs",
+    "flips": "Flipped pairs (human order)",
+}
+
+
+def model_headers(metric_ids: list[str]) -> dict[str, str]:
+    """Headers of the per-model table: metric ids stay as typed (``rougeL``, not "RougeL"), one
+    accuracy and one rank column each."""
+    headers = {
+        "dataset": "Dataset",
+        "qa_model": "QA model",
+        "n_items": "Judged items",
+        "human_accuracy": "Human accuracy",
+        "human_rank": "Human rank",
+    }
+    for m in metric_ids:
+        headers |= {m: f"{m} accuracy", f"{m} rank": f"{m} rank"}
+    return headers
 
 
 def _best_rankers(board: analysis.Leaderboard, k: int = CHART_DEFAULT) -> list[str]:
@@ -125,21 +153,22 @@ def main() -> None:
     )
     st.plotly_chart(_accuracy_chart(board, shown), key="leaderboard_chart")
     percent = st.column_config.NumberColumn(format="%.3f")
+    metric_ids = [str(m) for m in board.table["metric_id"].unique()]
     st.dataframe(
-        board.wide,
+        display_frame(board.wide, model_headers(metric_ids)),
         hide_index=True,
         key="leaderboard_table",
-        column_config={"human_accuracy": percent}
-        | {m: percent for m in board.table["metric_id"].unique()},
-    )
+        column_config=dict.fromkeys(["Human accuracy", *(f"{m} accuracy" for m in metric_ids)],
+                                    percent),
+    )  # fmt: skip
 
     st.subheader("Ranking changes")
     ranking = board.ranking.assign(flips=board.ranking["flips"].map("; ".join))
     st.dataframe(
-        ranking,
+        display_frame(ranking, RANKING_HEADERS),
         hide_index=True,
         key="leaderboard_ranking",
-        column_config={"flips": st.column_config.TextColumn("flipped pairs (human order)")},
+        column_config={"Kendall tau-b": st.column_config.NumberColumn(format="%.3f")},
     )
     st.caption(
         "Kendall tau-b between the models' human and metric accuracies; a flipped pair is two "

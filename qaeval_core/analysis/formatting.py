@@ -42,16 +42,23 @@ def header_text(name: str) -> str:
     return text[:1].upper() + text[1:] if text else str(name)
 
 
-def display_frame(frame: pd.DataFrame, headers: Mapping[str, str] | None = None) -> pd.DataFrame:
+def display_frame(
+    frame: pd.DataFrame, headers: Mapping[str, str] | None = None, *, digits: int = 3
+) -> pd.DataFrame:
     """A frame ready for a table: missing values in text columns blank instead of ``None`` or
     ``nan``, and headers in words (``headers`` first, else :func:`header_text`).
 
-    Numeric columns keep NaN (tables show it as an empty cell), so they still sort as numbers.
+    Numeric columns without missing values stay numbers (they sort as numbers). A numeric
+    column with a missing value becomes text with ``digits`` decimals and a blank cell there:
+    Streamlit's tables print a missing number as "None", which reads as a bug to annotators.
     """
     out = frame.copy()
     for column in out.columns:
-        if out[column].dtype == object:
-            out[column] = out[column].map(lambda v: "" if is_missing(v) else v)
+        values = out[column]
+        if values.dtype == object or pd.api.types.is_string_dtype(values):
+            out[column] = values.map(lambda v: "" if is_missing(v) else v).astype(object)
+        elif pd.api.types.is_float_dtype(values) and values.isna().any():
+            out[column] = values.map(lambda v: "" if is_missing(v) else f"{v:.{digits}f}")
     names = dict(headers or {})
     return out.rename(columns={c: names.get(c, header_text(c)) for c in out.columns})
 

@@ -27,6 +27,19 @@ A family's cost is the sum of its inputs' ``s_per_1000`` measured that way (work
 the family is paid once, by the first input that needs it). ``python -m
 qaeval_core.calibrate.cost`` is the measuring child process (JSON in on stdin, out on stdout).
 
+**Cached.** Measuring the encoder family cold takes minutes on a CPU, and the answer barely
+changes between two calibrations on one machine, so each family's measurement is kept in
+``<cache dir>/input_costs.json`` (``QAEVAL_CACHE_DIR``, else ``~/.cache/qaeval``) under a key
+made of: the family's inputs (column, metric id, metric config hash: a changed parameter or
+metric version is a new key), the machine (:func:`machine_key`: :func:`machine_info` without
+the load and other volatile fields, plus whether a GPU is present), the qaeval version, and the
+datasets the rows came from (costs per row follow text length: NQ's short answers are not
+MMLU-Pro's). A later calibration reads the family back instead of spawning a process; the cost
+table says which families came from the cache and when they were measured (``cached``), and
+``remeasure=True`` (``qaeval calibrate --remeasure-costs``) measures again and overwrites.
+In-process measurements (``isolate=False`` or a fallback) are never cached: caches filled
+earlier in the process bias them.
+
 Why it is one module: the cost record, the family rule and the measuring parent and child
 share one format and one definition of "cost"; split, they would drift apart.
 """
@@ -34,6 +47,7 @@ share one format and one definition of "cost"; split, they would drift apart.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -60,14 +74,23 @@ __all__ = [
     "COST_UNIT",
     "CostTable",
     "InputCost",
+    "COST_CACHE_FILE",
+    "cost_cache_path",
     "cost_record",
     "input_family",
     "machine_info",
+    "machine_key",
     "measure_costs",
 ]
 
 #: What every cost number is.
 COST_UNIT = "seconds per 1,000 rows"
+#: The cost cache's file name, in the qaeval cache folder.
+COST_CACHE_FILE = "input_costs.json"
+#: Fields of :func:`machine_info` that change from run to run on one machine (not in the key).
+_VOLATILE = ("loadavg_1min", "torch_threads", "cuda")
+#: Format of the cache file; a file in another format is ignored (and rewritten).
+_CACHE_FORMAT = 1
 #: Two synthetic items for the warm-up call (model load), unlike any real row.
 _WARMUP = (
     Item("qaeval warm-up question one?", ("warm-up reference",), "warm-up answer"),
@@ -104,6 +127,24 @@ def machine_info() -> dict[str, Any]:
         info["torch_threads"] = int(torch.get_num_threads())
         info["cuda"] = bool(torch.cuda.is_available())
     return info
+
+
+def machine_key() -> dict[str, Any]:
+    """The machine as the cost cache sees it: :func:`machine_info` without what changes between
+    runs (load, torch's threads), plus whether an NVIDIA GPU is present (checked without
+    importing torch: the encoder family costs a fraction on a GPU)."""
+    info = {k: v for k, v in machine_info().items() if k not in _VOLATILE}
+    info["gpu"] = any(Path(p).exists() for p in ("/dev/nvidiactl", "/dev/nvidia0"))
+    return info
+
+
+def _qaeval_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("qaeval")
+    except Exception:  # pragma: no cover - not installed (running from a checkout)
+        return "unknown"
 
 
 def _number(value: Any, where: str) -> float:
@@ -146,7 +187,18 @@ class CostTable:
     rows: int = 0
     machine: dict[str, Any] = field(default_factory=dict)
     method: str = ""
+    #: When the oldest of its measurements was taken (UTC, ISO 8601).
     measured_at: str = ""
+    #: Families read back from the cost cache: family -> {"measured_at", "rows"} of the cached
+    #: measurement (empty: everything was measured by this call).
+    cached: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def source(self) -> str:
+        """``measured``, ``cache`` or ``cache and measured``: where the numbers came from."""
+        if not self.cached:
+            return "measured"
+        return "cache" if set(self.cached) >= set(self.families()) else "cache and measured"
 
     def __post_init__(self) -> None:
         cols = [c.column for c in self.inputs]
@@ -194,12 +246,15 @@ class CostTable:
 
     def restrict(self, columns: Iterable[str]) -> CostTable:
         keep = set(columns)
+        inputs = tuple(c for c in self.inputs if c.column in keep)
+        fams = {c.family for c in inputs}
         return CostTable(
-            tuple(c for c in self.inputs if c.column in keep),
+            inputs,
             self.rows,
             dict(self.machine),
             self.method,
             self.measured_at,
+            {f: dict(v) for f, v in self.cached.items() if f in fams},
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -209,6 +264,8 @@ class CostTable:
             "machine": dict(self.machine),
             "method": self.method,
             "measured_at": self.measured_at,
+            "source": self.source,
+            "cached": {f: dict(v) for f, v in self.cached.items()},
             "inputs": [asdict(c) for c in self.inputs],
         }
 
@@ -222,6 +279,11 @@ class CostTable:
         rows = data.get("rows", 0)
         if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
             raise InputError(f"A cost table's rows must be a count, got {rows!r}.")
+        cached = data.get("cached") or {}
+        if not isinstance(cached, Mapping) or not all(
+            isinstance(v, Mapping) for v in cached.values()
+        ):
+            raise InputError("A cost table's cached must map families to {measured_at, rows}.")
         return cls(
             tuple(
                 InputCost.from_dict(x, f"cost.inputs[{i}]") for i, x in enumerate(data["inputs"])
@@ -230,6 +292,7 @@ class CostTable:
             dict(machine),
             str(data.get("method") or ""),
             str(data.get("measured_at") or ""),
+            {str(f): dict(v) for f, v in cached.items()},
         )
 
 
@@ -330,6 +393,69 @@ def _measure_isolated(
     return result["timings"], result["machine"]
 
 
+def cost_cache_path() -> Path:
+    """The cost cache file (``<qaeval cache dir>/input_costs.json``)."""
+    from qaeval_core.metrics._support.loading import cache_dir
+
+    return cache_dir() / COST_CACHE_FILE
+
+
+def _cache_key(family: str, members: Sequence[tuple[str, Metric]], items: Sequence[Item]) -> str:
+    """The cache key of one family's measurement (what goes into it: the module docstring)."""
+    key = {
+        "family": family,
+        "inputs": [[column, m.id, m.config_hash()] for column, m in members],
+        "machine": machine_key(),
+        "qaeval": _qaeval_version(),
+        "rows_from": sorted({it.dataset or "(unnamed)" for it in items}),
+    }
+    blob = json.dumps(key, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def _read_cache(path: Path) -> dict[str, Any]:
+    """The cached measurements by key; an unreadable or foreign file counts as empty (it is
+    only a cache: the costs are measured again and the file rewritten)."""
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != _CACHE_FORMAT:
+        return {}
+    entries = data.get("entries")
+    return entries if isinstance(entries, dict) else {}
+
+
+def _write_cache(path: Path, new: Mapping[str, Any]) -> None:
+    """Merge ``new`` entries into the cache file (re-read first, so entries another process
+    wrote meanwhile are kept; replaced atomically, so a reader never sees half a file)."""
+    entries = {**_read_cache(path), **new}
+    fd, tmp = tempfile.mkstemp(prefix=".input_costs.", suffix=".json", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({"format": _CACHE_FORMAT, "entries": entries}, fh, indent=1)
+        os.replace(tmp, path)
+    except OSError:  # a read-only cache folder: keep working, measure again next time
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _cached_timings(
+    entry: Any, members: Sequence[tuple[str, Metric]]
+) -> list[dict[str, Any]] | None:
+    """A cache entry's per-input timings, or None when it does not fit these inputs."""
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("timings"), list):
+        return None
+    timings = entry["timings"]
+    try:
+        ok = [t["column"] for t in timings] == [c for c, _ in members] and all(
+            float(t["per_row_s"]) >= 0 and float(t["load_s"]) >= 0 for t in timings
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+    return timings if ok else None
+
+
 def measure_costs(
     specs: Sequence[tuple[str, Metric]],
     items: Sequence[Item],
@@ -338,10 +464,20 @@ def measure_costs(
     seed: int = 0,
     isolate: bool = True,
     timeout: float | None = 1800,
+    cache: bool = True,
+    remeasure: bool = False,
+    progress: Any = None,
 ) -> CostTable:
     """Time every input on (a seeded sample of at most ``sample`` of) ``items``, family by
     family; see the module docstring. ``isolate=False`` measures in this process (faster,
-    but caches filled earlier in it make inputs look cheaper: for tests and quick looks)."""
+    but caches filled earlier in it make inputs look cheaper: for tests and quick looks).
+
+    With ``cache`` (and ``isolate``) a family measured before on this machine, with the same
+    metric configurations, qaeval version and datasets, is read from the cost cache instead
+    of measured; ``remeasure=True`` measures every family again and updates the cache.
+    ``progress`` (a callable taking a message) hears which families are measured or cached.
+    """
+    say = progress or (lambda _msg: None)
     items = list(items)
     if not items:
         raise InputError("Cannot measure input costs on no items; pass the labelled items.")
@@ -353,48 +489,79 @@ def measure_costs(
     families: dict[str, list[tuple[str, Metric]]] = {}
     for column, metric in specs:
         families.setdefault(input_family(metric), []).append((column, metric))
-    timed: dict[str, tuple[str, dict[str, Any]]] = {}
+    use_cache = cache and isolate
+    path = cost_cache_path() if use_cache else None
+    stored = _read_cache(path) if path is not None and not remeasure else {}
+    n = len(items)
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    per_row: dict[str, tuple[str, float, float]] = {}  # column -> family, s per row, load s
     machine: dict[str, Any] = {}
     fallbacks: list[str] = []
+    cached: dict[str, dict[str, Any]] = {}
+    fresh: dict[str, Any] = {}
     for family, members in families.items():
-        rows = []
+        key = _cache_key(family, members, items) if use_cache else ""
+        hit = _cached_timings(stored.get(key), members) if use_cache else None
+        if hit is not None:
+            entry = stored[key]
+            cached[family] = {"measured_at": str(entry.get("measured_at", "")),
+                              "rows": int(entry.get("rows", 0))}  # fmt: skip
+            machine = machine or dict(entry.get("machine") or {})
+            for t in hit:
+                per_row[t["column"]] = (family, float(t["per_row_s"]), float(t["load_s"]))
+            say(f"{family}: cost from the cache (measured {cached[family]['measured_at']}).")
+            continue
+        rows: list[dict[str, Any]] = []
+        in_child = False
         if isolate:
+            say(f"{family}: measuring its cost on {n} rows in a fresh process ...")
             try:
                 rows, machine = _measure_isolated(members, items, timeout)
+                in_child = True
             except (RuntimeError, subprocess.TimeoutExpired) as exc:
                 # A metric registered only in this process (a plugin imported by hand) cannot be
                 # rebuilt in a fresh one: measure it here and say so in the method.
                 fallbacks.append(f"{family} measured in-process ({str(exc)[:120]})")
         if not rows:
             rows, machine = _time_family(members, items), machine_info()
-        for r in rows:
-            timed[r["column"]] = (family, r)
-    n = len(items)
+        timings = [
+            {"column": r["column"], "per_row_s": r["seconds"] / n, "load_s": r["load_s"]}
+            for r in rows
+        ]
+        for t in timings:
+            per_row[t["column"]] = (family, t["per_row_s"], t["load_s"])
+        if use_cache and in_child:
+            fresh[key] = {"family": family, "timings": timings, "rows": n,
+                          "machine": machine, "measured_at": now}  # fmt: skip
+    if fresh and path is not None:
+        _write_cache(path, fresh)
     costs = tuple(
         InputCost(
             column,
-            timed[column][0],
-            round(timed[column][1]["seconds"] * 1000.0 / n, 6),
-            round(timed[column][1]["load_s"], 6),
+            per_row[column][0],
+            round(per_row[column][1] * 1000.0, 6),
+            round(per_row[column][2], 6),
         )
         for column, _ in specs
     )
+    rows_note = f"{n} calibration rows"
+    if cached and any(v["rows"] != n for v in cached.values()):
+        rows_note = "the calibration's rows (cached families: as many as when measured)"
     method = (
         f"each family in a fresh process, per-string caches empty; warm-up call on 2 synthetic "
-        f"items (load_s), then one score_batch over {n} calibration rows"
+        f"items (load_s), then one score_batch over {rows_note}"
         if isolate
         else f"in the calibrating process; warm-up call (load_s), then one score_batch over {n} "
         "rows"
     )
+    if cached:
+        method += f"; from the cost cache: {', '.join(cached)}"
     if fallbacks:
         method += "; " + "; ".join(fallbacks)
-    return CostTable(
-        costs,
-        n,
-        machine,
-        method,
-        datetime.now(UTC).isoformat(timespec="seconds"),
-    )
+    times = [v["measured_at"] for v in cached.values() if v["measured_at"]]
+    if len(cached) < len(families):
+        times.append(now)
+    return CostTable(costs, n, machine, method, min(times) if times else now, cached)
 
 
 def _child() -> None:

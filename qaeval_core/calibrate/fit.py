@@ -321,7 +321,11 @@ def fit_judge(
 
     rows, oof = [], {}
     for cname, factory in factories.items():
-        proba = cross_val_predict_proba(factory(), design(factory), yb, folds, groups=g)
+        if selection is not None and selection.oof_proba is not None and factory is score_only[0]:
+            # The selection already cross-validated this model on these columns and folds.
+            proba = selection.oof_proba
+        else:
+            proba = cross_val_predict_proba(factory(), design(factory), yb, folds, groups=g)
         pred = proba >= 0.5
         q = quality(yb, pred)
         _, lo, hi = bootstrap_ci(yb, pred, "accuracy", n_boot=n_boot, seed=seed, groups=g)

@@ -18,7 +18,7 @@ candidate beats it by more than ``tolerance``, which keeps choices stable across
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -185,6 +185,9 @@ class InputSelection:
     #: One row per evaluated set: families, cost, cv_accuracy, frontier (no evaluated set is
     #: both at most as costly and more accurate), chosen.
     evaluated: pd.DataFrame
+    #: The chosen set's out-of-fold probabilities (``make_model`` on ``columns``, the folds
+    #: given): :func:`~qaeval_core.calibrate.fit.fit_judge` reuses them instead of refitting.
+    oof_proba: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -273,16 +276,22 @@ def select_inputs(
     )
     X = scores.reset_index(drop=True)
     seen: dict[frozenset[str], tuple[float, float]] = {}
+    oof: dict[frozenset[str], np.ndarray] = {}
     ranks = {f: i for i, f in enumerate(order)}
+
+    def columns_of(fset: frozenset[str]) -> list[str]:
+        # In the scores' own order, so a model fitted on them is the one fit_judge would fit.
+        keep = {c for f in fset for c in fams[f]}
+        return [str(c) for c in X.columns if c in keep]
 
     def cost_of(fset: frozenset[str]) -> float:
         return float(sum(float(costs[f]) for f in fset))
 
     def evaluate(fset: frozenset[str]) -> tuple[float, float]:
         if fset not in seen:
-            cols = [c for f in order if f in fset for c in fams[f]]
-            proba = cross_val_predict_proba(make_model(), X[cols], yb, folds, groups=g)
+            proba = cross_val_predict_proba(make_model(), X[columns_of(fset)], yb, folds, groups=g)
             seen[fset] = (cost_of(fset), float(np.mean((proba >= 0.5) == yb)))
+            oof[fset] = proba
         return seen[fset]
 
     def affordable() -> dict[frozenset[str], tuple[float, float]]:
@@ -333,13 +342,14 @@ def select_inputs(
     cost, acc = seen[chosen]
     return InputSelection(
         families=[f for f in order if f in chosen],
-        columns=[c for f in order if f in chosen for c in fams[f]],
+        columns=columns_of(chosen),
         cost=cost,
         cv_accuracy=acc,
         best_cv_accuracy=max(a for _, a in affordable().values()),
         tolerance=tolerance,
         max_cost=max_cost,
         evaluated=table,
+        oof_proba=oof[chosen],
     )
 
 

@@ -48,12 +48,25 @@ def _print_effort(curve, band) -> None:  # type: ignore[no-untyped-def]
         )
 
 
+def _when(costs) -> str:  # type: ignore[no-untyped-def]
+    """When the cached families were measured (one date, or the range)."""
+    times = sorted({str(v.get("measured_at", "")) for v in costs.cached.values()} - {""})
+    if not times:
+        return "earlier"
+    return times[0] if len(times) == 1 else f"{times[0]} to {times[-1]}"
+
+
 def _print_costs(report) -> None:  # type: ignore[no-untyped-def]
     """Each input family's measured cost, and every input set the selection evaluated."""
     costs, selection = report.costs, report.inputs
     if costs is None:
         return
-    table = Table(title=f"Input cost, seconds per 1,000 rows ({costs.rows} rows measured)")
+    where = (
+        f"{costs.rows} rows measured"
+        if not costs.cached
+        else f"{costs.source}: cached families measured {_when(costs)}"
+    )
+    table = Table(title=f"Input cost, seconds per 1,000 rows ({where})")
     for col in ("family", "inputs", "s / 1,000 rows", "cold load s"):
         table.add_column(col)
     loads: dict[str, float] = {}
@@ -153,6 +166,14 @@ def register(app: typer.Typer) -> None:
                 help="Accuracy points a cheaper input set may lose against the best (0.3).",
             ),
         ] = 0.3,
+        remeasure_costs: Annotated[
+            bool,
+            typer.Option(
+                "--remeasure-costs",
+                help="Measure every input's cost again instead of reading the costs cached "
+                "by an earlier calibration on this machine.",
+            ),
+        ] = False,
         db: DbOption = None,
     ) -> None:
         """Fit a judge to a dataset's human labels; print its cross-validated quality.
@@ -163,7 +184,8 @@ def register(app: typer.Typer) -> None:
         refitted on every label used and written to OUTPUT, which `qaeval score --config
         OUTPUT` applies to new data. By default each input's cost is measured first and only
         the cheapest input families within 0.3 accuracy points of the best are used
-        (`--inputs all` for every input, `--max-cost` to cap the cost).
+        (`--inputs all` for every input, `--max-cost` to cap the cost). Measured costs are
+        cached for this machine; `--remeasure-costs` measures them again.
         """
         from qaeval_core.calibrate.fit import check_candidates
         from qaeval_core.calibrate.inputs import metric_specs
@@ -224,6 +246,7 @@ def register(app: typer.Typer) -> None:
             inputs=inputs,
             max_cost=max_cost,
             cost_tolerance=cost_tolerance / 100.0,
+            remeasure_costs=remeasure_costs,
             name=name or output.stem,
             progress=lambda msg: err_console.print(msg, markup=False),
         )

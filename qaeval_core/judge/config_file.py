@@ -178,6 +178,13 @@ def _check_cost(cost: Any, where: str) -> None:
     for key in ("judge_s_per_1000", "judge_load_s"):
         if key in cost:
             _cost_number(cost[key], f"{where}.{key}")
+    cached = cost.get("cached")
+    if cached is not None and not (
+        isinstance(cached, Mapping) and all(isinstance(v, Mapping) for v in cached.values())
+    ):
+        raise ConfigError(
+            f"{where}.cached must map input families to {{measured_at, rows}} (or be absent)."
+        )
     selection = cost.get("selection")
     if selection is not None and (
         not isinstance(selection, Mapping) or not isinstance(selection.get("evaluated"), list)

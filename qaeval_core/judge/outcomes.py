@@ -8,7 +8,9 @@ wrong the way a model that answers them wrongly is. The judge therefore names a 
 * ``matched`` / ``not_matched``: the combiner's verdict (correct / incorrect), nothing special;
 * ``uncertain``: the triage band routed the item to people (``judge_outcome == "uncertain"``);
 * ``not_attempted``: a refusal ("I don't know", "Unknown.", "As an AI ... I cannot ..."), or an
-  answer that is empty after normalisation;
+  answer that is empty after normalisation; both are read on the answer as a reader sees it
+  (:func:`~qaeval_core.metrics._support.profiles.clean_answer`: markdown, HTML, citation
+  markers, mojibake removed), so "**I don't know.**", "<p>Unknown</p>" or a lone "[1]" count;
 * ``hedged``: several mutually exclusive answers ("1945 or 1946", "(B) or (C)", "it is either
   Paris or Lyon", "Paris, or possibly Lyon"); NAQT counts them incorrect;
 * ``extraction_failed``: a long answer to a question that needs a number or a date, holding none
@@ -45,6 +47,7 @@ import numpy as np
 
 from qaeval_core.errors import InputError
 from qaeval_core.metrics._support.normalize import normalize
+from qaeval_core.metrics._support.profiles import clean_answer, is_empty_answer
 from qaeval_core.metrics.extract import answer_kind, type_match
 from qaeval_core.metrics.shape import extract_numbers, numbers_equal
 from qaeval_core.schema import Item
@@ -127,10 +130,9 @@ _WHOLE_REFUSAL = re.compile(
     r"(?:no|insufficient|not enough) (?:information|info|data|context)|unanswerable|"
     r"no (?:correct|right|definitive|clear) answer|cannot be determined|can t be determined)"
 )
-_WORD_CHAR = re.compile(r"\w")
 #: Placeholders that normalise to a letter or to nothing: "N/A", "n.a.", "-", "?".
 _BLANK_MARK = re.compile(r"\s*(?:n\s*/\s*a|n\.\s*a\.?|-+|\?+)\s*\.?\s*", re.IGNORECASE)
-#: A clause that refuses (searched in the raw text, case-insensitive).
+#: A clause that refuses (searched in the cleaned text, case-insensitive).
 _REFUSAL = re.compile(
     r"""\b(?:
       i\s+(?:do\s+not|don'?t|dont)\s+know
@@ -168,17 +170,30 @@ _FILLER = re.compile(
 )
 
 
+#: Typographic apostrophes ("I don’t know"), so the rules need only the ASCII one.
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\uff07": "'"})
+
+
+def _readable(candidate: str | None) -> str:
+    """The answer as a reader sees it (:func:`clean_answer`, robust profile: no markdown, HTML,
+    citation markers or mojibake), with ASCII apostrophes. The rules read this text, not the
+    raw one: formatting must not hide a refusal ("**I don't know.**") or an empty answer
+    ("[1]", "<p></p>")."""
+    return clean_answer(str(candidate or ""), "robust").translate(_APOSTROPHES)
+
+
 def refusal(candidate: str, references: Sequence[str] = ()) -> str | None:
     """The evidence that ``candidate`` does not attempt an answer, else None.
 
-    Not attempted: empty after normalisation, or every clause is a refusal or politeness and
-    at least one refuses. One clause that asserts something makes it an attempt ("I don't know
+    Not attempted: empty once cleaned (:func:`is_empty_answer`: no letter or digit left, so
+    "[1]" is empty and "A" is not), or every clause is a refusal or politeness and at least
+    one refuses. One clause that asserts something makes it an attempt ("I don't know
     why, but the answer is Paris"; "Unknown, probably Paris"), and so does a reference found in
-    it (a reference may itself read "unknown").
+    it (a reference may itself read "unknown"). Read on :func:`_readable` text.
     """
-    text = str(candidate or "")
-    if not _WORD_CHAR.search(text):
+    if is_empty_answer(str(candidate or ""), "robust"):
         return "empty after cleaning"
+    text = _readable(candidate)
     norm = normalize(text)
     if _in_reference(norm, references):
         return None

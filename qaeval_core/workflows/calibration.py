@@ -117,6 +117,7 @@ def calibrate_dataset(
     max_cost: float | None = None,
     cost_tolerance: float = DEFAULT_COST_TOLERANCE,
     cost_sample: int = 300,
+    remeasure_costs: bool = False,
 ) -> DatasetCalibration:
     """Fit a judge on (at most ``max_labels`` of) a stored dataset's human labels.
 
@@ -132,7 +133,9 @@ def calibrate_dataset(
     used items (:func:`~qaeval_core.calibrate.cost.measure_costs`) and the judge reads the
     cheapest input families within ``cost_tolerance`` of the best cross-validated accuracy,
     costing at most ``max_cost`` seconds per 1,000 rows when given. ``inputs="all"`` (and no
-    ``max_cost``) measures nothing and uses every input, as before.
+    ``max_cost``) measures nothing and uses every input, as before. Measured costs are cached
+    per machine (:mod:`qaeval_core.calibrate.cost`), so a second calibration on this machine
+    reads them back; ``remeasure_costs=True`` measures them again.
     """
     if inputs not in INPUT_RULES:
         raise ConfigError(f"--inputs must be one of {', '.join(INPUT_RULES)}, got {inputs!r}.")
@@ -175,8 +178,10 @@ def calibrate_dataset(
     specs = [FeatureSpec.from_metric(m, column) for column, m in specs_in]
     costs = None
     if inputs != "all" or max_cost is not None:
-        say(f"Measuring input costs on {min(len(used), cost_sample)} items (fresh processes) ...")
-        costs = measure_costs(specs_in, used, sample=cost_sample, seed=seed)
+        say(f"Input costs on {min(len(used), cost_sample)} items (cost cache, else measured) ...")
+        costs = measure_costs(
+            specs_in, used, sample=cost_sample, seed=seed, remeasure=remeasure_costs, progress=say
+        )
     say(f"Comparing {', '.join(candidates)} by {n_splits}-fold CV grouped by question ...")
     judge, report = fit_judge(
         scores,

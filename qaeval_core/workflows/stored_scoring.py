@@ -174,8 +174,8 @@ def judge_dataset(
             (stored["metric_id"] == metric.id) & (stored["config_hash"] == metric.config_hash())
         ].set_index("item_id")
         matrix[column] = mine["value"].reindex(ids).astype(float).to_numpy()
-        found = mine["details"].reindex(ids).map(_stored_error).tolist()
-        for k, err in enumerate(found):
+        details = mine["details"].to_dict()  # a list, not Series.map: pandas turns None to NaN
+        for k, err in enumerate(_stored_error(details.get(i)) for i in ids):
             if err is not None:  # the "<column>: <error>" notes of judge.outcomes.row_errors
                 note = f"{column}: {err}"
                 errors[k] = note if errors[k] is None else f"{errors[k]}; {note}"

@@ -13,7 +13,10 @@ output the way a person does, so that formatting changes no verdict:
 4. glued-token repair against the references: a candidate token that is not a reference token
    and not an English word is split where its pieces are reference tokens plus function words
    or numbers ("Morrisonin" -> "morrison in" when the reference says "Toni Morrison", "byToni"
-   -> "by toni", "Paris1" -> "paris 1"); "Parisian", "together" or "1.5" vs "15" never split.
+   -> "by toni", "Paris1" -> "paris 1", "eight1" -> "8 1"); "Parisian", "together" or "1.5"
+   vs "15" never split. The pieces are looked up among the reference's lemmas *and* its
+   words as written, so a plural glued to a word splits too ("Romancitizens" -> "roman
+   citizen" against "citizens").
 
 Every metric that normalises takes ``normalize="squad"|"robust"`` and goes through
 :func:`pair_tokens` / :func:`text_tokens` / :func:`profile_text`. :class:`ProfileParam` keeps
@@ -34,7 +37,11 @@ from typing import Any, ClassVar, Literal
 
 from qaeval_core.errors import InputError
 from qaeval_core.metrics._support.normalize import norm_tokens, normalize
-from qaeval_core.metrics._support.robust_text import canonical_text, strip_formatting
+from qaeval_core.metrics._support.robust_text import (
+    canonical_text,
+    number_word_digits,
+    strip_formatting,
+)
 from qaeval_core.metrics._support.text import _PUNCT  # the punctuation SQuAD turns to spaces
 
 __all__ = [
@@ -81,8 +88,10 @@ def clean_answer(text: str | None, profile: str = "robust") -> str:
 
 
 def is_empty_answer(text: str | None, profile: str = "robust") -> bool:
-    """Whether no token is left once the answer is cleaned and normalised ("**", "[1]", "")."""
-    return not text_tokens(text or "", profile)
+    """Whether no letter or digit is left once the answer is cleaned ("**", "[1]", "<p></p>",
+    "...", ""). Not "no SQuAD token left": SQuAD drops articles, yet "A" (a choice letter) or
+    "The" is an answer, and a judge that called it empty would mark it not attempted."""
+    return not any(ch.isalnum() for ch in clean_answer(text, profile))
 
 
 def profile_text(text: str, profile: str) -> str:
@@ -141,6 +150,7 @@ _FUNCTION_TEXT = (
     "onto about after before during since until over under not no also"
 )
 _FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
+_ARTICLES = frozenset({"a", "an", "the"})
 
 
 @lru_cache(maxsize=200_000)
@@ -216,7 +226,9 @@ def split_glued(token: str, vocab: frozenset[str]) -> list[str]:
     """One candidate token (original case) as the tokens it was glued from, judged against the
     reference tokens ``vocab`` (lower case). Unchanged unless it is neither a reference token
     nor an English word, and it splits into pieces of which one is a reference token and the
-    others are fillers (function or English words, numbers, reference tokens).
+    others are fillers (function or English words, numbers, reference tokens). A number word
+    glued to digits reads as digits, as :func:`.robust_text.canonical_numbers` would have
+    spelt it unglued ("eight1" -> "8", "1" against the reference "8").
 
     >>> split_glued("Morrisonin", frozenset({"toni", "morrison"}))
     ['morrison', 'in']
@@ -226,7 +238,7 @@ def split_glued(token: str, vocab: frozenset[str]) -> list[str]:
     low = token.lower()
     if low in vocab or _is_word(low) or len(low) < 3:
         return [low]
-    parts = [p.lower() for p in _BOUNDARY.split(token) if p]
+    parts = [number_word_digits(p.lower()) for p in _BOUNDARY.split(token) if p]
     if any(len(p) == 1 and p.isalpha() for p in parts):  # "B52", "iPhone", "F16": names
         parts = [low]
     if len(parts) > 1:
@@ -290,7 +302,8 @@ def _repaired(candidate: str, reference: str) -> tuple[str, ...]:
     hit = _PAIRS.get(key)
     if hit is not None:
         return hit
-    vocab = frozenset(_robust_tokens(reference))
+    # lemmas and written forms: "Romancitizens" holds "citizens", not the lemma "citizen"
+    vocab = frozenset(_robust_tokens(reference)) | {t.lower() for t in _cased_tokens(reference)}
     cased = _cased_tokens(candidate)
     plain = _robust_tokens(candidate)
     long_refs = [r for r in vocab if len(r) >= 3]
@@ -304,7 +317,7 @@ def _repaired(candidate: str, reference: str) -> tuple[str, ...]:
         pieces = split_glued(tok, vocab)
         if len(pieces) > 1:
             changed = True
-            out.extend(lemma(p) for p in pieces)
+            out.extend(lemma(p) for p in pieces if p not in _ARTICLES)  # as SQuAD drops them
         else:
             out.append(lem)
     value = tuple(out) if changed else plain

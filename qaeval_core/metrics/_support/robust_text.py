@@ -40,6 +40,7 @@ __all__ = [
     "latex_to_text",
     "canonical_dates",
     "canonical_numbers",
+    "number_word_digits",
     "strip_formatting",
     "canonical_text",
 ]
@@ -148,12 +149,34 @@ _SUPERSCRIPT = re.compile(
 )
 
 
+#: What may come before a bracket of numbers that is a value, not a citation: nothing (the
+#: answer is "[11, 15, 19]"), a line start, "=", ":", an opening bracket, or a verb that
+#: introduces a value ("the output is [1, 3]"), then perhaps markdown ("**[2, 4]**"). A
+#: citation follows the words it supports.
+_VALUE_BEFORE = re.compile(
+    r"(?:^|[\n=:(\[{]|\b(?:is|are|was|were|be|equals|returns?|outputs?|prints?|gives?|yields?"
+    r"|becomes?))\s*[*_`~]*$",
+    re.I,
+)
+
+
+def _citation(m: re.Match[str]) -> str:
+    """ "" for a citation marker; the match itself for a bracket of numbers that is a value
+    ("[11, 15, 19]", "b = [1, 3]")."""
+    marker = m.group(0).lstrip()
+    numeric = marker.startswith("[") and not marker.startswith("[c")  # not "[citation needed]"
+    is_value = numeric and _VALUE_BEFORE.search(m.string, 0, m.start()) is not None
+    return m.group(0) if is_value else ""
+
+
 def strip_citations(text: str) -> str:
     """Citation markers and footnote superscripts removed ("Paris[1] or Lyon¹²" -> "Paris or
     Lyon"). A footnote digit typed as a normal digit ("Paris1") cannot be told from a name
-    ("B52") here; :mod:`.profiles` repairs it against the references."""
+    ("B52") here; :mod:`.profiles` repairs it against the references. A bracket of numbers
+    that opens the answer or a line, or follows "=", ":" or "is", is a value and stays
+    ("[11, 15, 19]": people labelled that answer correct, and removing it emptied it)."""
     if "[" in text or "\u3010" in text:
-        text = _CITATION.sub("", text)
+        text = _CITATION.sub(_citation, text)
     if not text.isascii():
         text = _SUPERSCRIPT.sub("", text)
     return text
@@ -320,6 +343,9 @@ _WORD_NUMBER = re.compile(
     rf"\b(?:{_NUM_WORD}|{_SCALE_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_NUM_WORD}|{_SCALE_WORD}))*\b",
     re.I,
 )
+#: A number word with digits glued after it ("eight1", "billion2"): no word is spelt so, so
+#: the digits are a footnote or a typo and get a space, and the word reads as a number.
+_GLUED_NUMBER_WORD = re.compile(rf"\b({_NUM_WORD}|{_SCALE_WORD})(?=\d+(?!\w))", re.I)
 _DIGIT_SCALE = re.compile(rf"(?<![\w.])(\d+(?:\.\d+)?)\s+({_SCALE_WORD})\b", re.I)
 #: "one" that is a pronoun, not a number.
 _PRONOUN_ONE = re.compile(
@@ -335,6 +361,14 @@ def _plain(value: Decimal) -> str:
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return text
+
+
+def number_word_digits(token: str) -> str:
+    """A lone number word as digits ("eight" -> "8", "Twenty" -> "20"), any other token as it
+    is. :func:`canonical_numbers` needs word edges, so a word glued to a footnote digit
+    ("eight1") keeps its spelling; the glue repair of :mod:`.profiles` converts the piece."""
+    value = _NUMBER_WORD_VALUES.get(token.lower())
+    return token if value is None else str(value)
 
 
 def _words_value(words: str) -> int | None:
@@ -360,7 +394,10 @@ def canonical_numbers(text: str) -> str:
     "2500000"), no thousands separators ("2,500,000"), no currency sign ("$29.00" -> "29"),
     percentages as "N%", scientific notation written out ("3.6 × 10^-7", "3.6e-7" ->
     "0.00000036"), and no trailing decimal zeros ("2.50" -> "2.5"). "1.5" and "15" stay
-    different."""
+    different. A number word glued to digits is cut off them first ("billion1" -> "billion
+    1": a footnote digit)."""
+    if any(c.isdigit() for c in text):
+        text = _GLUED_NUMBER_WORD.sub(r"\1 ", text)
     if _WORD_NUMBER.search(text):
         protected = {m.start() for m in _PRONOUN_ONE.finditer(text)}
 

@@ -35,7 +35,9 @@ queues, :mod:`.sampled` deals an audit sample or triaged items, :mod:`.dealing` 
 share (recording, locking, choosing annotators), :mod:`.serving` serves items, :mod:`.labels`
 saves and reads one's own labels, :mod:`.progress` counts progress, :mod:`.lookups` resolves
 user and dataset names, :mod:`.skips` keeps skips and the annotator's queue filters,
-:mod:`.flags` lets an annotator flag an item for review. Results are plain frozen
+:mod:`.flags` lets an annotator flag an item for review, :mod:`.batch` deals part of a dataset
+(the next N items, a range, a quota per person), :mod:`.release` frees someone's unlabelled
+items. Results are plain frozen
 dataclasses: no ORM objects leave the package, so callers never trigger lazy loads.
 """
 
@@ -50,7 +52,8 @@ from qaeval_core.store.annotation.assignment import (
     queue_users,
     reassign,
 )
-from qaeval_core.store.annotation.dealing import check_queue_users
+from qaeval_core.store.annotation.batch import deal_batch
+from qaeval_core.store.annotation.dealing import Holder, check_queue_users
 from qaeval_core.store.annotation.flags import FlagRecord, flag_item, open_flags_for
 from qaeval_core.store.annotation.labels import MAX_NOTE_CHARS as MAX_NOTE_CHARS
 from qaeval_core.store.annotation.labels import (
@@ -69,6 +72,7 @@ from qaeval_core.store.annotation.progress import (
     dataset_progress,
     user_progress,
 )
+from qaeval_core.store.annotation.release import ReleaseResult, release_queue
 from qaeval_core.store.annotation.sampled import deal_audit_sample, deal_triage
 from qaeval_core.store.annotation.serving import (
     QueueItem,
@@ -100,6 +104,11 @@ __all__ = [
     "deal_audit_sample",
     "deal_triage",
     "check_queue_users",
+    # batches, who holds what, releasing a queue
+    "deal_batch",
+    "Holder",
+    "release_queue",
+    "ReleaseResult",
     "reassign",
     "next_item",
     "previous_item",
