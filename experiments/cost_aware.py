@@ -123,6 +123,11 @@ def main() -> None:
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
     ap.add_argument("--sizes", nargs="+", type=int, default=[300])
     ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument(
+        "--first-seed", type=int, default=0,
+        help="Seed of the first split (fresh splits for checking a rule chosen on earlier ones).",
+    )  # fmt: skip
+    ap.add_argument("--out", default="cost_aware", help="Name of the results files.")
     ap.add_argument("--remeasure-costs", action="store_true")
     args = ap.parse_args()
     specs = metric_specs(None)
@@ -139,7 +144,7 @@ def main() -> None:
             )  # fmt: skip
             print(f"{name}: family costs {costs.family_costs()}", flush=True)
             for size in args.sizes:
-                for seed in range(args.seeds):
+                for seed in range(args.first_seed, args.first_seed + args.seeds):
                     tr, te = held_out_split(len(data.y), size, groups=data.groups, seed=seed)
                     Xtr = scores[cols].iloc[tr].reset_index(drop=True)
                     Xte = scores[cols].iloc[te].reset_index(drop=True)
@@ -170,9 +175,9 @@ def main() -> None:
                         )
     frame = pd.DataFrame(rows)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(RESULTS / "cost_aware.csv", index=False)
+    frame.to_csv(RESULTS / f"{args.out}.csv", index=False)
     text = report(frame, tables)
-    (RESULTS / "cost_aware.md").write_text(text, "utf-8")
+    (RESULTS / f"{args.out}.md").write_text(text, "utf-8")
     print(text)
 
 

@@ -20,6 +20,8 @@ from _apptest import (
 )
 from _apptest import logged_in as log_in
 from streamlit.testing.v1 import AppTest
+from test_app_triage import chart_axes
+from test_calibrate_cli import fake_cost_measuring
 
 from qaeval_core.judge import Judge
 from qaeval_core.store import annotation as ann
@@ -30,7 +32,8 @@ PAGE = "views/calibrate.py"
 
 @pytest.fixture(scope="module")
 def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo store with a researcher and an annotator (no scores: the fit computes them)."""
+    """The demo store with a researcher and an annotator (scored by `qaeval demo` with its fast
+    metrics)."""
     path, url = build_demo_store(tmp_path_factory.mktemp("calibrate-demo"))
     finish_store(url)
     return path
@@ -38,6 +41,8 @@ def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def store(demo_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    # The page's fits measure input costs by default: instantly, in a cache of the test's own.
+    fake_cost_measuring(monkeypatch, tmp_path / "qaeval-cache")
     return copy_store(demo_file, tmp_path, monkeypatch)
 
 
@@ -85,7 +90,12 @@ def test_fit_shows_quality_and_saves_a_calibration(store: str) -> None:
     assert {"threshold", "fusion", "em", "f1", "contains"} <= set(quality["judge"])
     assert set(quality["kind"]) == {"calibrated (winner)", "calibrated", "uncalibrated"}
     assert quality["accuracy"].str.match(r"^0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]$").all()
-    assert len(at.get("plotly_chart")) == 3  # quality bars + learning curves + effort curve
+    y_titles = [y for _, y in chart_axes(at)]
+    assert len(y_titles) == 4 and "cross-validated quality" in y_titles  # quality bars
+    assert "accuracy on the unseen rest" in y_titles  # learning curves
+    assert "cross-validated accuracy (%)" in y_titles  # accuracy against input cost
+    curves_note = " ".join(str(c.value) for c in at.caption)
+    assert "Calibrated judges read the chosen inputs (lexical)" in curves_note
     shown = {m.label: m.value for m in at.metric}
     used = int(shown["Labels used"])
     assert 180 <= used <= 200 and used + int(shown["Held back unseen"]) == 298
@@ -116,9 +126,9 @@ def test_fit_shows_quality_and_saves_a_calibration(store: str) -> None:
 def test_order_queue_by_disagreement(store: str) -> None:
     ann.deal(DEMO, ["ann"], url=store)
     at = open_page(logged_in("res"))
-    assert f"qaeval score --dataset {DEMO} --metrics em,f1,contains" in [c.value for c in at.code]
-    at.button(key="calibrate_score_fast").click().run()
-    assert not at.exception, at.exception
+    # `qaeval demo` stores scores of its fast metrics, so the queue can be ordered at once
+    # (no "score first" hint).
+    assert not [c.value for c in at.code if "qaeval score" in c.value]
     at.selectbox(key="calibrate_queue_user").set_value("ann")
     at.button(key="calibrate_reorder").click().run()
     assert not at.exception, at.exception

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from _apptest import DEMO, build_demo_store, copy_store, finish_store, logged_in
 from streamlit.testing.v1 import AppTest
+from test_calibrate_cli import fake_cost_measuring
 
 from app.components import accuracy_estimates
 from qaeval_core import workflows
@@ -40,7 +41,7 @@ def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path, url = build_demo_store(tmp_path_factory.mktemp("triage-demo"))
     fit = workflows.calibrate_dataset(
         url, DEMO, metrics=METRICS, candidates=["threshold"], n_splits=3, n_boot=200,
-        human_share=0.2, name=CAL,
+        human_share=0.2, name=CAL, inputs="all",
     )  # fmt: skip
     repo.save_calibration(url, CAL, fit.judge.to_config(), dataset=DEMO, created_by="res")
     fresh = []
@@ -55,6 +56,8 @@ def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def store(demo_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    # The page's fits measure input costs by default: instantly, in a cache of the test's own.
+    fake_cost_measuring(monkeypatch, tmp_path / "qaeval-cache")
     return copy_store(demo_file, tmp_path, monkeypatch)
 
 
@@ -77,6 +80,18 @@ def metrics(at: AppTest) -> dict[str, str]:
 
 def table(at: AppTest, *columns: str) -> pd.DataFrame:
     return next(d.value for d in at.dataframe if set(columns) <= set(d.value.columns))
+
+
+def chart_axes(at: AppTest) -> list[tuple[str, str]]:
+    """Each plotly chart on the page as (x axis title, y axis title): what it shows."""
+    out = []
+    for chart in at.get("plotly_chart"):
+        layout = json.loads(chart.proto.spec).get("layout", {})
+        titles = [
+            ((layout.get(a) or {}).get("title") or {}).get("text", "") for a in ("xaxis", "yaxis")
+        ]
+        out.append((titles[0], titles[1]))
+    return out
 
 
 def markdown(at: AppTest) -> str:
@@ -110,7 +125,12 @@ def fit(at: AppTest, **band: object) -> AppTest:
 
 def test_calibrate_shows_the_effort_curve_and_saves_the_chosen_band(store: str) -> None:
     at = ok(fit(open_page("calibrate.py"), share=20))
-    assert len(at.get("plotly_chart")) == 2  # quality bars + effort curve (no learning curves)
+    shown_axes = chart_axes(at)
+    y_titles = [y for _, y in shown_axes]
+    assert "cross-validated quality" in y_titles  # the quality bars
+    assert ("items left to people (%)", "accuracy (cross-validated)") in shown_axes  # effort
+    assert "cross-validated accuracy (%)" in y_titles  # accuracy against input cost
+    assert "accuracy on the unseen rest" not in y_titles  # learning curves were switched off
     shown = metrics(at)
     assert shown["Left to people"] == "20%"
     curve = at.session_state["calibrate_result"]["fit"].report.effort_curve

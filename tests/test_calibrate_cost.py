@@ -85,9 +85,6 @@ def test_a_judge_restricted_by_cost_round_trips_through_its_config(tmp_path: Pat
     assert {c["column"] for c in judge.cost["inputs"]} == set(COLUMNS)
     chosen = [s for s in judge.cost["selection"]["evaluated"] if s["chosen"]]
     assert len(chosen) == 1 and chosen[0]["frontier"]
-    # The stacker's CV row is the selection's own evaluation of the chosen set (not refitted).
-    stacker = report.candidates.set_index("candidate").loc["stacker"]
-    assert stacker["accuracy"] == pytest.approx(report.inputs.cv_accuracy)
 
     path = judge.save(tmp_path / "judge.json")
     loaded = Judge.from_config(path)
@@ -128,6 +125,26 @@ def test_a_costly_family_that_adds_accuracy_is_kept_unless_the_cap_forbids_it() 
     assert loose.cost == min(costs.values())  # everything is within 50 points: the cheapest
     with pytest.raises(InputError, match="below the cheapest input family"):
         select_inputs(X, y, fams, costs, StackerClassifier, groups=groups, max_cost=0.001)
+
+
+def test_the_selection_tunes_the_penalty_once_per_fold_and_matches_nested_cv_on_all_inputs() -> (
+    None
+):
+    from threadpoolctl import threadpool_limits
+
+    from qaeval_core.calibrate.protocol import assign_folds, cross_val_predict_proba
+    from qaeval_core.calibrate.select import _oof_predictor
+
+    X, y, groups = _data(n=150)
+    g = np.asarray(groups, dtype=object)
+    folds = assign_folds(len(y), 5, groups=g, y=y, seed=0)
+    with threadpool_limits(limits=1, user_api="blas"):  # as in fit_judge: tiny fits
+        predict = _oof_predictor(StackerClassifier, X, y, folds, g)
+        nested = cross_val_predict_proba(StackerClassifier(), X, y, folds, groups=g)
+        full = predict(list(X.columns))
+        subset = predict(["em", "f1", "recall"])  # a subset: same folds, the folds' penalties
+    np.testing.assert_allclose(full, nested, rtol=1e-9, atol=1e-12)
+    assert subset.shape == (150,) and np.isfinite(subset).all()
 
 
 def test_max_cost_needs_measured_costs() -> None:

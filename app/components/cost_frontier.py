@@ -110,7 +110,17 @@ def cost_section(cost: Mapping[str, Any] | None, *, key: str) -> None:
         st.plotly_chart(frontier_chart(frame), key=f"{key}_chart")
     st.dataframe(family_table(cost), hide_index=True, key=f"{key}_families")
     st.caption(
-        f"Measured on {cost.get('rows')} of the calibration's items on this machine ({where}): "
-        f"{cost.get('method', '')}. Accuracy is cross-validated on the same labels and folds; "
-        "the chosen set is the cheapest within the tolerance of the best."
+        f"Measured on {cost.get('rows')} of the calibration's items on this machine ({where}), "
+        f"{_provenance(cost)}: {cost.get('method', '')}. Accuracy is cross-validated on the "
+        "same labels and folds; the chosen set is the cheapest within the tolerance of the best."
     )
+
+
+def _provenance(cost: Mapping[str, Any]) -> str:
+    """Whether the costs were measured by this fit or read from the cost cache, and when."""
+    cached = cost.get("cached") or {}
+    when = str(cost.get("measured_at") or "")
+    if not cached:
+        return f"measured by this fit ({when})" if when else "measured by this fit"
+    families = ", ".join(str(f) for f in cached)
+    return f"{cost.get('source', 'cache')}: {families} from the cost cache, measured from {when}"

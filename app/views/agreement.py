@@ -90,13 +90,9 @@ def _quality_section(url: str, dataset: str | None) -> None:
     if quality.empty:
         st.info("No labels yet.")
         return
-    shown = quality.rename(columns=QUALITY_HEADERS)
-    share = st.column_config.NumberColumn(format="%.3f")
-    rates = [h for k, h in QUALITY_HEADERS.items() if k.startswith(("agree", "kappa", "ds_"))]
-    st.dataframe(
-        shown, hide_index=True, key="agreement_quality",
-        column_config=dict.fromkeys(rates, share),
-    )  # fmt: skip
+    # display_frame: an undefined rate (no adjudicated item, nobody else) is a blank cell,
+    # not Streamlit's "None"; rates are shown with three decimals either way.
+    st.dataframe(display_frame(quality, QUALITY_HEADERS), hide_index=True, key="agreement_quality")
     st.caption(
         "Agreement on the 3-point label with the researchers' adjudications; binary agreement "
         "and kappa with the majority of the other raters; Dawid-Skene (crowd-kit) weighs each "

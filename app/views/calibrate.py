@@ -134,7 +134,7 @@ def _fit_form(url: str, dataset: str) -> None:
                 status.write("Learning curves ...")
                 curve = summary.learning_curves(
                     data, candidates=list(dict.fromkeys([fit.report.winner, "threshold"])),
-                    seeds=(0, 1), n_boot=300,
+                    seeds=(0, 1), n_boot=300, columns=_curve_columns(fit),
                 )  # fmt: skip
             status.update(label=f"Fitted on {fit.report.n_labels} labels.", state="complete")
     except (QAEvalError, ValueError) as exc:
@@ -148,6 +148,20 @@ def _fit_form(url: str, dataset: str) -> None:
         "quality": quality,
         "curves": curve,
     }
+
+
+def _curve_columns(fit: DatasetCalibration) -> list[str] | None:
+    """The inputs the learning curves' judges read: the cost-aware fit's chosen inputs (so the
+    curves are the fitted judge's), or None (every input) when no input set was chosen."""
+    chosen = fit.report.inputs
+    return None if chosen is None else list(chosen.columns)
+
+
+def _curve_inputs_text(fit: DatasetCalibration) -> str:
+    chosen = fit.report.inputs
+    if chosen is None:
+        return "every input"
+    return f"the chosen inputs ({', '.join(chosen.families)})"
 
 
 def _quality_wide(quality: pd.DataFrame) -> pd.DataFrame:
@@ -219,8 +233,9 @@ def _results(url: str, user: auth.SessionUser, run: FitRun) -> None:
         st.subheader("Learning curves")
         st.plotly_chart(_curve_chart(run.curves), key="calibrate_curves_chart")
         st.caption(
-            "Fitted on N labels drawn by question, measured on all other labelled items "
-            "(mean of two draws; band: mean 95% CI)."
+            f"Calibrated judges read {_curve_inputs_text(run.fit)}; fitted on N labels drawn "
+            "by question, measured on all other labelled items (mean of two draws; band: mean "
+            "95% CI)."
         )
 
     cost_section(run.fit.judge.cost, key="calibrate_cost")

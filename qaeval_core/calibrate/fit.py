@@ -48,6 +48,7 @@ from qaeval_core.calibrate.select import (
     INPUT_RULES,
     InputSelection,
     choose_inputs,
+    single_blas_thread,
 )
 from qaeval_core.calibrate.triage import effort_curve, fit_band, fit_probability
 from qaeval_core.errors import ConfigError, InputError
@@ -220,6 +221,7 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
+@single_blas_thread
 def fit_judge(
     scores: pd.DataFrame,
     y: Any,
@@ -298,6 +300,7 @@ def fit_judge(
         tolerance=cost_tolerance,
         fold_ids=folds,
         groups=g,
+        seed=seed,
     )
     if selection is not None:
         keep = set(selection.columns)
@@ -321,11 +324,7 @@ def fit_judge(
 
     rows, oof = [], {}
     for cname, factory in factories.items():
-        if selection is not None and selection.oof_proba is not None and factory is score_only[0]:
-            # The selection already cross-validated this model on these columns and folds.
-            proba = selection.oof_proba
-        else:
-            proba = cross_val_predict_proba(factory(), design(factory), yb, folds, groups=g)
+        proba = cross_val_predict_proba(factory(), design(factory), yb, folds, groups=g)
         pred = proba >= 0.5
         q = quality(yb, pred)
         _, lo, hi = bootstrap_ci(yb, pred, "accuracy", n_boot=n_boot, seed=seed, groups=g)

@@ -13,16 +13,23 @@ candidate beats it by more than ``tolerance``, which keeps choices stable across
 :func:`select_inputs` chooses which input *families* a judge reads (cost-aware calibration,
 :mod:`qaeval_core.calibrate.cost`): the cheapest set whose cross-validated accuracy is within
 ``tolerance`` of the best set seen, by a greedy search described there.
+
+Why it is one module: choosing a SMILE weight, an A-VERT model and a judge's inputs are the
+same act (candidates compared by out-of-fold quality on the same folds, a default kept within a
+tolerance), and keeping them together keeps that rule one rule.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 from qaeval_core.calibrate.cost import CostTable
 from qaeval_core.calibrate.protocol import (
@@ -35,8 +42,34 @@ from qaeval_core.errors import InputError
 from qaeval_core.judge.combiners.base import as_binary
 from qaeval_core.judge.combiners.threshold import Objective, ThresholdClassifier
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def single_blas_thread(func: Callable[P, R]) -> Callable[P, R]:
+    """Run ``func`` with BLAS limited to one thread.
+
+    Why: calibration fits thousands of tiny models (logistic regressions on a few hundred rows
+    and at most a few dozen columns), and BLAS threads only add synchronisation to them. On
+    the 2-core development machine under load, 100 such fits took 2.0 s with OpenBLAS's 2
+    threads and 0.08 s with one; the cost-aware selection went from most of a minute to
+    seconds. Nothing in a fit is large enough to gain from more threads.
+    """
+    from threadpoolctl import threadpool_limits
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with threadpool_limits(limits=1, user_api="blas"):
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
 __all__ = [
     "DEFAULT_COST_TOLERANCE",
+    "DEFAULT_SELECTION_CONFIDENCE",
+    "DEFAULT_SELECTION_REPEATS",
+    "single_blas_thread",
     "INPUT_RULES",
     "InputSelection",
     "choose_inputs",
@@ -169,6 +202,21 @@ def select_avert_model(
 INPUT_RULES: tuple[str, ...] = ("cheap", "all")
 #: How much cross-validated accuracy (0.003 = 0.3 points) a cheaper input set may give up.
 DEFAULT_COST_TOLERANCE = 0.003
+#: Fold assignments each input set's accuracy is averaged over (see :func:`select_inputs`).
+DEFAULT_SELECTION_REPEATS = 1
+#: One-sided confidence that a cheaper set loses at most the tolerance (see select_inputs).
+DEFAULT_SELECTION_CONFIDENCE: float | None = None
+
+
+def _paired_se(diff: np.ndarray, clusters: np.ndarray) -> float:
+    """Standard error of the mean of per-item differences, items of one question together
+    (cluster-robust: answers to one question are correlated)."""
+    n = len(diff)
+    sums = np.bincount(clusters, weights=diff - diff.mean())
+    k = int(np.count_nonzero(np.bincount(clusters)))
+    if k < 2:
+        return 0.0
+    return float(np.sqrt(k / (k - 1) * np.sum(sums**2)) / n)
 
 
 @dataclass(frozen=True)
@@ -185,9 +233,13 @@ class InputSelection:
     #: One row per evaluated set: families, cost, cv_accuracy, frontier (no evaluated set is
     #: both at most as costly and more accurate), chosen.
     evaluated: pd.DataFrame
-    #: The chosen set's out-of-fold probabilities (``make_model`` on ``columns``, the folds
-    #: given): :func:`~qaeval_core.calibrate.fit.fit_judge` reuses them instead of refitting.
+    #: The chosen set's out-of-fold probabilities on the first fold assignment (a tuned
+    #: penalty fixed per fold, see :func:`select_inputs`).
     oof_proba: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: Fold assignments every set's accuracy was averaged over.
+    repeats: int = 1
+    #: One-sided confidence of "loses at most the tolerance" (None: the plain difference).
+    confidence: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -195,8 +247,12 @@ class InputSelection:
                 "cheapest evaluated input set whose cross-validated accuracy is within the "
                 "tolerance of the best evaluated set"
                 + ("" if self.max_cost is None else " costing at most max_cost")
-                + "; greedy forward (families by cost) then backward (drop families)"
+                + "; greedy forward (families by cost) then backward (drop families); "
+                f"accuracy averaged over {self.repeats} fold assignment(s), the stacker's "
+                "penalty tuned per fold on every input"
             ),
+            "repeats": self.repeats,
+            "confidence": self.confidence,
             "families": list(self.families),
             "columns": list(self.columns),
             "cost": self.cost,
@@ -217,6 +273,54 @@ class InputSelection:
         }
 
 
+def _oof_predictor(
+    make_model: Callable[[], Any],
+    X: pd.DataFrame,
+    y: np.ndarray,
+    folds: np.ndarray,
+    groups: np.ndarray | None,
+    *,
+    tune_once: bool = False,
+) -> Callable[[list[str]], np.ndarray]:
+    """Out-of-fold probabilities of ``make_model()`` on any subset of ``X``'s columns.
+
+    Why not plain nested CV per subset: a model that tunes its own penalty (the stacker: ``Cs``
+    searched by inner CV, the pick in ``C_``) refits 5 x 5 inner models per outer fold, so the
+    15-20 subsets a selection evaluates cost 2,000-3,000 fits, most of a minute on a small CPU.
+    Here the penalty is tuned once per outer fold, on that fold's training rows with every
+    input, and then held fixed for every subset in that fold (5 fits per subset). No test row
+    is seen when tuning (leak-free), every subset gets the same penalty in a fold (the
+    comparison stays paired), and for the full input set the result is exactly the nested CV's.
+    Models without a penalty search are cross-validated as they are.
+    """
+    from sklearn.base import clone
+
+    probe = make_model()
+    cs = getattr(probe, "Cs", None)
+    tuned = cs is not None and len(np.atleast_1d(cs)) > 1 and "Cs" in probe.get_params(deep=False)
+    fold_list = list(iter_folds(folds, groups=groups))
+
+    def fit(model: Any, cols: list[str], rows: np.ndarray) -> Any:
+        if groups is not None and "groups" in inspect.signature(model.fit).parameters:
+            return model.fit(X[cols].iloc[rows], y[rows], groups=groups[rows])
+        return model.fit(X[cols].iloc[rows], y[rows])
+
+    if not (tuned and tune_once):
+        return lambda cols: cross_val_predict_proba(make_model(), X[cols], y, folds, groups=groups)
+    every = [str(c) for c in X.columns]
+    penalty = [float(fit(clone(probe), every, fold.train).C_) for fold in fold_list]
+
+    def predict(cols: list[str]) -> np.ndarray:
+        out = np.full(len(y), np.nan)
+        for fold, c in zip(fold_list, penalty, strict=True):
+            model = fit(clone(probe).set_params(Cs=(c,)), cols, fold.train)
+            out[fold.test] = model.predict_proba(X[cols].iloc[fold.test])[:, 1]
+        return out
+
+    return predict
+
+
+@single_blas_thread
 def select_inputs(
     scores: pd.DataFrame,
     y: Any,
@@ -230,12 +334,24 @@ def select_inputs(
     seed: int = 0,
     tolerance: float = DEFAULT_COST_TOLERANCE,
     max_cost: float | None = None,
+    repeats: int = DEFAULT_SELECTION_REPEATS,
+    confidence: float | None = DEFAULT_SELECTION_CONFIDENCE,
+    tune_once: bool = False,
 ) -> InputSelection:
     """The cheapest set of input families whose CV accuracy is within ``tolerance`` of the best.
 
     Every candidate set is scored the same way: out-of-fold accuracy of ``make_model()`` (the
     default combiner) fitted on the set's columns, on the same folds of the labels given (the
     calibration's own labels; nothing else is seen), so differences between sets are paired.
+    A model that tunes its penalty (the stacker) has it tuned once per fold on every input and
+    fixed across sets (``_oof_predictor`` says why: seconds instead of a minute).
+
+    ``repeats``: the accuracy of a set is the mean over that many fold assignments (the folds
+    given, then ones drawn with ``seed + 1``, ``seed + 2``, ...). Why: with a few hundred labels
+    one assignment's accuracy moves by a point or more from one draw of folds to the next, so
+    a comparison at a 0.3-point tolerance on one assignment mostly compares fold luck
+    (experiments/results/cost_aware.md: with one assignment the cheap default lost 0.6 points
+    on MMLU-Pro; the numbers for each rule are there).
 
     Search (greedy, ``2F`` to ``F(F+1)/2 + F`` fits for ``F`` families):
 
@@ -268,16 +384,31 @@ def select_inputs(
             f"--max-cost {max_cost:g} is below the cheapest input family ({order[0]}: "
             f"{float(costs[order[0]]):.3g} seconds per 1,000 rows); raise it or use --inputs all."
         )
+    if repeats < 1:
+        raise InputError(f"repeats must be >= 1 fold assignment, got {repeats}.")
+    if confidence is not None and not 0.5 <= confidence < 1:
+        raise InputError(f"confidence must be in [0.5, 1) (e.g. 0.95) or None, got {confidence}.")
     g = None if groups is None else np.asarray(groups, dtype=object)
     folds = (
         assign_folds(len(yb), n_splits, groups=g, y=yb, seed=seed)
         if fold_ids is None
         else np.asarray(fold_ids)
     )
+    k = len(np.unique(folds))
+    assignments = [folds] + [
+        assign_folds(len(yb), k, groups=g, y=yb, seed=seed + r) for r in range(1, repeats)
+    ]
     X = scores.reset_index(drop=True)
     seen: dict[frozenset[str], tuple[float, float]] = {}
+    right: dict[frozenset[str], np.ndarray] = {}  # per assignment and item: 1.0 if right
     oof: dict[frozenset[str], np.ndarray] = {}
+    z = 0.0 if confidence is None else float(norm.ppf(confidence))
+    clusters = np.arange(len(yb)) if g is None else pd.factorize(pd.Series(g))[0]
     ranks = {f: i for i, f in enumerate(order)}
+    every = X[[c for c in X.columns if any(c in cols for cols in fams.values())]]
+    predictors = [
+        _oof_predictor(make_model, every, yb, a, g, tune_once=tune_once) for a in assignments
+    ]
 
     def columns_of(fset: frozenset[str]) -> list[str]:
         # In the scores' own order, so a model fitted on them is the one fit_judge would fit.
@@ -289,18 +420,29 @@ def select_inputs(
 
     def evaluate(fset: frozenset[str]) -> tuple[float, float]:
         if fset not in seen:
-            proba = cross_val_predict_proba(make_model(), X[columns_of(fset)], yb, folds, groups=g)
-            seen[fset] = (cost_of(fset), float(np.mean((proba >= 0.5) == yb)))
-            oof[fset] = proba
+            probas = [predict(columns_of(fset)) for predict in predictors]
+            right[fset] = np.array([(p >= 0.5) == yb for p in probas], dtype=float)
+            seen[fset] = (cost_of(fset), float(right[fset].mean()))
+            oof[fset] = probas[0]
         return seen[fset]
+
+    def within(fset: frozenset[str], best: frozenset[str]) -> bool:
+        if fset == best:
+            return True
+        diff = (right[fset] - right[best]).mean(axis=0)  # per item, over the assignments
+        lower = float(diff.mean()) - z * _paired_se(diff, clusters)
+        return lower >= -tolerance - 1e-12
+
+    def best_of(ok: Mapping[frozenset[str], tuple[float, float]]) -> frozenset[str]:
+        return max(ok, key=lambda s: (ok[s][1], -ok[s][0]))
 
     def affordable() -> dict[frozenset[str], tuple[float, float]]:
         return {s: v for s, v in seen.items() if max_cost is None or v[0] <= max_cost + 1e-12}
 
     def pick() -> frozenset[str]:
         ok = affordable()
-        best = max(acc for _, acc in ok.values())
-        near = [s for s, (_, acc) in ok.items() if acc >= best - tolerance - 1e-12]
+        best = best_of(ok)
+        near = [s for s in ok if within(s, best)]
         return min(near, key=lambda s: (ok[s][0], -ok[s][1], len(s), sorted(ranks[f] for f in s)))
 
     for k in range(1, len(order) + 1):
@@ -310,12 +452,12 @@ def select_inputs(
         evaluate(prefix)
     current = pick()
     while len(current) > 1:
-        best = max(acc for _, acc in affordable().values())
+        best = best_of(affordable())
         options = []
         for f in sorted(current, key=lambda f: -ranks[f]):
             smaller = current - {f}
             cost, acc = evaluate(smaller)
-            if acc >= best - tolerance - 1e-12:
+            if within(smaller, best):
                 options.append((cost, -acc, smaller))
         if not options:
             break
@@ -350,6 +492,8 @@ def select_inputs(
         max_cost=max_cost,
         evaluated=table,
         oof_proba=oof[chosen],
+        repeats=repeats,
+        confidence=confidence,
     )
 
 
@@ -364,6 +508,9 @@ def choose_inputs(
     tolerance: float = DEFAULT_COST_TOLERANCE,
     fold_ids: np.ndarray | None = None,
     groups: Sequence[Any] | np.ndarray | None = None,
+    seed: int = 0,
+    repeats: int = DEFAULT_SELECTION_REPEATS,
+    confidence: float | None = DEFAULT_SELECTION_CONFIDENCE,
 ) -> InputSelection | None:
     """:func:`select_inputs` over the families of ``costs``, or None when every input is kept
     (``inputs="all"`` without ``max_cost``, no costs, or no score-reading ``make_model``)."""
@@ -392,6 +539,9 @@ def choose_inputs(
         make_model,
         fold_ids=fold_ids,
         groups=groups,
+        seed=seed,
         tolerance=tolerance,
         max_cost=max_cost,
+        repeats=repeats,
+        confidence=confidence,
     )

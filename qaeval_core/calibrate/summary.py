@@ -21,6 +21,7 @@ import pandas as pd
 from qaeval_core.calibrate.fit import CANDIDATES, CalibrationReport
 from qaeval_core.calibrate.inputs import FEATURE_ONLY
 from qaeval_core.calibrate.protocol import bootstrap_ci, held_out_split, learning_curve, quality
+from qaeval_core.calibrate.select import single_blas_thread
 
 __all__ = [
     "MEASURES",
@@ -91,6 +92,7 @@ def default_sizes(n_labelled: int, *, steps: int = 5, minimum: int = 20) -> list
     return sorted({int(round(x)) for x in np.linspace(minimum, top, steps)})
 
 
+@single_blas_thread
 def learning_curves(
     data: LabelledData,
     *,
@@ -98,8 +100,12 @@ def learning_curves(
     sizes: Sequence[int] | None = None,
     seeds: Sequence[int] = (0, 1, 2),
     n_boot: int = 300,
+    columns: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Accuracy on the unseen rest against the number of labels used, averaged over ``seeds``.
+
+    ``columns``: the score columns the calibrated candidates read (a cost-aware fit's chosen
+    inputs, so the curves are those of the judge that was fitted; default: every column).
 
     Each (size, seed) split is :func:`~qaeval_core.calibrate.protocol.held_out_split` by whole
     questions; the calibrated candidates are fitted on the labelled part; the best uncalibrated
@@ -111,9 +117,10 @@ def learning_curves(
     if not sizes:
         return pd.DataFrame(columns=["judge", "size", "accuracy", "lo", "hi", "n_test"])
     usable = [c for c in candidates if not getattr(CANDIDATES[c](), "needs_text", False)]
+    scores = data.scores if columns is None else data.scores[list(columns)]
     curve = learning_curve(
         {c: CANDIDATES[c] for c in usable},
-        data.scores,
+        scores,
         data.y,
         sizes,
         seeds=seeds,

@@ -31,7 +31,11 @@ GROUPS = {
 
 
 def expand_metric_list(text: str) -> list[str]:
-    """Metric specs from ``--metrics``: ids, ``id:param=value`` specs and group names."""
+    """Metric specs from ``--metrics``: ids, ``id:param=value`` specs and group names.
+
+    Ids starting with ``_`` are private (test and experiment metrics registered at run time)
+    and never join a group, so a group means the same set whatever else was imported.
+    """
     from qaeval_core.metrics.base import metric_class, metric_ids
     from qaeval_core.scoring import parse_metric_list
 
@@ -39,6 +43,8 @@ def expand_metric_list(text: str) -> list[str]:
     for spec in parse_metric_list(text):
         if spec in GROUPS and spec not in metric_ids():
             for mid in metric_ids():
+                if mid.startswith("_"):
+                    continue
                 cls = metric_class(mid)
                 if (
                     spec == "all"
