@@ -127,9 +127,7 @@ def test_a_costly_family_that_adds_accuracy_is_kept_unless_the_cap_forbids_it() 
         select_inputs(X, y, fams, costs, StackerClassifier, groups=groups, max_cost=0.001)
 
 
-def test_the_selection_tunes_the_penalty_once_per_fold_and_matches_nested_cv_on_all_inputs() -> (
-    None
-):
+def test_tuning_the_penalty_once_per_fold_matches_nested_cv_on_all_inputs() -> None:
     from threadpoolctl import threadpool_limits
 
     from qaeval_core.calibrate.protocol import assign_folds, cross_val_predict_proba
@@ -139,12 +137,27 @@ def test_the_selection_tunes_the_penalty_once_per_fold_and_matches_nested_cv_on_
     g = np.asarray(groups, dtype=object)
     folds = assign_folds(len(y), 5, groups=g, y=y, seed=0)
     with threadpool_limits(limits=1, user_api="blas"):  # as in fit_judge: tiny fits
-        predict = _oof_predictor(StackerClassifier, X, y, folds, g)
+        predict = _oof_predictor(StackerClassifier, X, y, folds, g, tune_once=True)
         nested = cross_val_predict_proba(StackerClassifier(), X, y, folds, groups=g)
         full = predict(list(X.columns))
         subset = predict(["em", "f1", "recall"])  # a subset: same folds, the folds' penalties
     np.testing.assert_allclose(full, nested, rtol=1e-9, atol=1e-12)
     assert subset.shape == (150,) and np.isfinite(subset).all()
+
+
+def test_repeated_folds_and_a_confidence_keep_an_informative_costly_family() -> None:
+    X, y, groups = _data(ngram_signal=0.25)
+    fams = {"lexical": ["em", "f1", "recall"], "ngram": ["rouge1", "bleu"], "shape": ["brevity"]}
+    costs = {"lexical": 0.05, "ngram": 40.0, "shape": 0.01}
+    strict = select_inputs(
+        X, y, fams, costs, StackerClassifier, groups=groups, repeats=3, confidence=0.95
+    )
+    assert "ngram" in strict.families  # the informative costly family stays
+    record = strict.to_dict()
+    assert record["repeats"] == 3 and record["confidence"] == 0.95
+    assert "3 fold assignment(s)" in record["rule"]
+    with pytest.raises(InputError, match="repeats must be >= 1"):
+        select_inputs(X, y, fams, costs, StackerClassifier, groups=groups, repeats=0)
 
 
 def test_max_cost_needs_measured_costs() -> None:

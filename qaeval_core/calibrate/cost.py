@@ -409,7 +409,7 @@ def _cache_key(family: str, members: Sequence[tuple[str, Metric]], items: Sequen
         "qaeval": _qaeval_version(),
         "rows_from": sorted({it.dataset or "(unnamed)" for it in items}),
     }
-    blob = json.dumps(key, sort_keys=True, separators=(",", ":"), default=str)
+    blob = json.dumps(key, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 

@@ -22,6 +22,9 @@ within ``cost_tolerance`` (0.3 points) of the best set evaluated
 same folds of the same labels), then compares the combiners on them. The CV quality reported
 afterwards is measured on the folds that chose the set, so it is slightly optimistic for the
 chosen set; held-out numbers are in experiments/. ``inputs="all"`` keeps every input.
+
+Why it is one module: the input choice, the comparison of combiners and the judge built from
+the winner share one set of folds and one report; split, they would each redo or pass them on.
 """
 
 from __future__ import annotations

@@ -240,6 +240,8 @@ class InputSelection:
     repeats: int = 1
     #: One-sided confidence of "loses at most the tolerance" (None: the plain difference).
     confidence: float | None = None
+    #: Whether a tuned penalty was tuned once per fold (``_oof_predictor``) instead of per set.
+    tune_once: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -248,9 +250,15 @@ class InputSelection:
                 "tolerance of the best evaluated set"
                 + ("" if self.max_cost is None else " costing at most max_cost")
                 + "; greedy forward (families by cost) then backward (drop families); "
-                f"accuracy averaged over {self.repeats} fold assignment(s), the stacker's "
-                "penalty tuned per fold on every input"
+                f"accuracy averaged over {self.repeats} fold assignment(s)"
+                + (
+                    ""
+                    if self.confidence is None
+                    else f"; within the tolerance with {self.confidence:.0%} one-sided confidence"
+                )
+                + ("; penalty tuned once per fold on every input" if self.tune_once else "")
             ),
+            "tune_once": self.tune_once,
             "repeats": self.repeats,
             "confidence": self.confidence,
             "families": list(self.families),
@@ -343,15 +351,16 @@ def select_inputs(
     Every candidate set is scored the same way: out-of-fold accuracy of ``make_model()`` (the
     default combiner) fitted on the set's columns, on the same folds of the labels given (the
     calibration's own labels; nothing else is seen), so differences between sets are paired.
-    A model that tunes its penalty (the stacker) has it tuned once per fold on every input and
-    fixed across sets (``_oof_predictor`` says why: seconds instead of a minute).
+    The defaults are the plain rule (one fold assignment, the model's own nested CV per set,
+    no confidence margin); three stricter or faster variants are options, each measured
+    against held-out rows in ``experiments/results/cost_aware_rules.md`` and none better there:
 
-    ``repeats``: the accuracy of a set is the mean over that many fold assignments (the folds
-    given, then ones drawn with ``seed + 1``, ``seed + 2``, ...). Why: with a few hundred labels
-    one assignment's accuracy moves by a point or more from one draw of folds to the next, so
-    a comparison at a 0.3-point tolerance on one assignment mostly compares fold luck
-    (experiments/results/cost_aware.md: with one assignment the cheap default lost 0.6 points
-    on MMLU-Pro; the numbers for each rule are there).
+    * ``repeats``: a set's accuracy is the mean over that many fold assignments (the folds
+      given, then ones drawn with ``seed + 1``, ``seed + 2``, ...);
+    * ``confidence``: within the tolerance with this one-sided confidence (paired per-item
+      differences, standard error clustered by question) instead of on the point estimate;
+    * ``tune_once``: a model that tunes its penalty (the stacker) has it tuned once per fold
+      on every input and fixed across sets (``_oof_predictor``: 5 fits per set, not 130).
 
     Search (greedy, ``2F`` to ``F(F+1)/2 + F`` fits for ``F`` families):
 
@@ -494,6 +503,7 @@ def select_inputs(
         oof_proba=oof[chosen],
         repeats=repeats,
         confidence=confidence,
+        tune_once=tune_once,
     )
 
 

@@ -45,7 +45,9 @@ of doubtful items left to people (:mod:`qaeval_core.judge.triage`).
 ``cost`` (optional, still schema version 2: older readers ignore it and the checksum covers
 it) records what the inputs cost where the judge was calibrated
 (:mod:`qaeval_core.calibrate.cost`): ``{"unit": "seconds per 1,000 rows", "rows": 300,
-"machine": {...}, "method": "...", "inputs": [{"column", "family", "s_per_1000", "load_s"}],
+"machine": {...}, "method": "...", "measured_at": "...", "source": "measured" | "cache" |
+"cache and measured", "cached": {family: {"measured_at", "rows"}} (families read back from
+the cost cache), "inputs": [{"column", "family", "s_per_1000", "load_s"}],
 "judge_s_per_1000": 0.4, "judge_load_s": 0.9, "inputs_rule": "cheap" | "all",
 "selection": null | {"families", "columns", "cost", "cv_accuracy", "tolerance", "max_cost",
 "evaluated": [{"families", "cost", "cv_accuracy", "frontier", "chosen"}]}}``.
