@@ -26,8 +26,14 @@ scheduler of ours to get wrong.
   ``ray_remote_args`` that Ray 2.60 deprecates). A re-run batch replaces the lost one, so no row
   is lost or written twice; frames verify it (every row number exactly once) before returning.
   A batch that kills its worker every time is retried forever: watch the Ray dashboard.
-* **Order.** ``DataContext.execution_options.preserve_order``: output rows (and the files of an
-  output folder, in name order) follow the input.
+* **Order.** ``DataContext.execution_options.preserve_order``: the rows of a frame or of a
+  one-file output follow the input. A folder of Parquet files holds every row exactly once, but
+  its file names do not always sort in input order (seen once in six runs on Ray 2.60): join
+  on the input's id column, or score to one file, when the order matters.
+
+Why it is one module: the row numbering, the batch cut the workers check, the actor pool and
+the file plumbing are one contract (same scores as the local loop, every row exactly once);
+split, the parts would each need the others' invariants.
 
 Ray is imported only inside functions: ``import qaeval_core`` and the CLI work without the
 ``qaeval[distributed]`` extra, and using the engine without it raises an
@@ -368,7 +374,8 @@ def map_files(
     summary_columns: Sequence[str] = (),
 ) -> FilesResult:
     """Score a JSON lines / Parquet file or folder on Ray and write every input column plus
-    the steps' columns, in input order.
+    the steps' columns (in input order for a one-file output; see the module docstring for a
+    folder).
 
     ``output`` with a file suffix (``.jsonl``, ``.parquet``, ``.csv``...) is one file written
     by the driver (all rows pass through it); anything else is a folder of Parquet files written
