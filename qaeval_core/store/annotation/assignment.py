@@ -23,7 +23,7 @@ from qaeval_core.store.annotation.dealing import (
     DealResult,
     Order,
     _check_annotators,
-    _check_fraction,
+    _check_deal_options,
     _deal_rows,
     _existing,
     _finish_deal,
@@ -94,9 +94,7 @@ def deal(
     (the same for every annotator, so overlapping labels arrive early). ``created_by`` (a user
     name) is recorded with the deal.
     """
-    if order not in ("dataset", "shuffled"):
-        raise ConfigError(f"order must be 'dataset' or 'shuffled', got {order!r}.")
-    _check_fraction(extra_fraction)
+    _check_deal_options(order, extra_fraction)
     with write_scope(url) as session:
         ds, users = open_deal(
             session,

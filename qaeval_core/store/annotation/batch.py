@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 
 from sqlalchemy import select
 
-from qaeval_core.errors import ConfigError, InputError
+from qaeval_core.errors import InputError
 from qaeval_core.store.annotation.dealing import (
     DealResult,
     Order,
-    _check_fraction,
+    _check_deal_options,
     _existing,
     _finish_deal,
     _plan_rows,
@@ -103,9 +103,7 @@ def deal_batch(
     items it leaves are counted in ``quota_left``. Returns the :class:`~.dealing.DealResult`
     (``item_ids``: the batch; :meth:`~.dealing.DealResult.notes` says what was left and why).
     """
-    if order not in ("dataset", "shuffled"):
-        raise ConfigError(f"order must be 'dataset' or 'shuffled', got {order!r}.")
-    _check_fraction(extra_fraction)
+    _check_deal_options(order, extra_fraction)
     _positive(n, "n", "items in the batch")
     _positive(quota, "quota", "new items per annotator")
     with write_scope(url) as session:

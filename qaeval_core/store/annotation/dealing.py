@@ -241,8 +241,7 @@ def open_deal(
 def _check_overlap(
     n_annotators: int, base: int, extra_fraction: float, extra_k: int, order: str
 ) -> None:
-    if order not in ("dataset", "shuffled"):
-        raise ConfigError(f"order must be 'dataset' or 'shuffled', got {order!r}.")
+    _check_deal_options(order, extra_fraction)
     if not 1 <= base <= n_annotators:
         raise ConfigError(
             f"base must be between 1 and the number of annotators ({n_annotators}), got {base}."
@@ -258,6 +257,14 @@ def _check_overlap(
 def _check_fraction(extra_fraction: float) -> None:
     if not 0.0 <= extra_fraction <= 1.0:
         raise ConfigError(f"extra_fraction must be between 0 and 1, got {extra_fraction}.")
+
+
+def _check_deal_options(order: str, extra_fraction: float) -> None:
+    """The options a deal can check before it opens its write transaction (and takes the
+    dataset's lock): the serving order and the overlap share."""
+    if order not in ("dataset", "shuffled"):
+        raise ConfigError(f"order must be 'dataset' or 'shuffled', got {order!r}.")
+    _check_fraction(extra_fraction)
 
 
 def _record_deal(

@@ -32,6 +32,7 @@ from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.store.annotation.dealing import (
     DealResult,
     Order,
+    _check_deal_options,
     _check_fraction,
     _deal_rows,
     _existing,
@@ -112,9 +113,7 @@ def deal_audit_sample(
     part labelled so far is itself a random sample; ``"dataset"`` serves it in import order.
     Returns the :class:`DealResult` with ``item_ids`` the sample.
     """
-    if order not in ("dataset", "shuffled"):
-        raise ConfigError(f"order must be 'dataset' or 'shuffled', got {order!r}.")
-    _check_fraction(extra_fraction)
+    _check_deal_options(order, extra_fraction)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise InputError(f"seed must be an integer, got {seed!r}.")
     with write_scope(url) as session:
