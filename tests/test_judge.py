@@ -298,3 +298,24 @@ def test_text_reading_panda_judge_round_trips(tmp_path: Path) -> None:
     loaded = Judge.from_config(judge.save(tmp_path / "panda.json"))
     pd.testing.assert_frame_equal(before, loaded.score_frame(frame))
     assert (before["judge_correct"].to_numpy() == y).mean() > 0.8
+
+
+def test_stacker_fit_runs_its_many_small_fits_on_one_blas_thread(monkeypatch):
+    """Outside ``fit_judge`` too: BLAS threads only add synchronisation to these tiny fits."""
+    from threadpoolctl import threadpool_info
+
+    from qaeval_core.judge.combiners import stacker as stacker_module
+
+    seen: list[int] = []
+    real_fit = stacker_module.LogisticRegression.fit
+
+    def recording_fit(self, *args, **kwargs):
+        seen.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
+        return real_fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(stacker_module.LogisticRegression, "fit", recording_fit)
+    rng = np.random.default_rng(0)
+    X = rng.random((60, 3))
+    y = X[:, 0] + 0.3 * rng.random(60) > 0.6
+    stacker_module.StackerClassifier(seed=0).fit(X, y)
+    assert seen and set(seen) == {1}

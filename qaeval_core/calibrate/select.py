@@ -21,11 +21,10 @@ tolerance), and keeping them together keeps that rule one rule.
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -39,31 +38,8 @@ from qaeval_core.calibrate.protocol import (
     quality,
 )
 from qaeval_core.errors import InputError
-from qaeval_core.judge.combiners.base import as_binary
+from qaeval_core.judge.combiners.base import as_binary, single_blas_thread
 from qaeval_core.judge.combiners.threshold import Objective, ThresholdClassifier
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def single_blas_thread(func: Callable[P, R]) -> Callable[P, R]:
-    """Run ``func`` with BLAS limited to one thread.
-
-    Why: calibration fits thousands of tiny models (logistic regressions on a few hundred rows
-    and at most a few dozen columns), and BLAS threads only add synchronisation to them. On
-    the 2-core development machine under load, 100 such fits took 2.0 s with OpenBLAS's 2
-    threads and 0.08 s with one; the cost-aware selection went from most of a minute to
-    seconds. Nothing in a fit is large enough to gain from more threads.
-    """
-    from threadpoolctl import threadpool_limits
-
-    @functools.wraps(func)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        with threadpool_limits(limits=1, user_api="blas"):
-            return func(*args, **kwargs)
-
-    return wrapper
-
 
 __all__ = [
     "DEFAULT_COST_TOLERANCE",

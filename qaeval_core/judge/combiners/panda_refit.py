@@ -41,7 +41,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.io.frames import items_from_frame
-from qaeval_core.judge.combiners.base import CalibratedClassifier, as_binary, register_model, req
+from qaeval_core.judge.combiners.base import (
+    CalibratedClassifier,
+    as_binary,
+    register_model,
+    req,
+    single_blas_thread,
+)
 from qaeval_core.judge.combiners.folds import assign_folds
 from qaeval_core.judge.combiners.threshold import ThresholdClassifier
 from qaeval_core.metrics.panda import PandaClassifier, _tokens, overlap_features
@@ -211,6 +217,7 @@ class PandaFitClassifier(CalibratedClassifier):
         # a judge scores identically before saving and after loading.
         return type(model).from_dict(json.loads(json.dumps(model.to_dict())))
 
+    @single_blas_thread  # as the stacker: many small fits
     def fit(self, X: Any, y: Any, groups: Any = None) -> PandaFitClassifier:
         """Choose ``alpha`` by (grouped) CV log-loss, refit on every label; returns self."""
         alphas = [float(a) for a in np.atleast_1d(self.alphas)]

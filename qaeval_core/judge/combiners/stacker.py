@@ -31,6 +31,7 @@ from qaeval_core.judge.combiners.base import (
     req_floats,
     req_names,
     sigmoid,
+    single_blas_thread,
 )
 from qaeval_core.judge.combiners.folds import assign_folds
 
@@ -88,6 +89,7 @@ class StackerClassifier(CalibratedClassifier):
         self.class_weight = class_weight
         self.seed = seed
 
+    @single_blas_thread  # many tiny logistic fits: BLAS threads only slow them down
     def fit(self, X: Any, y: Any, groups: Any = None) -> StackerClassifier:
         """Choose C by inner CV (grouped when ``groups`` is given), then fit on all rows."""
         Cs = [float(c) for c in np.atleast_1d(self.Cs)]
