@@ -1,8 +1,10 @@
-"""How the browser tests (and ``scripts/screenshot_calibrate.py``) start Debian's Chromium."""
+"""How the browser tests (and ``scripts/screenshot_calibrate.py``) start Debian's Chromium, and
+the steps every browser test repeats (logging in, picking from a select box)."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -12,6 +14,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 #: Headless, no sandbox (containers run as root), and nothing that reaches the network.
 CHROMIUM_ARGS = [
@@ -77,3 +80,59 @@ def streamlit_app(url: str, workdir: Path) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+def log_in(
+    page: Any,
+    name: str,
+    password: str,
+    *,
+    base: str | None = None,
+    new_password: str | None = None,
+    by_keyboard: bool = False,
+) -> None:
+    """Log in as ``name`` on the login form (opened at ``base`` when given, else the page as it
+    is). ``by_keyboard`` types into the focused field and Tabs between fields as a person does,
+    instead of filling them; ``new_password`` answers the forced change of a temporary password.
+    Returns once the sidebar says who is signed in."""
+    from playwright.sync_api import expect
+
+    if base is not None:
+        page.goto(base)
+    expect(page.get_by_text("No account yet?")).to_be_visible()  # the page has settled
+    if by_keyboard:
+        page.get_by_label("User name").focus()
+        page.keyboard.type(name)
+        page.keyboard.press("Tab")
+        page.keyboard.type(password)
+        expect(page.get_by_label("User name")).to_have_value(name)
+    else:
+        page.get_by_label("User name").fill(name)
+        page.get_by_role("textbox", name="Password").fill(password)
+    page.keyboard.press("Enter")
+    if new_password is not None:
+        expect(page.get_by_role("heading", name="Choose a new password")).to_be_visible()
+        page.get_by_role("textbox", name="New password", exact=True).fill(new_password)
+        page.get_by_role("textbox", name="Repeat the new password").fill(new_password)
+        page.get_by_role("button", name="Change password").click()
+        expect(page.get_by_role("heading", name="Choose a new password")).to_be_hidden()
+    expect(page.get_by_text(f"Signed in as {name}")).to_be_visible()
+
+
+def pick(page: Any, widget: Any, option: str | re.Pattern[str], search: str | None = None) -> None:
+    """Open a select box / multiselect and choose an option (a click during a rerun can land
+    on a widget being remounted: open it again). ``search`` is typed first: a long list only
+    renders the options in view."""
+    from playwright.sync_api import expect
+
+    choice = page.get_by_role("option", name=option, exact=isinstance(option, str)).first
+    for _ in range(5):
+        widget.click()
+        if search:
+            page.keyboard.type(search)
+        try:
+            expect(choice).to_be_visible(timeout=3_000)
+            break
+        except AssertionError:
+            page.keyboard.press("Escape")
+    choice.click()

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _browser import CHROMIUM_ARGS, chromium_path, streamlit_app
+from _browser import CHROMIUM_ARGS, chromium_path, log_in, streamlit_app
 
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
@@ -73,17 +73,7 @@ def test_label_three_items_with_the_keyboard_only(served: tuple[str, str], tmp_p
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         page.goto(base)
 
-        def log_in() -> None:
-            """Type into the focused fields, Tab between them, Enter submits."""
-            expect(page.get_by_text("No account yet?")).to_be_visible()  # page settled
-            page.get_by_label("User name").focus()
-            page.keyboard.type("ann1")
-            page.keyboard.press("Tab")
-            page.keyboard.type("pw-ann1")
-            expect(page.get_by_label("User name")).to_have_value("ann1")
-            page.keyboard.press("Enter")
-
-        log_in()
+        log_in(page, "ann1", "pw-ann1", by_keyboard=True)  # Tab between fields, Enter submits
         expect(page.get_by_text("Item b0")).to_be_visible()
         expect(page.get_by_text("0 of 4 labelled")).to_be_visible()
         assert page.evaluate("document.activeElement.tagName") == "BODY"  # no field focused
@@ -159,7 +149,7 @@ def test_label_three_items_with_the_keyboard_only(served: tuple[str, str], tmp_p
         expect(page.get_by_text("Page not found")).to_be_visible()
         page.keyboard.press("Escape")
         expect(page.get_by_text("Page not found")).to_be_hidden()
-        log_in()
+        log_in(page, "ann1", "pw-ann1", by_keyboard=True)
         expect(page.get_by_role("heading", name="Annotate")).to_be_visible()
         assert page.get_by_text("Deal items").count() == 0
         context.close()

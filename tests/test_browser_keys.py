@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _browser import CHROMIUM_ARGS, chromium_path, streamlit_app
+from _browser import CHROMIUM_ARGS, chromium_path, log_in, streamlit_app
 
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
@@ -81,18 +81,6 @@ def browser_page(served: tuple[str, str, Path], tmp_path: Path) -> Iterator[Any]
         context.close()
 
 
-def _log_in(page: Any, base: str, name: str) -> None:
-    from playwright.sync_api import expect
-
-    page.goto(base)
-    expect(page.get_by_text("No account yet?")).to_be_visible()
-    page.get_by_label("User name").focus()
-    page.keyboard.type(name)
-    page.keyboard.press("Tab")
-    page.keyboard.type(f"pw-{name}")
-    page.keyboard.press("Enter")
-
-
 def _status(page: Any) -> str:
     return page.locator("[data-qp=status]").text_content() or ""
 
@@ -125,7 +113,7 @@ def test_label_key_and_enter_within_50_ms_never_land_on_the_wrong_item(
 ) -> None:
     base, url, _ = served
     page = browser_page
-    _log_in(page, base, "typist")
+    log_in(page, "typist", "pw-typist", base=base, by_keyboard=True)
     rng = random.Random(14)
     intended: dict[str, int] = {}
     refused = 0
@@ -176,7 +164,7 @@ def test_a_key_pressed_while_the_next_item_loads_is_refused_not_carried_over(
 
     base, url, _ = served
     page = browser_page
-    _log_in(page, base, "racer")
+    log_in(page, "racer", "pw-racer", base=base, by_keyboard=True)
     refused_seen = 0
     for i in range(20):
         _wait_item(page, f"r{i}")
@@ -208,7 +196,7 @@ def test_label_keys_work_after_changing_dataset(
 
     base, url, _ = served
     page = browser_page
-    _log_in(page, base, "mover")
+    log_in(page, "mover", "pw-mover", base=base, by_keyboard=True)
     _wait_item(page, "a0")
     box = page.get_by_role("combobox", name="Dataset")
     box.click()

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _browser import CHROMIUM_ARGS, REPO, chromium_path, streamlit_app
+from _browser import CHROMIUM_ARGS, REPO, chromium_path, log_in, pick, streamlit_app
 
 from qaeval_core import analysis
 from qaeval_core.cli.demo import DEMO_DATASET, install_demo
@@ -87,43 +87,6 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
 
 
 # ----------------------------------------------------------------------------- page helpers
-
-
-def _log_in(page: Any, base: str, name: str, password: str, new_password: str | None) -> None:
-    """Log in; with ``new_password``, answer the forced change of a temporary password."""
-    from playwright.sync_api import expect
-
-    page.goto(base)
-    expect(page.get_by_text("No account yet?")).to_be_visible()
-    page.get_by_label("User name").fill(name)
-    page.get_by_role("textbox", name="Password").fill(password)
-    page.keyboard.press("Enter")
-    if new_password is not None:
-        expect(page.get_by_role("heading", name="Choose a new password")).to_be_visible()
-        page.get_by_role("textbox", name="New password", exact=True).fill(new_password)
-        page.get_by_role("textbox", name="Repeat the new password").fill(new_password)
-        page.get_by_role("button", name="Change password").click()
-        expect(page.get_by_role("heading", name="Choose a new password")).to_be_hidden()
-    expect(page.get_by_text(f"Signed in as {name}")).to_be_visible()
-
-
-def _pick(page: Any, widget: Any, option: str | re.Pattern[str], search: str | None = None) -> None:
-    """Open a select box / multiselect and choose an option (a click during a rerun can land
-    on a widget being remounted: open it again). ``search`` is typed first: a long list only
-    renders the options in view."""
-    from playwright.sync_api import expect
-
-    choice = page.get_by_role("option", name=option, exact=isinstance(option, str)).first
-    for _ in range(5):
-        widget.click()
-        if search:
-            page.keyboard.type(search)
-        try:
-            expect(choice).to_be_visible(timeout=3_000)
-            break
-        except AssertionError:
-            page.keyboard.press("Escape")
-    choice.click()
 
 
 def _form(page: Any, button: str) -> Any:
@@ -221,7 +184,7 @@ def test_a_new_team_walks_through_the_app(served: tuple[str, str]) -> None:
 
         # 1. The admin chooses a password and creates two annotators.
         admin = desk()
-        _log_in(admin, base, "admin", ADMIN_TEMP, ADMIN_PW)
+        log_in(admin, "admin", ADMIN_TEMP, base=base, new_password=ADMIN_PW)
         admin.get_by_role("link", name="Users").click()
         add = _form(admin, "Add user")
         for name in TEAM:
@@ -239,7 +202,7 @@ def test_a_new_team_walks_through_the_app(served: tuple[str, str]) -> None:
         people = deal.get_by_test_id("stMultiSelect")
         for name in TEAM:
             for _ in range(3):  # a pick during a rerun can be dropped: check it shows
-                _pick(admin, people, name)
+                pick(admin, people, name)
                 admin.keyboard.press("Escape")
                 try:
                     expect(people).to_contain_text(name, timeout=3_000)
@@ -282,7 +245,7 @@ def test_a_new_team_walks_through_the_app(served: tuple[str, str]) -> None:
 
         team = [Labeller(n, desk(), c) for n, c in zip(TEAM, (maya, theo), strict=True)]
         for person in team:
-            _log_in(person.page, base, person.name, TEMP, TEAM[person.name])
+            log_in(person.page, person.name, TEMP, base=base, new_password=TEAM[person.name])
             expect(person.page.get_by_text("0 of 24 labelled")).to_be_visible()
         for k in range(24):
             for person in team:
@@ -311,7 +274,7 @@ def test_a_new_team_walks_through_the_app(served: tuple[str, str]) -> None:
         final = analysis.label_text(decided)
         admin.get_by_role("link", name="Disagreements").click()
         expect(admin.get_by_text("Ties (no majority)")).to_be_visible()
-        _pick(
+        pick(
             admin,
             admin.get_by_test_id("stSelectbox").filter(has_text="Item"),
             re.compile(rf"^{item_id} · "),

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _browser import CHROMIUM_ARGS, chromium_path, streamlit_app
+from _browser import CHROMIUM_ARGS, chromium_path, log_in, pick, streamlit_app
 
 from qaeval_core import workflows
 from qaeval_core.store import annotation as ann
@@ -88,34 +88,17 @@ def test_route_label_and_estimate_in_the_browser(served: tuple[str, str], tmp_pa
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         page.goto(base)
 
-        def log_in(name: str) -> None:
-            expect(page.get_by_text("No account yet?")).to_be_visible()
-            page.get_by_label("User name").fill(name)
-            page.get_by_role("textbox", name="Password").fill(f"pw-{name}")
-            page.keyboard.press("Enter")
-            expect(page.get_by_text(f"Signed in as {name}")).to_be_visible()
+        def log_in_as(name: str) -> None:
+            log_in(page, name, f"pw-{name}")
 
         def log_out() -> None:
             page.get_by_role("button", name="Log out").click()
-
-        def pick(widget, option: str) -> None:
-            """Open a select box / multiselect and choose an option (a click while the page is
-            still rerunning can land on a widget being remounted: open it again)."""
-            choice = page.get_by_role("option", name=option, exact=True)
-            for _ in range(5):
-                widget.click()
-                try:
-                    expect(choice).to_be_visible(timeout=3_000)
-                    break
-                except AssertionError:
-                    page.keyboard.press("Escape")
-            choice.click()
 
         def tile(label: str):
             return page.get_by_test_id("stMetric").filter(has_text=label).first
 
         # 1. The researcher routes the judge's uncertain items to ann1.
-        log_in("res")
+        log_in_as("res")
         page.get_by_role("link", name="Assign").click()
         form = page.get_by_test_id("stForm").filter(
             has=page.get_by_role("button", name="Route", exact=True)
@@ -125,7 +108,7 @@ def test_route_label_and_estimate_in_the_browser(served: tuple[str, str], tmp_pa
         )
         annotators = form.get_by_test_id("stMultiSelect")
         for _ in range(3):  # a pick during a rerun can be dropped: check it shows, else again
-            pick(annotators, "ann1")
+            pick(page, annotators, "ann1")
             page.keyboard.press("Escape")
             try:
                 expect(annotators).to_contain_text("ann1", timeout=3_000)
@@ -142,7 +125,7 @@ def test_route_label_and_estimate_in_the_browser(served: tuple[str, str], tmp_pa
         log_out()
 
         # 2. ann1 labels them with the keyboard only.
-        log_in("ann1")
+        log_in_as("ann1")
         expect(page.get_by_text(f"0 of {dealt} labelled")).to_be_visible()
 
         def press_value(key: str, label: str) -> None:
@@ -170,11 +153,11 @@ def test_route_label_and_estimate_in_the_browser(served: tuple[str, str], tmp_pa
         final = workflows.final_labels(url, DATASET, CAL)
         counts = final["source"].value_counts()
         assert int(counts.get("judge", 0)) >= 1
-        log_in("res")
+        log_in_as("res")
         page.get_by_role("link", name="Data").click()
         what = page.get_by_role("combobox", name="What")
         for _ in range(3):
-            pick(page.get_by_test_id("stSelectbox").filter(has_text="What"),
+            pick(page, page.get_by_test_id("stSelectbox").filter(has_text="What"),
                  "Final labels (with their source)")  # fmt: skip
             try:
                 expect(what).to_have_value("Final labels (with their source)", timeout=3_000)
