@@ -18,8 +18,8 @@ from _apptest import DEMO, build_demo_store, copy_store, finish_store, logged_in
 from streamlit.testing.v1 import AppTest
 from test_calibrate_cli import fake_cost_measuring
 
-from app.components import accuracy_estimates
-from qaeval_core import workflows
+from app.components import accuracy_estimates, judge_trace
+from qaeval_core import analysis, workflows
 from qaeval_core.analysis.estimates import estimate_accuracy
 from qaeval_core.judge import Judge
 from qaeval_core.store import annotation as ann
@@ -299,6 +299,35 @@ def test_explorer_filters_items_by_final_label_source(store: str) -> None:
     at.multiselect(key="explorer_final_sources").set_value(["adjudication"]).run()
     assert any("No item has its final label" in i.value for i in at.info)
     assert "<script>" not in markdown(at)
+
+
+def test_explorer_shows_the_judges_trace_of_the_opened_item(store: str) -> None:
+    """The trace behind a toggle: verdict, reason, rule, matched reference and each input's push,
+    the same as the library's trace of that item, and the same verdict as the final-label row."""
+    at = open_page("explorer.py")
+    at.selectbox(key="explorer_dataset").set_value(FRESH).run()
+    at.selectbox(key="explorer_final_calibration").set_value(CAL).run()
+    ok(at)
+    assert not any(t.value.startswith("Judge:") for t in at.text)  # off until asked for
+    item_id = at.selectbox(key="explorer_final_item").value
+    at.toggle(key="explorer_final_trace_toggle").set_value(True).run()
+    ok(at)
+    texts = [t.value for t in at.text]
+    verdict = next(t for t in texts if t.startswith("Judge:"))
+    judged = judge_trace.item_judge_trace(store, CAL, analysis.item_detail(store, item_id).item)
+    word = "correct" if judged["judge_correct"] else "not correct"
+    assert verdict.startswith(f"Judge: {word} · outcome {judged['judge_outcome']} · reason ")
+    assert any(t.startswith("NAQT rule") for t in texts)
+    assert any(t.startswith("Matched reference") for t in texts)
+    pushes = table(at, "input", "push (logit)")
+    assert set(pushes["input"]) == set(judged["trace"]["inputs"])
+    total = sum(judged["trace"]["contributions"].values())
+    assert pushes["push (logit)"].sum() == pytest.approx(total)
+    final = table(at, "From", "Question")
+    row = final[final["Item"] == item_id].iloc[0]
+    assert row["Final label"] == (
+        "2 clearly correct" if judged["judge_correct"] else "0 clearly incorrect"
+    )
 
 
 # ----------------------------------------------------------------------------- leaderboard

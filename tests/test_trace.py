@@ -68,6 +68,20 @@ def test_threshold_push_is_the_slope_times_the_distance_to_the_cut() -> None:
     assert [p["f1"] for p in parts] == pytest.approx((judge.model.slope_ * d).tolist())
 
 
+def test_a_judge_of_one_input_traces_its_push() -> None:
+    """A threshold fitted on one column (``column=None``) has no column index to look up: the
+    Explorer's trace of a one-input judge used to raise."""
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"f1": rng.random(60)})
+    model = ThresholdClassifier().fit(X, X["f1"] + rng.normal(0, 0.1, 60) > 0.5)
+    assert model.column_ is None
+    parts = contributions(model, pd.DataFrame({"f1": [0.1, 0.8]}))
+    assert parts is not None
+    assert [p["f1"] for p in parts] == pytest.approx(
+        (model.slope_ * (np.array([0.1, 0.8]) - model.threshold_)).tolist()
+    )
+
+
 def test_the_trace_names_the_match_and_the_rule() -> None:
     out = _judge().score_frame(pd.DataFrame(ROWS), trace=True)
     t = _traces(out)

@@ -67,7 +67,9 @@ def contributions(model: Any, X: Any) -> list[dict[str, float]] | None:
             for row in parts
         ]
     if all(hasattr(model, a) for a in ("threshold_", "slope_", "column_")):
-        column = model.column_ if isinstance(model.column_, str) else names[int(model.column_)]
+        column = model.column_
+        if not isinstance(column, str):  # an index, or None for a judge of one input
+            column = names[int(column or 0)]
         values = arr[:, names.index(column)]
         return [
             {column: float(model.slope_ * (v - model.threshold_)), "(intercept)": 0.0}
