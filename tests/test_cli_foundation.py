@@ -40,6 +40,19 @@ def test_version_and_help_list_every_command(capsys):
         assert f" {command} " in out
 
 
+def test_help_shows_every_word_of_its_text(capsys, monkeypatch):
+    """Help is rendered as markdown: brackets (``qaeval[distributed]``) are not eaten as rich
+    markup, and a docstring's line breaks do not survive as ragged lines."""
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = run(capsys, "score", "--help")
+    assert code == 0
+    assert "qaeval[distributed]" in out
+    assert "FILE.scored.SUFFIX" in out
+    code, out, _ = run(capsys, "calibrate", "--help")
+    assert code == 0
+    assert "a calibrated threshold on the best metric" in out  # one line, not the source's two
+
+
 def test_import_then_reimport_then_export_every_format(capsys, db_url: str, tmp_path: Path):
     code, out, err = run(
         capsys, "import", str(DATA / "shared_form.jsonl"), "-d", "toy", "--db", db_url
