@@ -156,7 +156,10 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--output",
                 "-o",
-                help="Output file (.jsonl/.csv/.parquet...); default FILE.scored.SUFFIX (FILE.scored.jsonl for FILE.jsonl).",
+                help=(
+                    "Output file (.jsonl/.csv/.parquet...); default FILE.scored.SUFFIX "
+                    "(FILE.scored.jsonl for FILE.jsonl)."
+                ),
             ),
         ] = None,
         config: Annotated[
