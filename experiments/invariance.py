@@ -4,8 +4,12 @@ Run from the repository root::
 
     .venv/bin/python experiments/invariance.py                       # NQ301, 400 test rows
     .venv/bin/python experiments/invariance.py --datasets answer_matching_mmlu_pro --rows 500
-    .venv/bin/python experiments/invariance.py --datasets pedants_ae_augmented_train --long 400
+    .venv/bin/python experiments/invariance.py --datasets pedants_ae_augmented_train \
+        --rows 150 --long 400
     .venv/bin/python experiments/invariance.py --table-only          # rebuild the .md from CSVs
+    # only the robust judge again, today's rows kept from the CSV (the SQuAD profile's scores
+    # do not change when the robust profile does):
+    .venv/bin/python experiments/invariance.py --profiles robust
 
 Protocol, per dataset:
 
@@ -15,10 +19,12 @@ Protocol, per dataset:
    several hundred copies, and most shared answers are short).
 2. Two exported judges are fitted with ``fit_judge`` on the same 300 rows:
    *today* - the calibration defaults (``DEFAULT_METRICS``, SQuAD normalisation, neural metrics
-   on the raw answer); *robust* - the same columns, every metric that takes ``normalize`` at
-   ``normalize="robust"``, and the metrics that do not (embeddings, BERTScore, SMILE, A-VERT)
-   fed :func:`clean_answer` of the candidate, which is what a judge applying the robust
-   profile in one place would do.
+   on the raw answer); *robust* - the same columns with every input at ``normalize="robust"``
+   (:func:`~qaeval_core.workflows.calibration.profile_specs`, what ``qaeval calibrate
+   --normalize robust`` fits): the lexical metrics repair glued tokens in their tokens; PANDA,
+   extraction, embeddings, BERTScore, SMILE and A-VERT read the candidate's
+   :func:`~qaeval_core.metrics._support.profiles.reader_text` (formatting removed, glued
+   tokens split and footnote digits dropped against the item's references).
 3. From every sampled test row, perturbed copies that keep the meaning (:func:`perturb`):
    markdown bold / a markdown link around the answer's mention, citation markers, a footnote
    digit (plain or superscript) glued to the mention, spaces removed around the mention, HTML
@@ -49,11 +55,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from experiments.common import RESULTS, load_data  # noqa: E402
 from qaeval_core.calibrate import fit_judge, held_out_split  # noqa: E402
-from qaeval_core.calibrate.inputs import DEFAULT_METRICS  # noqa: E402
+from qaeval_core.calibrate.inputs import metric_specs  # noqa: E402
 from qaeval_core.judge import FeatureSpec, items_frame  # noqa: E402
-from qaeval_core.metrics._support.profiles import clean_answer  # noqa: E402
-from qaeval_core.metrics.base import get_metric, metric_class  # noqa: E402
+from qaeval_core.metrics.base import Metric  # noqa: E402
 from qaeval_core.schema import Item  # noqa: E402
+from qaeval_core.workflows.calibration import profile_specs  # noqa: E402
 
 KINDS = (
     "bold",
@@ -147,25 +153,17 @@ def perturb(candidate: str, references: tuple[str, ...], kind: str) -> str | Non
     return out
 
 
-def _specs(profile: str) -> list[tuple[str, str, dict, bool]]:
-    """``(column, metric id, params, clean the candidate first)`` of one judge's inputs."""
-    out = []
-    for col, mid, params in DEFAULT_METRICS:
-        takes = "normalize" in metric_class(mid)._param_names()
-        if profile == "robust" and takes:
-            out.append((col, mid, {**params, "normalize": "robust"}, False))
-        else:
-            out.append((col, mid, dict(params), profile == "robust"))
-    return out
+def _specs(profile: str) -> list[tuple[str, Metric]]:
+    """``(column, metric)`` of one judge's inputs: the calibration defaults at ``profile``."""
+    return profile_specs(metric_specs(), profile)
 
 
-def score(items: list[Item], specs: list[tuple[str, str, dict, bool]], log) -> pd.DataFrame:
+def score(items: list[Item], specs: list[tuple[str, Metric]], log) -> pd.DataFrame:
     """Every input column of a judge on ``items``."""
-    cleaned = [replace(it, candidate=clean_answer(it.candidate, "robust")) for it in items]
     frame = pd.DataFrame(index=range(len(items)))
-    for col, mid, params, clean in specs:
+    for col, metric in specs:
         t0 = time.time()
-        res = get_metric(mid, **params).score_batch(cleaned if clean else items)
+        res = metric.score_batch(items)
         frame[col] = np.asarray(res.scores, dtype=float)
         log(f"    {col}: {time.time() - t0:.1f} s")
     return frame
@@ -176,7 +174,14 @@ def _moved(a: pd.Series, b: pd.Series, cols: list[str]) -> str:
     return " ".join(f"{c}:{a[c]:.2f}->{b[c]:.2f}" for c in cols if abs(a[c] - b[c]) > 0.01)
 
 
-def run(name: str, rows: int, seed: int, long_rows: int = 0, log=print) -> pd.DataFrame:
+def run(
+    name: str,
+    rows: int,
+    seed: int,
+    long_rows: int = 0,
+    profiles: tuple[str, ...] = ("squad", "robust"),
+    log=print,
+) -> pd.DataFrame:
     data = load_data(name)
     # a few PEDANTS answers are JSON numbers (42, not "42"): every metric reads text
     items = [replace(it, candidate=str(it.candidate)) for it in data.items]
@@ -202,7 +207,7 @@ def run(name: str, rows: int, seed: int, long_rows: int = 0, log=print) -> pd.Da
                 kinds.append(kind)
     log(f"{name}: {len(originals)} test rows, {len(copies)} perturbed copies")
     records = []
-    for profile in ("squad", "robust"):
+    for profile in profiles:
         specs = _specs(profile)
         log(f"  {profile}: scoring {len(tr)} training rows")
         train = score([items[i] for i in tr], specs, log)
@@ -210,7 +215,7 @@ def run(name: str, rows: int, seed: int, long_rows: int = 0, log=print) -> pd.Da
         orig = score(originals, specs, log)
         log(f"  {profile}: scoring {len(copies)} copies")
         pert = score(copies, specs, log)
-        features = [FeatureSpec.from_metric(get_metric(m, **p), c) for c, m, p, _ in specs]
+        features = [FeatureSpec.from_metric(m, c) for c, m in specs]
         judge, report = fit_judge(
             train,
             data.y[tr],
@@ -295,8 +300,8 @@ def table(frame: pd.DataFrame) -> str:
         lines += [
             f"\n### {ds}: {n_rows} held-out rows, {len(sub) // 2} perturbed copies\n",
             "Share of perturbed copies whose verdict equals the original's (%), with the count "
-            "of copies. *today*: SQuAD profile; *robust*: robust profile (lexical metrics at "
-            '`normalize="robust"`, neural metrics fed `clean_answer`).\n',
+            "of copies. *today*: SQuAD profile; *robust*: every input at "
+            '`normalize="robust"` (neural inputs, PANDA and extraction read `reader_text`).\n',
             _HEADER.format(first="perturbation"),
         ]
         for kind in [*KINDS, "all"]:
@@ -321,12 +326,26 @@ def main() -> None:
     ap.add_argument("--long", type=int, default=0, help="extra test rows over 20 words")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--table-only", action="store_true", help="rebuild the .md from the CSVs")
+    ap.add_argument(
+        "--profiles",
+        nargs="+",
+        default=["squad", "robust"],
+        choices=["squad", "robust"],
+        help="judges to fit and score again; the other profile's rows are kept from the CSV",
+    )
     args = ap.parse_args()
     RESULTS.mkdir(exist_ok=True)
     if not args.table_only:
         for name in args.datasets:
-            frame = run(name, args.rows, args.seed, args.long)
-            frame.to_csv(RESULTS / f"invariance_rows_{name}.csv", index=False)
+            frame = run(name, args.rows, args.seed, args.long, tuple(args.profiles))
+            path = RESULTS / f"invariance_rows_{name}.csv"
+            if len(set(args.profiles)) < 2 and path.exists():
+                old = pd.read_csv(path, keep_default_na=False)
+                old = old[~old["profile"].isin(args.profiles)]
+                frame = pd.concat([old, frame], ignore_index=True)
+                order = {"squad": 0, "robust": 1}
+                frame = frame.sort_values("profile", key=lambda s: s.map(order), kind="stable")
+            frame.to_csv(path, index=False)
     order = ["kamalloo_nq301", "answer_matching_mmlu_pro", "pedants_ae_augmented_train"]
     paths = sorted(RESULTS.glob("invariance_rows_*.csv"), key=lambda p: _rank(p, order))
     frame = pd.concat([pd.read_csv(p, keep_default_na=False) for p in paths])

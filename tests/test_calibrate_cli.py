@@ -185,6 +185,63 @@ def test_a_second_calibration_reuses_every_stored_score(tmp_path: Path, monkeypa
     assert fitted[0]["model"] == fitted[1]["model"]  # same scores in, same judge out
 
 
+def _glued(text: str, reference: str) -> str:
+    """The answer with the spaces around its mention removed and a footnote digit glued on
+    (after a word: "19451" could be a number)."""
+    at = text.find(reference)
+    if at < 0 or not reference[-1].isalpha():
+        return text
+    head, tail = text[:at], text[at + len(reference) :]
+    return f"{head.rstrip(' ')}{reference}1{tail}"
+
+
+def test_a_robust_judge_round_trips_and_reads_glued_answers_like_the_originals(
+    tmp_path: Path,
+) -> None:
+    """``--normalize robust``: every input that normalises is fitted at the robust profile, the
+    config records it, and ``qaeval score --config`` then reads "isParis1" as "is Paris"."""
+    db = str(tmp_path / "store.sqlite")
+    assert main(["import", str(_write_dataset(tmp_path / "d.jsonl")), "-d", "toy", "--db", db]) == 0
+    out = tmp_path / "robust.json"
+    flags = ["--metrics", "panda,f1,recall,number_agree", "--inputs", "all", "--db", db]
+    assert main(["calibrate", "-d", "toy", "-o", str(out), "--normalize", "robust", *flags]) == 0
+    judge = Judge.from_config(out)
+    assert judge.fitted_on["normalize"] == "robust"
+    assert {f.column: f.params.get("normalize") for f in judge.features} == dict.fromkeys(
+        ["panda", "f1", "recall", "number_agree"], "robust"
+    )
+    assert Judge.from_config(judge.to_config()).to_config() == judge.to_config()
+
+    new = _write_dataset(tmp_path / "new.jsonl", n=40, seed=9, labels=False)
+    rows = [json.loads(line) for line in new.read_text().splitlines()]
+    glued = tmp_path / "glued.jsonl"
+    glued.write_text(
+        "".join(
+            json.dumps({**r, "candidate": _glued(r["candidate"], r["references"][0])}) + "\n"
+            for r in rows
+        )
+    )
+    assert sum(_glued(r["candidate"], r["references"][0]) != r["candidate"] for r in rows) > 10
+    scored = {}
+    for name, path in (("plain", new), ("glued", glued)):
+        target = tmp_path / f"{name}.scored.jsonl"
+        assert main(["score", str(path), "--config", str(out), "-o", str(target)]) == 0
+        scored[name] = pd.read_json(target, lines=True)
+    np.testing.assert_allclose(scored["glued"]["judge_score"], scored["plain"]["judge_score"])
+    assert scored["glued"]["judge_correct"].tolist() == scored["plain"]["judge_correct"].tolist()
+
+    # The SQuAD judge on the same labels does not read them alike (PANDA moves).
+    squad = tmp_path / "squad.json"
+    assert main(["calibrate", "-d", "toy", "-o", str(squad), *flags]) == 0
+    assert "normalize" not in {k for f in Judge.from_config(squad).features for k in f.params}
+    frames = {}
+    for name, path in (("plain", new), ("glued", glued)):
+        target = tmp_path / f"{name}.squad.jsonl"
+        assert main(["score", str(path), "--config", str(squad), "-o", str(target)]) == 0
+        frames[name] = pd.read_json(target, lines=True)
+    assert not np.allclose(frames["glued"]["judge_score"], frames["plain"]["judge_score"])
+
+
 def test_default_inputs_have_distinct_metric_ids() -> None:
     """The store's analyses show one configuration per metric id, so two default inputs sharing
     an id (SMILE's two variants once did) would hide one of them after a calibration."""
@@ -242,6 +299,7 @@ def test_judging_a_scored_dataset_scores_nothing_again(tmp_path: Path, monkeypat
         (["--max-labels", "5"], "too few to calibrate"),
         (["--folds", "1"], "--folds must be >= 2"),
         (["--name", "taken"], "already exists"),
+        (["--normalize", "fancy"], "--normalize must be squad or robust"),
     ],
 )
 def test_bad_calibrate_flags_fail_before_any_work(

@@ -156,3 +156,36 @@ def test_smile_embeds_every_ngram_when_the_reference_is_not_one(fresh) -> None:
     full = cache.encode(grams) @ cache.encode([p_ref])[0]
     assert res.details[0]["keyword_cosine"] == pytest.approx(float(full.max()), abs=1e-6)
     assert res.details[0]["best_ngram"] == grams[int(np.argmax(full))]
+
+
+GLUED = [
+    Item("Capital of Japan?", ("Tokyo",), "The capital of Japan isTokyo1, a large city."),
+    Item("Capital of Japan?", ("Tokyo",), "The capital of Japan is **Tokyo**[2], a large city."),
+    Item("Capital of Japan?", ("Tokyo",), "The capital of Japan is Tokyo, a large city."),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("first", "second"), [("embed_cosine", "bertscore"), ("bertscore", "embed_cosine")]
+)
+def test_robust_metrics_share_one_pass_per_reader_text(
+    fresh, monkeypatch: pytest.MonkeyPatch, first: str, second: str
+) -> None:
+    """At ``normalize="robust"`` the candidates are encoded as their reader text: the three
+    copies above read alike, so one string (plus the reference) goes through the model, and
+    the second metric encodes nothing."""
+    import onnxruntime
+    from sentence_transformers import SentenceTransformer
+
+    fresh()
+    get_metric(first, device="cpu", normalize="robust").score_batch(GLUED)
+    assert _cache().encoded_count == 2  # "The capital of Japan is Tokyo, a large city.", "Tokyo"
+
+    def no_more(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a string went through the model a second time")
+
+    monkeypatch.setattr(SentenceTransformer, "encode", no_more)
+    monkeypatch.setattr(onnxruntime.InferenceSession, "run", no_more)
+    res = get_metric(second, device="cpu", normalize="robust").score_batch(GLUED)
+    assert res.scores.tolist() == [res.scores[2]] * 3

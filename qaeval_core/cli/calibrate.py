@@ -166,6 +166,16 @@ def register(app: typer.Typer) -> None:
                 help="Accuracy points a cheaper input set may lose against the best (0.3).",
             ),
         ] = 0.3,
+        normalize: Annotated[
+            str,
+            typer.Option(
+                "--normalize",
+                help="squad (default): inputs read answers with SQuAD normalisation; robust: "
+                "every input that takes normalize reads them with the robust profile "
+                "(markdown, citations, footnote digits, glued words, number and date formats "
+                "change no verdict). The judge config records it.",
+            ),
+        ] = "squad",
         remeasure_costs: Annotated[
             bool,
             typer.Option(
@@ -185,7 +195,9 @@ def register(app: typer.Typer) -> None:
         OUTPUT` applies to new data. By default each input's cost is measured first and only
         the cheapest input families within 0.3 accuracy points of the best are used
         (`--inputs all` for every input, `--max-cost` to cap the cost). Measured costs are
-        cached for this machine; `--remeasure-costs` measures them again.
+        cached for this machine; `--remeasure-costs` measures them again. `--normalize
+        robust` builds a judge whose inputs read answers as a person does (formatting and
+        glued footnote digits ignored); `qaeval score --config` then reads them the same way.
         """
         from qaeval_core.calibrate.fit import check_candidates
         from qaeval_core.calibrate.inputs import metric_specs
@@ -212,6 +224,8 @@ def register(app: typer.Typer) -> None:
             )
         if inputs not in ("cheap", "all"):
             raise ConfigError(f"--inputs must be cheap or all, got {inputs!r}.")
+        if normalize not in ("squad", "robust"):
+            raise ConfigError(f"--normalize must be squad or robust, got {normalize!r}.")
         if max_cost is not None and not max_cost > 0:
             raise ConfigError(
                 f"--max-cost must be > 0 seconds per 1,000 rows (e.g. 5), got {max_cost}."
@@ -247,6 +261,7 @@ def register(app: typer.Typer) -> None:
             max_cost=max_cost,
             cost_tolerance=cost_tolerance / 100.0,
             remeasure_costs=remeasure_costs,
+            normalize=normalize,
             name=name or output.stem,
             progress=lambda msg: err_console.print(msg, markup=False),
         )

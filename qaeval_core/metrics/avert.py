@@ -42,6 +42,10 @@ correct share is >= every other group's (ties count as correct, as in the author
 empty response is wrong (score 0). **Score** = the normalised correct-group share in [0, 1];
 the margin (correct share minus the best other share) is a confidence (paper, section 5.2).
 
+``normalize="robust"`` ranks each candidate as read against its references
+(:func:`._support.profiles.reader_text`: formatting removed, glued tokens split, footnote
+digits dropped); the default ``"squad"`` ranks it as given.
+
 Why it is one module: it is one paper's method end to end (enhancement templates, the correct /
 wrong / refusal groups, distractor choice, embedding or cross-encoder ranking), and each step is
 only meaningful inside it.
@@ -60,6 +64,7 @@ from qaeval_core.errors import ConfigError
 from qaeval_core.metrics._support.backends import hash_params
 from qaeval_core.metrics._support.embed_cache import get_cache
 from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL, load_cross_encoder
+from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, reader_items
 from qaeval_core.metrics._support.text import contains_on_token_boundary, normalize_answer
 from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.schema import Item
@@ -284,7 +289,7 @@ def normalise_groups(maxima: dict[str, float]) -> dict[str, float]:
 
 # -- the metric -------------------------------------------------------------------------------
 @register
-class AVert(Metric):
+class AVert(ProfileParam, Metric):
     """A-VERT group ranking (see the module docstring for the rules and decisions).
 
     Parameters
@@ -303,6 +308,8 @@ class AVert(Metric):
         argmax, which for two groups equals share >= 0.5.
     backend : embedding encoder backend (:mod:`._support.backends`); ``"auto"`` and the other
         score-preserving ones are not part of the configuration hash.
+    normalize : ``"squad"`` (default) ranks the candidate as given; ``"robust"`` ranks its
+        :func:`._support.profiles.reader_text`.
     """
 
     id = "avert"
@@ -310,6 +317,7 @@ class AVert(Metric):
     kind = "embedding"
     description = "A-VERT: max-similarity ranking of correct / wrong / refusal target groups"
     needs_models = True
+    repairs_glue = True
 
     def __init__(
         self,
@@ -324,6 +332,7 @@ class AVert(Metric):
         threshold: float = 0.5,
         device: str | None = None,
         backend: str = "auto",
+        normalize: str = "squad",
     ) -> None:
         self.ranker = ranker
         self.model = model
@@ -335,6 +344,7 @@ class AVert(Metric):
         self.threshold = threshold
         self.device = device
         self.backend = backend
+        self.normalize = check_profile(normalize)
 
     def config(self) -> dict[str, Any]:
         cfg = super().config()
@@ -455,6 +465,7 @@ class AVert(Metric):
         details: list[dict[str, Any]] = [{} for _ in range(n)]
         if n == 0:
             return MetricResult(scores, decisions, details)
+        items = reader_items(items, self.normalize)
 
         live = [i for i, it in enumerate(items) if it.candidate and it.candidate.strip()]
         for i in set(range(n)) - set(live):

@@ -22,6 +22,12 @@ first (the other finds them cached).
   way, F1 their harmonic mean. F1 penalises verbose candidates (every extra token lowers
   precision); ``score="recall"`` asks only whether the reference is covered.
 
+``normalize="robust"`` encodes each candidate as read against its references
+(:func:`._support.profiles.reader_text`: formatting removed, glued tokens split, footnote
+digits dropped); the default ``"squad"`` encodes the candidate as given (and keeps the config
+hash both metrics had before the parameter existed). Both metrics read the same text, so they
+still share one forward pass per unique string.
+
 Default thresholds (0.6 for ``embed_cosine``, 0.7 for ``bertscore`` F1) are round values in
 the flat optimum of balanced accuracy against the human labels of the NQ-301 and MMLU-Pro
 rows in ``../shared/data`` (embed_cosine 0.73 / 0.70, bertscore 0.73 / 0.72 there; any value
@@ -39,6 +45,7 @@ from qaeval_core.errors import ConfigError
 from qaeval_core.metrics._support.backends import hash_params
 from qaeval_core.metrics._support.embed_cache import get_cache
 from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL
+from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, reader_items
 from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.schema import Item
 
@@ -100,9 +107,10 @@ def greedy_match(cand: np.ndarray, ref: np.ndarray) -> tuple[float, float, float
     return p, r, f
 
 
-class _EmbeddingMetric(Metric):
+class _EmbeddingMetric(ProfileParam, Metric):
     kind: ClassVar[str] = "embedding"
     needs_models: ClassVar[bool] = True
+    repairs_glue: ClassVar[bool] = True
 
     def config(self) -> dict[str, Any]:
         cfg = super().config()
@@ -124,6 +132,8 @@ class EmbeddingCosine(_EmbeddingMetric):
     device : ``None`` = CUDA when available, else CPU.
     backend : encoder backend, ``"auto"`` (default), ``"torch"``, ``"onnx"`` or
         ``"onnx-int8"`` (only this last one changes scores, and the configuration hash).
+    normalize : ``"squad"`` (default) encodes the candidate as given; ``"robust"`` encodes
+        its :func:`._support.profiles.reader_text`.
     """
 
     id = "embed_cosine"
@@ -137,17 +147,19 @@ class EmbeddingCosine(_EmbeddingMetric):
         threshold: float = 0.6,
         device: str | None = None,
         backend: str = "auto",
+        normalize: str = "squad",
     ) -> None:
         self.model = model
         self.scale = scale
         self.threshold = threshold
         self.device = device
         self.backend = backend
+        self.normalize = check_profile(normalize)
 
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
         if self.scale not in ("clip", "shift"):
             raise ConfigError(f"embed_cosine: scale must be 'clip' or 'shift', got {self.scale!r}.")
-        cands, refs = _texts(items)
+        cands, refs = _texts(reader_items(items, self.normalize))
         flat = [r for rs in refs for r in rs]
         owner = np.repeat(np.arange(len(refs)), [len(rs) for rs in refs])
         cache = get_cache(self.model, self.device, self.backend)
@@ -182,6 +194,7 @@ class BERTScore(_EmbeddingMetric):
     threshold : decision threshold on that score.
     device, batch_size : where and how fast to encode (not part of the config hash).
     backend : encoder backend, as for ``embed_cosine``.
+    normalize : as for ``embed_cosine``.
     """
 
     id = "bertscore"
@@ -196,6 +209,7 @@ class BERTScore(_EmbeddingMetric):
         device: str | None = None,
         batch_size: int | None = None,
         backend: str = "auto",
+        normalize: str = "squad",
     ) -> None:
         self.model = model
         self.score = score
@@ -203,6 +217,7 @@ class BERTScore(_EmbeddingMetric):
         self.device = device
         self.batch_size = batch_size
         self.backend = backend
+        self.normalize = check_profile(normalize)
 
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
         if self.score not in _BS_INDEX:
@@ -210,7 +225,7 @@ class BERTScore(_EmbeddingMetric):
                 f"bertscore: score must be one of precision, recall, f1; got {self.score!r}."
             )
         k = _BS_INDEX[self.score]
-        cands, refs = _texts(items)
+        cands, refs = _texts(reader_items(items, self.normalize))
         cache = get_cache(self.model, self.device, self.backend)
         mats = cache.token_embeddings([*cands, *(r for rs in refs for r in rs)], self.batch_size)
         scores = np.zeros(len(items))

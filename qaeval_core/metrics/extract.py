@@ -54,7 +54,7 @@ from qaeval_core.metrics._support.loading import (
     choose_device,
     resolve_model_path,
 )
-from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, clean_answer
+from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, reader_items
 from qaeval_core.metrics._support.text import normalize_answer
 from qaeval_core.metrics.base import Metric, MetricResult, get_metric, metric_class, register
 from qaeval_core.schema import Item
@@ -434,9 +434,11 @@ class Extract(ProfileParam, Metric):
     qa_model : extractive QA model (path or hub name); None uses the offline fallback.
     model : embedding model of the fallback.
     threshold : None keeps the inner metric's decision and threshold.
-    normalize : "robust" cleans each candidate (:func:`._support.profiles.clean_answer`)
-        before extraction and hands ``normalize="robust"`` to the inner metric when it takes
-        that parameter and ``metric_params`` does not set it; "squad" (default) does neither.
+    normalize : "robust" reads each candidate against its references
+        (:func:`._support.profiles.reader_text`: formatting removed, glued tokens split,
+        footnote digits dropped) before extraction and hands ``normalize="robust"`` to the
+        inner metric when it takes that parameter and ``metric_params`` does not set it;
+        "squad" (default) does neither.
     """
 
     id = "extract"
@@ -444,6 +446,7 @@ class Extract(ProfileParam, Metric):
     kind = "embedding"
     description = "short-answer extraction (extractive QA model or fallback) before a metric"
     needs_models = True
+    repairs_glue = True
 
     def __init__(
         self,
@@ -481,10 +484,7 @@ class Extract(ProfileParam, Metric):
 
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
         inner = self.inner()
-        if self.normalize != "squad":
-            items = [
-                replace(it, candidate=clean_answer(it.candidate, self.normalize)) for it in items
-            ]
+        items = reader_items(items, self.normalize)
         got = extract_answers(
             [it.question for it in items],
             [it.candidate for it in items],

@@ -341,6 +341,9 @@ class LexicalMetric(Metric):
     #: Whether ``_compute`` reads the memoised normalisations (then the batch is primed in
     #: bulk first); a metric that normalises each string once itself sets it to False.
     uses_memo: ClassVar[bool] = True
+    #: The robust profile repairs glued tokens against the references (:func:`pair_tokens`),
+    #: so the robust config records the repair's version (:class:`ProfileParam`).
+    repairs_glue: ClassVar[bool] = True
 
     def _compute(
         self, cands: list[str], refs: list[tuple[str, ...]]

@@ -46,7 +46,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from qaeval_core.errors import ConfigError
-from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, profile_text
+from qaeval_core.metrics._support.profiles import (
+    ProfileParam,
+    check_profile,
+    profile_text,
+    reader_text,
+)
 from qaeval_core.metrics._support.text import PUNCTUATION
 from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.schema import Item
@@ -388,10 +393,11 @@ class Panda(ProfileParam, Metric):
     model_path : a model file written by ``PandaClassifier.save``; None uses the shipped
         default (trained on the PANDA augmented training set, see scripts/train_panda.py).
     threshold : correct when P(correct) >= threshold.
-    normalize : "squad" (default) feeds the raw strings; "robust" feeds candidate and
-        references with formatting removed and numbers and dates canonical
-        (:func:`._support.profiles.profile_text`); no lemmas, which would move the tf-idf
-        features away from the ones the classifier was trained on.
+    normalize : "squad" (default) feeds the raw strings; "robust" feeds the candidate as
+        read against the item's references (:func:`._support.profiles.reader_text`: formatting
+        removed, glued tokens split, footnote digits dropped) and candidate and references
+        with numbers and dates canonical (:func:`._support.profiles.profile_text`); no lemmas,
+        which would move the tf-idf features away from the ones the classifier was trained on.
     """
 
     id = "panda"
@@ -399,6 +405,7 @@ class Panda(ProfileParam, Metric):
     kind = "learned"
     description = "PANDA: tf-idf + token F1/precision/recall logistic regression (Li et al.)"
     needs_models = False
+    repairs_glue = True
 
     def __init__(
         self, *, model_path: str | None = None, threshold: float = 0.5, normalize: str = "squad"
@@ -419,7 +426,7 @@ class Panda(ProfileParam, Metric):
             refs = [str(r) for r in it.references if r is not None and str(r).strip()] or [""]
             cand = it.candidate or ""
             if prof != "squad":
-                cand = profile_text(str(cand), prof)
+                cand = profile_text(reader_text(cand, refs), prof)
             for r in refs:
                 owner.append(i)
                 triples.append(

@@ -32,6 +32,10 @@ formula the 0.67 threshold degenerates to easy match (without EM the score is at
 with it, the n-gram equal to the reference scores sim = 1, so SMILE >= 0.85), so the paper
 variant's decision can never accept a paraphrase, which is the point of SMILE.
 
+``normalize="robust"`` scores each candidate as read against its references
+(:func:`._support.profiles.reader_text`: formatting removed, glued tokens split, footnote
+digits dropped); the default ``"squad"`` reads it as given.
+
 Both variants report the semantic and lexical subscores, the best n-gram and the 0-5 bin.
 Scores are clipped to [0, 1] (raw cosines can be slightly negative).
 
@@ -65,6 +69,7 @@ from qaeval_core.errors import ConfigError
 from qaeval_core.metrics._support.backends import hash_params
 from qaeval_core.metrics._support.embed_cache import get_cache
 from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL
+from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, reader_items
 from qaeval_core.metrics._support.synth import synthetic_answers
 from qaeval_core.metrics._support.text import contains_on_token_boundary, ngrams
 from qaeval_core.metrics.base import Metric, MetricResult, register
@@ -237,7 +242,7 @@ def _rowwise_dot(emb: np.ndarray, a: np.ndarray, b: np.ndarray, chunk: int = 655
 
 # -- the metric -------------------------------------------------------------------------------
 @register
-class Smile(Metric):
+class Smile(ProfileParam, Metric):
     """SMILE answer-correctness score (see the module docstring for the two variants).
 
     Parameters
@@ -254,6 +259,8 @@ class Smile(Metric):
         very long answers.
     backend : embedding encoder backend (:mod:`._support.backends`); ``"auto"`` and the other
         score-preserving ones are not part of the configuration hash.
+    normalize : ``"squad"`` (default) reads the candidate as given; ``"robust"`` reads its
+        :func:`._support.profiles.reader_text`.
 
     Examples
     --------
@@ -269,6 +276,7 @@ class Smile(Metric):
     kind = "embedding"
     description = "SMILE: synthetic-answer semantic score + n-gram keyword score (Salesforce)"
     needs_models = True
+    repairs_glue = True
 
     def __init__(
         self,
@@ -282,6 +290,7 @@ class Smile(Metric):
         max_ngrams: int = 256,
         device: str | None = None,
         backend: str = "auto",
+        normalize: str = "squad",
     ) -> None:
         self.variant = variant
         self.w = w
@@ -292,6 +301,7 @@ class Smile(Metric):
         self.max_ngrams = max_ngrams
         self.device = device
         self.backend = backend
+        self.normalize = check_profile(normalize)
 
     def config(self) -> dict[str, Any]:
         cfg = super().config()
@@ -313,6 +323,7 @@ class Smile(Metric):
         n_items = len(items)
         if n_items == 0:
             return MetricResult(np.zeros(0), np.zeros(0, dtype=bool), [])
+        items = reader_items(items, self.normalize)
 
         # 1. (item, reference) pairs; items without references or candidate score 0.
         pair_item: list[int] = []
@@ -442,6 +453,7 @@ class SmilePaper(Smile):
         max_ngrams: int = 256,
         device: str | None = None,
         backend: str = "auto",
+        normalize: str = "squad",
     ) -> None:
         super().__init__(
             variant="paper",
@@ -453,4 +465,5 @@ class SmilePaper(Smile):
             max_ngrams=max_ngrams,
             device=device,
             backend=backend,
+            normalize=normalize,
         )

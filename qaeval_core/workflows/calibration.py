@@ -23,13 +23,14 @@ from qaeval_core.calibrate.summary import LabelledData
 from qaeval_core.errors import ConfigError
 from qaeval_core.io.frames import items_frame
 from qaeval_core.judge import FeatureSpec, Judge
+from qaeval_core.metrics._support.profiles import check_profile, with_profile
 from qaeval_core.metrics.base import Metric, MetricResult
 from qaeval_core.schema import Item
 from qaeval_core.scoring import ScoringJob, run_jobs
 from qaeval_core.store import repo
 from qaeval_core.workflows.stored_scoring import score_rows, stored_scores
 
-__all__ = ["DatasetCalibration", "calibrate_dataset", "labelled_data"]
+__all__ = ["DatasetCalibration", "calibrate_dataset", "labelled_data", "profile_specs"]
 
 
 def _item_id(item: Item) -> int:
@@ -45,6 +46,17 @@ class DatasetCalibration:
     n_labelled: int
     used_item_ids: list[int] = field(default_factory=list)
     unseen_item_ids: list[int] = field(default_factory=list)
+
+
+def profile_specs(
+    specs: Sequence[tuple[str, Metric]], normalize: str = "squad"
+) -> list[tuple[str, Metric]]:
+    """The inputs at one normalisation profile: every metric that takes ``normalize`` at
+    ``normalize``, the others as they are; the columns keep their names. With ``"squad"``
+    (the default) nothing changes. A judge fitted on them records those parameters, so
+    ``qaeval score --config`` reads answers the same way."""
+    check_profile(normalize)
+    return [(column, with_profile(metric, normalize)) for column, metric in specs]
 
 
 def _calibration_inputs(
@@ -118,6 +130,7 @@ def calibrate_dataset(
     cost_tolerance: float = DEFAULT_COST_TOLERANCE,
     cost_sample: int = 300,
     remeasure_costs: bool = False,
+    normalize: str = "squad",
 ) -> DatasetCalibration:
     """Fit a judge on (at most ``max_labels`` of) a stored dataset's human labels.
 
@@ -136,7 +149,12 @@ def calibrate_dataset(
     ``max_cost``) measures nothing and uses every input, as before. Measured costs are cached
     per machine (:mod:`qaeval_core.calibrate.cost`), so a second calibration on this machine
     reads them back; ``remeasure_costs=True`` measures them again.
+
+    ``normalize="robust"`` fits a judge whose every input that normalises reads the answer
+    with the robust profile (:func:`profile_specs`): formatting, glued tokens and footnote
+    digits change no verdict.
     """
+    check_profile(normalize)
     if inputs not in INPUT_RULES:
         raise ConfigError(f"--inputs must be one of {', '.join(INPUT_RULES)}, got {inputs!r}.")
     say = progress or (lambda _msg: None)
@@ -169,7 +187,7 @@ def calibrate_dataset(
         )
     say(f"{len(used)} of {n_labelled} labelled items used for fitting ({int(y.sum())} correct).")
 
-    specs_in = metric_specs(metrics)
+    specs_in = profile_specs(metric_specs(metrics), normalize)
     scores, decisions = _calibration_inputs(
         db, dataset, specs_in, used, store_scores=store_scores, say=say
     )
@@ -207,6 +225,7 @@ def calibrate_dataset(
             "label_rule": "adjudicated, else majority of current labels; correct = clearly "
             "correct (2); unclear and ties count as not correct",
             "max_labels": max_labels,
+            "normalize": normalize,
         },
     )
     return DatasetCalibration(judge, report, n_labelled, used_ids, unseen)
@@ -218,17 +237,18 @@ def labelled_data(
     item_ids: Sequence[int],
     *,
     metrics: Sequence[str] | None = None,
+    normalize: str = "squad",
 ) -> LabelledData:
     """Verdicts and stored scores/decisions of ``item_ids`` (as fitted by
     :func:`calibrate_dataset`, which stores the scores it computes) for the calibration's
-    metric columns, in the order given."""
+    metric columns at its ``normalize`` profile, in the order given."""
     frames = analysis.load_frames(db, dataset, metrics=())  # labels only: scores below
     verdicts = analysis.human_verdicts(frames).set_index("item_id")
     ids = [int(i) for i in item_ids]
     y = verdicts.loc[ids, "human_correct"].astype(bool).to_numpy()
     by_id = {_item_id(it): it for it in repo.load_items(db, dataset)}
     groups = question_groups([by_id[i] for i in ids])
-    specs = metric_specs(metrics)
+    specs = profile_specs(metric_specs(metrics), normalize)
     stored = stored_scores(db, dataset, [m for _, m in specs])
     score_cols, decision_cols = {}, {}
     for column, metric in specs:

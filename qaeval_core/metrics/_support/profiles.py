@@ -13,8 +13,10 @@ output the way a person does, so that formatting changes no verdict:
 4. glued-token repair against the references: a candidate token that is not a reference token
    and not an English word is split where its pieces are reference tokens plus function words
    or numbers ("Morrisonin" -> "morrison in" when the reference says "Toni Morrison", "byToni"
-   -> "by toni", "Paris1" -> "paris 1", "eight1" -> "8 1"); "Parisian", "together" or "1.5"
-   vs "15" never split. The pieces are looked up among the reference's lemmas *and* its
+   -> "by toni", "Paris2024" -> "paris 2024"); a footnote digit (one or two digits glued to a
+   reference word, a number no reference has) is dropped ("Paris1" -> "paris", "eight1" ->
+   "8" against "8"; "Apollo11" -> "apollo 11" against "Apollo 11"); "Parisian", "together"
+   or "1.5" vs "15" never split. The pieces are looked up among the reference's lemmas *and* its
    words as written, so a plural glued to a word splits too ("Romancitizens" -> "roman
    citizen" against "citizens").
 
@@ -25,15 +27,32 @@ existed, so stored scores stay valid.
 
 :func:`clean_answer` is the public "what would a reader see" text (formatting removed, wording
 kept) for callers that need it outside the lexical metrics (for example a judge that calls an
-answer empty after cleaning, or neural metrics fed the cleaned text).
+answer empty after cleaning). It knows no reference, so it cannot repair glue.
+
+:func:`reader_text` is the same text read against the item's references: glued tokens get
+their space back at the boundary step 4 finds ("isTokyo" -> "is Tokyo", "Francein" ->
+"France in") and a footnote digit glued to a reference word is dropped ("Tokyo1," ->
+"Tokyo,") unless the reference has that number ("Apollo11" vs "Apollo 11" -> "Apollo 11").
+It is still natural text, so the metrics with their own tokeniser or a neural model read it
+at ``normalize="robust"``: PANDA and extraction (then :func:`profile_text`), embeddings,
+BERTScore, SMILE and A-VERT (:func:`reader_items`). Every metric whose robust reading repairs
+glue (those and the lexical metrics, through :func:`pair_tokens`) marks its robust config with
+:data:`READER_VERSION`, so scores stored under an older repair are not reused.
+
+Why it is one module: the robust profile is one reading of an answer, taken two ways: as tokens
+(:func:`pair_tokens`, for the lexical metrics) and as text (:func:`reader_text`, for the rest).
+Both must split the same glued tokens and drop the same footnote digits, through the same
+memoised lemma lookups and glue helpers; in two modules one could change without the other.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from functools import lru_cache
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from qaeval_core.errors import InputError
 from qaeval_core.metrics._support.normalize import norm_tokens, normalize
@@ -43,6 +62,10 @@ from qaeval_core.metrics._support.robust_text import (
     strip_formatting,
 )
 from qaeval_core.metrics._support.text import _PUNCT  # the punctuation SQuAD turns to spaces
+from qaeval_core.schema import Item
+
+if TYPE_CHECKING:
+    from qaeval_core.metrics.base import Metric
 
 __all__ = [
     "PROFILES",
@@ -56,6 +79,10 @@ __all__ = [
     "lemma",
     "split_glued",
     "ProfileParam",
+    "READER_VERSION",
+    "reader_text",
+    "reader_items",
+    "with_profile",
 ]
 
 Profile = Literal["squad", "robust"]
@@ -314,10 +341,14 @@ def _repaired(candidate: str, reference: str) -> tuple[str, ...]:
         if lem in vocab or len(tok) < 3 or (plain_word and not any(r in tok for r in long_refs)):
             out.append(lem)
             continue
-        pieces = split_glued(tok, vocab)
+        pieces = [w for p in split_glued(tok, vocab) for w in p.split()]
         if len(pieces) > 1:
             changed = True
-            out.extend(lemma(p) for p in pieces if p not in _ARTICLES)  # as SQuAD drops them
+            spans = _align(tok.lower(), pieces) if len(tok.lower()) == len(tok) else None
+            drop = _footnotes(tok, pieces, spans, vocab) if spans else set()
+            out.extend(  # articles dropped, as SQuAD drops them; footnote digits too
+                lemma(p) for k, p in enumerate(pieces) if p not in _ARTICLES and k not in drop
+            )
         else:
             out.append(lem)
     value = tuple(out) if changed else plain
@@ -337,9 +368,141 @@ def pair_tokens(
     return _repaired(candidate, reference), _robust_tokens(reference)
 
 
+# ---------------------------------------------------------------------------------------------
+# The reader's text: clean_answer plus glue repair against the references, as a string
+# ---------------------------------------------------------------------------------------------
+
+#: Bump when :func:`reader_text` reads differently: the robust config of every metric that
+#: reads through it carries this number, so its stored robust scores are recomputed.
+READER_VERSION = 1
+
+_WORD_RUN = re.compile(r"[^\W_]+")
+#: A footnote digit: one or two digits (a year or any longer number is never one).
+_FOOTNOTE = re.compile(r"\d{1,2}")
+
+
+@lru_cache(maxsize=20_000)
+def _reference_vocab(references: tuple[str, ...]) -> frozenset[str]:
+    """Every reference's tokens, as lemmas and as written (what :func:`_repaired` reads)."""
+    vocab: set[str] = set()
+    for ref in references:
+        vocab |= set(_robust_tokens(ref)) | {t.lower() for t in _cased_tokens(ref)}
+    return frozenset(vocab)
+
+
+def _align(low: str, pieces: list[str]) -> list[tuple[int, int]] | None:
+    """Where each piece of :func:`split_glued` lies in the lower-cased token, or None. Pieces
+    are the token's letters in order, except a number word that became digits ("eight" ->
+    "8"), which is found back by its spelling."""
+    spans: list[tuple[int, int]] = []
+    at = 0
+    for piece in pieces:
+        if low.startswith(piece, at):
+            spans.append((at, at + len(piece)))
+            at += len(piece)
+            continue
+        end = next(
+            (e for e in range(at + 3, min(len(low), at + 9) + 1)
+             if piece.isdigit() and number_word_digits(low[at:e]) == piece),
+            None,
+        )  # fmt: skip
+        if end is None:
+            return None
+        spans.append((at, end))
+        at = end
+    return spans if at == len(low) else None
+
+
+def _read_token(token: str, vocab: frozenset[str], long_refs: tuple[str, ...]) -> str:
+    """One run of letters and digits as the reader reads it against the references."""
+    low = token.lower()
+    if len(token) < 3 or len(low) != len(token) or low in vocab or lemma(low) in vocab:
+        return token  # (a lowercasing that changes the length would misplace the cuts)
+    if token.isalpha() and token.islower() and not any(r in low for r in long_refs):
+        return token
+    pieces = [w for p in split_glued(token, vocab) for w in p.split()]
+    if len(pieces) < 2:
+        return token
+    spans = _align(low, pieces)
+    if spans is None:
+        return token
+    drop = _footnotes(token, pieces, spans, vocab)
+    return " ".join(token[a:b] for k, (a, b) in enumerate(spans) if k not in drop)
+
+
+def _footnotes(
+    token: str, pieces: list[str], spans: list[tuple[int, int]], vocab: frozenset[str]
+) -> set[int]:
+    """Which pieces of a glued token are a footnote digit: one or two digits right after a
+    reference word (letters in the token: "Tokyo1", "eight1" against "8"), and not a number
+    any reference has ("Apollo11" against "Apollo 11" keeps 11)."""
+    return {
+        k
+        for k in range(1, len(pieces))
+        if _FOOTNOTE.fullmatch(pieces[k])
+        and pieces[k - 1] in vocab
+        and token[spans[k - 1][0] : spans[k - 1][1]].isalpha()
+        and pieces[k] not in vocab
+        and str(int(pieces[k])) not in vocab
+    }
+
+
+def _reference_strings(references: Iterable[Any]) -> tuple[str, ...]:
+    return tuple(str(r) for r in references if r is not None and str(r).strip())
+
+
+@lru_cache(maxsize=200_000)
+def _reader_text(candidate: str, references: tuple[str, ...]) -> str:
+    text = clean_answer(candidate)
+    vocab = _reference_vocab(references)
+    if not text or not vocab:
+        return text
+    long_refs = tuple(r for r in vocab if len(r) >= 3)
+    return _WORD_RUN.sub(lambda m: _read_token(m.group(0), vocab, long_refs), text)
+
+
+def reader_text(candidate: Any, references: Iterable[Any]) -> str:
+    """The answer as a reader sees it against its references: :func:`clean_answer`, then
+    each glued token repaired at the string level (memoised per candidate and references).
+
+    A run of letters and digits that is not a reference token or an English word is split
+    where :func:`split_glued` finds the boundary, keeping its surface text ("isTokyo" -> "is
+    Tokyo", "Francein" -> "France in"); a footnote digit (one or two digits) glued to the end
+    of a reference word is dropped unless a reference has that number ("Tokyo1," -> "Tokyo,";
+    "Apollo11" vs "Apollo 11" -> "Apollo 11"; "Paris2024" -> "Paris 2024": a year is no
+    footnote). Everything else is kept as written: "together", "Parisian", "B52", "iPhone",
+    "1.5", case.
+
+    >>> reader_text("The capital is Tokyo1, and isTokyo.", ["Tokyo"])
+    'The capital is Tokyo, and is Tokyo.'
+    """
+    if candidate is None:
+        return ""
+    return _reader_text(str(candidate), _reference_strings(references))
+
+
+def reader_items(items: Sequence[Item], profile: str) -> Sequence[Item]:
+    """``items`` unchanged under ``squad``; under ``robust``, each candidate replaced by its
+    :func:`reader_text` against that item's references (what the neural metrics encode)."""
+    if check_profile(profile) == "squad":
+        return items
+    return [replace(it, candidate=reader_text(it.candidate, it.references)) for it in items]
+
+
+def with_profile(metric: Metric, profile: str) -> Metric:
+    """``metric`` at ``normalize=profile`` when it takes that parameter, else itself (a
+    calibration at one profile: every input that normalises reads the answer that way)."""
+    check_profile(profile)
+    if "normalize" not in metric._param_names() or getattr(metric, "normalize", None) == profile:
+        return metric
+    return type(metric)(**{**metric.get_params(), "normalize": profile})
+
+
 def clear_profile_caches() -> None:
     """Forget memoised robust normalisations (benchmarks time cold runs with it)."""
     _PAIRS.clear()
+    _reader_text.cache_clear()
+    _reference_vocab.cache_clear()
     _cased_tokens.cache_clear()
     _robust_tokens.cache_clear()
     canonical_text.cache_clear()
@@ -348,14 +511,21 @@ def clear_profile_caches() -> None:
 
 class ProfileParam:
     """Mixin of metrics with a ``normalize`` parameter: the default ``"squad"`` is left out of
-    the config, so scores stored before the parameter existed keep their config hash."""
+    the config, so scores stored before the parameter existed keep their config hash. A metric
+    whose robust reading repairs glue against the references (``repairs_glue = True``: through
+    :func:`reader_text` or :func:`pair_tokens`) records :data:`READER_VERSION` in its robust
+    config, so a change of that repair changes the hash and stored robust scores are not
+    reused."""
 
     normalize: str
     default_profile: ClassVar[str] = "squad"
+    repairs_glue: ClassVar[bool]  # set by the metric families; False when not set
 
     def config(self) -> dict[str, Any]:
         cfg = super().config()  # type: ignore[misc]
         params = cfg.get("params", {})
         if params.get("normalize") == self.default_profile:
             params.pop("normalize")
+        elif getattr(self, "repairs_glue", False) and params.get("normalize") == "robust":
+            cfg["reader"] = READER_VERSION
         return cfg
