@@ -47,9 +47,18 @@ DEFAULT_METRICS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("number_agree", "number_agree", {}),
     ("brevity", "brevity", {}),
     ("no_hedge", "no_hedge", {}),
+    ("number_closeness", "number_closeness", {}),
+    ("number_closeness_scaled", "number_closeness_scaled", {}),
 )
 #: Columns that are calibration inputs, not judges (left out of "best single metric" reports).
-FEATURE_ONLY: tuple[str, ...] = ("number_match", "number_agree", "brevity", "no_hedge")
+FEATURE_ONLY: tuple[str, ...] = (
+    "number_match",
+    "number_agree",
+    "brevity",
+    "no_hedge",
+    "number_closeness",
+    "number_closeness_scaled",
+)
 
 
 def question_groups(items: Sequence[Item]) -> np.ndarray:

@@ -48,8 +48,8 @@ import numpy as np
 from qaeval_core.errors import InputError
 from qaeval_core.metrics._support.normalize import normalize
 from qaeval_core.metrics._support.profiles import clean_answer, is_empty_answer
+from qaeval_core.metrics._support.quantities import extract_numbers, numbers_equal
 from qaeval_core.metrics.extract import answer_kind, type_match
-from qaeval_core.metrics.shape import extract_numbers, numbers_equal
 from qaeval_core.schema import Item
 
 __all__ = [

@@ -36,8 +36,8 @@ import numpy as np
 from qaeval_core.jsonable import to_jsonable
 from qaeval_core.judge.outcomes import AnswerReason
 from qaeval_core.metrics._support.normalize import normalize
+from qaeval_core.metrics._support.quantities import extract_numbers, number_features
 from qaeval_core.metrics.lexical import token_prf
-from qaeval_core.metrics.shape import extract_numbers, number_features
 from qaeval_core.schema import RULES, Item
 
 __all__ = [
