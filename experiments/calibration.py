@@ -330,7 +330,9 @@ def main() -> None:
                         n_boot=args.n_boot,
                         tmp=Path(tmpdir),
                     )
-                    judge = rows[-3] if rows[-3]["method"].startswith("exported") else {}
+                    judge = next(  # the paired rows after it depend on the anchors present
+                        (r for r in reversed(rows) if r["method"].startswith("exported")), {}
+                    )
                     print(
                         f"  N={size} seed={seed}: judge {100 * judge.get('accuracy', np.nan):.1f}"
                         f" ({judge.get('chosen', '')}) {time.time() - t0:.0f}s",
