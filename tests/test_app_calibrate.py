@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from _apptest import (
     APP,
@@ -121,6 +122,25 @@ def test_fit_shows_quality_and_saves_a_calibration(store: str) -> None:
     download = at.get("download_button")
     assert len(download) == 1
     json.dumps(info.config)
+
+
+def test_a_robust_fit_saves_a_judge_that_reads_answers_as_a_person_does(store: str) -> None:
+    """The toggle fits every input that normalises at the robust profile; the saved judge
+    records it and scores a glued, footnoted answer like the clean one."""
+    at = open_page(logged_in("res"))
+    at.toggle(key="calibrate_robust").set_value(True)
+    at.toggle(key="calibrate_curves").set_value(False)
+    at = fit(at)
+    at.text_input(key="calibrate_name").input("nq-robust")
+    at.button(key="calibrate_save_submit").click().run()
+    assert not at.exception, at.exception
+    judge = Judge.from_config(repo.get_calibration(store, "nq-robust").config)
+    assert {f.params.get("normalize") for f in judge.features} == {"robust"}
+    clean = {"question": "Capital of Japan?", "references": ["Tokyo"],
+             "candidate": "The capital city of Japan is Tokyo, a large city."}  # fmt: skip
+    glued = {**clean, "candidate": "The capital city of Japan is**Tokyo1**, a large city."}
+    out = judge.score_frame(pd.DataFrame([clean, glued]))
+    assert out["judge_score"].iloc[0] == pytest.approx(out["judge_score"].iloc[1])
 
 
 def test_order_queue_by_disagreement(store: str) -> None:

@@ -107,11 +107,20 @@ def _fit_form(url: str, dataset: str) -> None:
         max_cost = i2.number_input(
             "Max. cost, s per 1,000 rows (0 = no cap)", 0.0, 1e6, 0.0, key="calibrate_max_cost"
         )
-        curves = st.toggle("Learning curves", value=True, key="calibrate_curves")
+        t1, t2 = st.columns(2)
+        robust = t1.toggle(
+            "Read answers as a person does", key="calibrate_robust",
+            help="The robust profile: every input that reads the answer's wording ignores "
+            "markdown, HTML, citation markers, footnote digits, glued words and number or date "
+            "formats. Scoring with the saved judge reads answers the same way. Off: SQuAD "
+            "normalisation, comparable with papers.",
+        )  # fmt: skip
+        curves = t2.toggle("Learning curves", value=True, key="calibrate_curves")
         submitted = st.form_submit_button("Fit", type="primary", key="calibrate_fit")
     if not submitted:
         return
     metrics = _metrics(chosen)
+    normalize = "robust" if robust else "squad"
     band = (
         {"human_share": share / 100}
         if BAND_CHOICES[band_by] == "share"
@@ -123,11 +132,13 @@ def _fit_form(url: str, dataset: str) -> None:
                 url, dataset, metrics=metrics, max_labels=int(max_labels) or None,
                 seed=int(seed), candidates=candidates, n_splits=int(folds), n_boot=int(n_boot),
                 name=f"{dataset}-judge", progress=status.write, inputs=inputs,
-                max_cost=float(max_cost) or None, **band,
+                max_cost=float(max_cost) or None, normalize=normalize, **band,
             )  # fmt: skip
             status.write("Bootstrapping quality of every judge ...")
             metric_ids = None if metrics is None else [m.id for m in metrics]
-            data = workflows.labelled_data(url, dataset, fit.used_item_ids, metrics=metric_ids)
+            data = workflows.labelled_data(
+                url, dataset, fit.used_item_ids, metrics=metric_ids, normalize=normalize
+            )
             quality = summary.quality_table(fit, data, n_boot=int(n_boot))
             curve = pd.DataFrame()
             if curves:
