@@ -200,7 +200,10 @@ def register(app: typer.Typer) -> None:
             "label": label or "/".join([*LABEL_FIELDS, "human.label"]),
             "label_scale": label_scale or "inferred",
             "min_labels": min_labels,
-            "method": "PPI++ (ppi_py, lam=None) on random labels; human-only: classical CLT",
+            "method": (
+                "PPI++ (ppi_py, lam=None) on random labels, t quantile (n - 1 df); "
+                "human-only: Wilson score interval"
+            ),
             "estimates": est.estimates_to_json(table),
             "comparisons": to_jsonable(pairs),
         }
