@@ -44,6 +44,10 @@ Estimator choices, each tested:
 
 :func:`compare_models` gives pairwise PPI differences; :func:`estimates_to_json` the JSON form
 that ``qaeval estimate`` writes.
+
+Why it is one module: the three estimates, their intervals and the pairwise differences all
+read one selection of the data (which labels are random, which scale, which rows belong to a
+model); apart, an estimate and its comparison could count different labels.
 """
 
 from __future__ import annotations
