@@ -24,10 +24,10 @@ from qaeval_core.store.annotation.dealing import (
     Order,
     _check_annotators,
     _check_deal_options,
-    _deal_rows,
     _existing,
     _finish_deal,
     _insert_ignore,
+    _plan_rows,
     _rank,
     _record_deal,
     lock_dataset,
@@ -129,7 +129,7 @@ def deal(
             sorted(item_ids, key=lambda i: _rank(seed, i)) if order == "shuffled" else item_ids
         )
         position = {item_id: float(p) for p, item_id in enumerate(queue_order)}
-        rows, skipped = _deal_rows(
+        plan = _plan_rows(
             item_ids,
             users,
             existing,
@@ -140,7 +140,7 @@ def deal(
             seed=seed,
             deal_id=record.id,
         )
-        return _finish_deal(session, record, ds.name, users, rows, skipped, len(item_ids))
+        return _finish_deal(session, record, ds.name, users, plan.rows, plan.short, len(item_ids))
 
 
 def reassign(

@@ -392,33 +392,6 @@ def _plan_rows(
     return _Plan(rows, skipped, quota_left, tuple(covered))
 
 
-def _deal_rows(
-    item_ids: Sequence[int],
-    users: Sequence[User],
-    existing: Mapping[int, set[int]],
-    position: Mapping[int, float],
-    *,
-    base: int,
-    extra_fraction: float,
-    extra_k: int,
-    seed: int,
-    deal_id: int,
-) -> tuple[list[dict[str, Any]], int]:
-    """:func:`_plan_rows` without a quota: the rows and how many items fell short."""
-    plan = _plan_rows(
-        item_ids,
-        users,
-        existing,
-        position,
-        base=base,
-        extra_fraction=extra_fraction,
-        extra_k=extra_k,
-        seed=seed,
-        deal_id=deal_id,
-    )
-    return plan.rows, plan.short
-
-
 def _holders(session: Session, item_ids: Sequence[int], deal_id: int) -> tuple[Holder, ...]:
     """Who held ``item_ids`` before deal ``deal_id`` (its own assignments are not counted), and
     how many of them each has labelled; most items first."""

@@ -34,9 +34,9 @@ from qaeval_core.store.annotation.dealing import (
     Order,
     _check_deal_options,
     _check_fraction,
-    _deal_rows,
     _existing,
     _finish_deal,
+    _plan_rows,
     _queue_end,
     _record_deal,
     open_deal,
@@ -251,7 +251,7 @@ def _deal_in_order(
     """Rows dealing ``item_ids`` in this order, queued after everything the dataset has."""
     start = _queue_end(session, dataset_id)
     position = {item_id: start + k for k, item_id in enumerate(item_ids)}
-    return _deal_rows(
+    plan = _plan_rows(
         item_ids,
         users,
         existing,
@@ -262,6 +262,7 @@ def _deal_in_order(
         seed=seed,
         deal_id=deal_id,
     )
+    return plan.rows, plan.short
 
 
 def _record_items(session: Session, deal_id: int, item_ids: Sequence[int]) -> None:
