@@ -329,8 +329,7 @@ def _repaired(candidate: str, reference: str) -> tuple[str, ...]:
     hit = _PAIRS.get(key)
     if hit is not None:
         return hit
-    # lemmas and written forms: "Romancitizens" holds "citizens", not the lemma "citizen"
-    vocab = frozenset(_robust_tokens(reference)) | {t.lower() for t in _cased_tokens(reference)}
+    vocab = _reference_vocab((reference,))
     cased = _cased_tokens(candidate)
     plain = _robust_tokens(candidate)
     long_refs = [r for r in vocab if len(r) >= 3]
@@ -341,11 +340,9 @@ def _repaired(candidate: str, reference: str) -> tuple[str, ...]:
         if lem in vocab or len(tok) < 3 or (plain_word and not any(r in tok for r in long_refs)):
             out.append(lem)
             continue
-        pieces = [w for p in split_glued(tok, vocab) for w in p.split()]
+        pieces, _spans, drop = _glued(tok, vocab)
         if len(pieces) > 1:
             changed = True
-            spans = _align(tok.lower(), pieces) if len(tok.lower()) == len(tok) else None
-            drop = _footnotes(tok, pieces, spans, vocab) if spans else set()
             out.extend(  # articles dropped, as SQuAD drops them; footnote digits too
                 lemma(p) for k, p in enumerate(pieces) if p not in _ARTICLES and k not in drop
             )
@@ -383,7 +380,8 @@ _FOOTNOTE = re.compile(r"\d{1,2}")
 
 @lru_cache(maxsize=20_000)
 def _reference_vocab(references: tuple[str, ...]) -> frozenset[str]:
-    """Every reference's tokens, as lemmas and as written (what :func:`_repaired` reads)."""
+    """Every reference's tokens, as lemmas and as written: "Romancitizens" holds "citizens",
+    not the lemma "citizen"."""
     vocab: set[str] = set()
     for ref in references:
         vocab |= set(_robust_tokens(ref)) | {t.lower() for t in _cased_tokens(ref)}
@@ -413,6 +411,20 @@ def _align(low: str, pieces: list[str]) -> list[tuple[int, int]] | None:
     return spans if at == len(low) else None
 
 
+def _glued(
+    token: str, vocab: frozenset[str]
+) -> tuple[list[str], list[tuple[int, int]] | None, set[int]]:
+    """A token's :func:`split_glued` pieces (one word each), where each lies in the token
+    (None when it did not split, when lowercasing changes its length or a piece cannot be
+    found back) and which pieces are footnote digits. The token path (:func:`_repaired`) and
+    the text path (:func:`_read_token`) both read glue through this, so they split alike."""
+    pieces = [w for p in split_glued(token, vocab) for w in p.split()]
+    low = token.lower()
+    spans = _align(low, pieces) if len(pieces) > 1 and len(low) == len(token) else None
+    drop = _footnotes(token, pieces, spans, vocab) if spans else set()
+    return pieces, spans, drop
+
+
 def _read_token(token: str, vocab: frozenset[str], long_refs: tuple[str, ...]) -> str:
     """One run of letters and digits as the reader reads it against the references."""
     low = token.lower()
@@ -420,13 +432,9 @@ def _read_token(token: str, vocab: frozenset[str], long_refs: tuple[str, ...]) -
         return token  # (a lowercasing that changes the length would misplace the cuts)
     if token.isalpha() and token.islower() and not any(r in low for r in long_refs):
         return token
-    pieces = [w for p in split_glued(token, vocab) for w in p.split()]
-    if len(pieces) < 2:
-        return token
-    spans = _align(low, pieces)
+    _pieces, spans, drop = _glued(token, vocab)
     if spans is None:
         return token
-    drop = _footnotes(token, pieces, spans, vocab)
     return " ".join(token[a:b] for k, (a, b) in enumerate(spans) if k not in drop)
 
 
