@@ -131,6 +131,7 @@ def test_a_robust_fit_saves_a_judge_that_reads_answers_as_a_person_does(store: s
     at.toggle(key="calibrate_robust").set_value(True)
     at.toggle(key="calibrate_curves").set_value(False)
     at = fit(at)
+    assert any("read the answers as a person does" in str(c.value) for c in at.caption)
     at.text_input(key="calibrate_name").input("nq-robust")
     at.button(key="calibrate_save_submit").click().run()
     assert not at.exception, at.exception

@@ -237,6 +237,11 @@ def _results(url: str, user: auth.SessionUser, run: FitRun) -> None:
         f"{report.n_splits}-fold cross-validation grouped by question; 95% bootstrap CIs over "
         "questions. Calibrated judges are scored out of fold; uncalibrated metrics at their "
         "shipped thresholds on the same labels."
+        + (
+            " Every input that normalises read the answers as a person does (robust profile)."
+            if run.fit.judge.fitted_on.get("normalize") == "robust"
+            else ""
+        )
     )
     st.dataframe(_quality_wide(run.quality), hide_index=True, key="calibrate_quality")
     st.plotly_chart(_quality_chart(run.quality), key="calibrate_quality_chart")
