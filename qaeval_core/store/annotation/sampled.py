@@ -36,6 +36,7 @@ from qaeval_core.store.annotation.dealing import (
     _check_fraction,
     _existing,
     _finish_deal,
+    _Plan,
     _plan_rows,
     _queue_end,
     _record_deal,
@@ -151,12 +152,22 @@ def deal_audit_sample(
         )
         served = sample if order == "shuffled" else sorted(sample)
         existing = _existing(session, ds.id)
-        rows, skipped = _deal_in_order(
+        plan = _deal_in_order(
             session, ds.id, existing, served, users, base, extra_fraction, extra_k, seed, record.id
         )
         _record_items(session, record.id, sample)
+        # ``covered``: the sampled items already at their target, not every held item of the
+        # dataset (issue 21, item 6: 20 of 100 sampled were reported as 60, all held items).
         return _finish_deal(
-            session, record, ds.name, users, rows, skipped, len(sample), item_ids=tuple(sample)
+            session,
+            record,
+            ds.name,
+            users,
+            plan.rows,
+            plan.short,
+            len(sample),
+            covered=plan.covered,
+            item_ids=tuple(sample),
         )
 
 
@@ -227,12 +238,21 @@ def deal_triage(
             },
             created_by=created_by,
         )
-        rows, short = _deal_in_order(
+        plan = _deal_in_order(
             session, ds.id, existing, todo, users, base, extra_fraction, extra_k, seed, record.id
         )
         _record_items(session, record.id, todo)
         return _finish_deal(
-            session, record, ds.name, users, rows, short, len(todo), item_ids=tuple(todo), **skipped
+            session,
+            record,
+            ds.name,
+            users,
+            plan.rows,
+            plan.short,
+            len(todo),
+            covered=plan.covered,
+            item_ids=tuple(todo),
+            **skipped,
         )
 
 
@@ -247,8 +267,9 @@ def _deal_in_order(
     extra_k: int,
     seed: int,
     deal_id: int,
-) -> tuple[list[dict[str, Any]], int]:
-    """Rows dealing ``item_ids`` in this order, queued after everything the dataset has."""
+) -> _Plan:
+    """The plan dealing ``item_ids`` in this order, queued after everything the dataset has
+    (its ``covered`` are the items of ``item_ids`` already at their target)."""
     start = _queue_end(session, dataset_id)
     position = {item_id: start + k for k, item_id in enumerate(item_ids)}
     plan = _plan_rows(
@@ -262,7 +283,7 @@ def _deal_in_order(
         seed=seed,
         deal_id=deal_id,
     )
-    return plan.rows, plan.short
+    return plan
 
 
 def _record_items(session: Session, deal_id: int, item_ids: Sequence[int]) -> None:
