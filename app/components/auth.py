@@ -32,6 +32,7 @@ __all__ = [
     "current_user",
     "log_in",
     "log_out",
+    "login_token",
     "page_setup",
     "password_change_form",
 ]
@@ -127,6 +128,17 @@ def _resume() -> dict[str, object] | None:
     return raw
 
 
+def login_token() -> str | None:
+    """The token of this browser's login session, for the store's writes to check again.
+
+    A callback (a key + Enter on the Annotate page) runs before the page re-reads the account,
+    so its write passes this token and the store refuses it, in the write's own transaction,
+    once the login has ended (:func:`qaeval_core.store.login_sessions.require_live_login`).
+    """
+    token = st.session_state.get(_TOKEN_KEY)
+    return str(token) if token else None
+
+
 def current_user() -> SessionUser | None:
     """The logged-in account, re-validated against the store on every run.
 
@@ -152,6 +164,12 @@ def current_user() -> SessionUser | None:
         info = None
     if info is None or not info.active or info.role == "external" or info.id != remembered.id:
         log_out()
+        # Said on the login form that replaces the page: a key pressed on a page whose login
+        # had ended was refused by the store (login_token), never saved.
+        st.warning(
+            "Your login has ended (logged out in another tab, password changed, account "
+            "deactivated or idle too long). Nothing was saved after it ended; log in again."
+        )
         return None
     if info.role != remembered.role:
         remembered = SessionUser(info.id, info.name, info.role)

@@ -102,6 +102,7 @@ def _save(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str)
         seconds=active,
         wall_seconds=wall,
         rules=guide.rule_numbers,
+        login=auth.login_token(),  # the store re-checks the login in the save's transaction
         url=url,
     )
     rule = f" · rule {rec.rule}" if rec.rule else ""
@@ -116,7 +117,7 @@ def _save(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str)
 
 
 def _skip(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
-    ann.skip_item(user_id, int(S.ann_item), url=url)
+    ann.skip_item(user_id, int(S.ann_item), login=auth.login_token(), url=url)
     _ack(
         nonce,
         "info",
@@ -126,7 +127,8 @@ def _skip(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str)
 
 
 def _flag(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
-    ann.flag_item(user_id, int(S.ann_item), str(msg.get("reason") or ""), url=url)
+    reason = str(msg.get("reason") or "")
+    ann.flag_item(user_id, int(S.ann_item), reason, login=auth.login_token(), url=url)
     _ack(nonce, "info", "Flagged for review: a researcher will see your reason.")
     _open_next(user_id, dataset, url)
 

@@ -15,6 +15,7 @@ from sqlalchemy import insert, select, update
 
 from qaeval_core.errors import InputError, PermissionDenied
 from qaeval_core.store.annotation.lookups import UserRef, lookup_user_id
+from qaeval_core.store.login_sessions import require_live_login
 from qaeval_core.store.orm import Assignment, Flag, utcnow
 from qaeval_core.store.session import session_scope, write_scope
 
@@ -35,17 +36,27 @@ class FlagRecord:
     created_at: datetime
 
 
-def flag_item(user: UserRef, item_id: int, reason: str, *, url: str | None = None) -> FlagRecord:
+def flag_item(
+    user: UserRef,
+    item_id: int,
+    reason: str,
+    *,
+    login: str | None = None,
+    url: str | None = None,
+) -> FlagRecord:
     """Flag an item of the user's queue for review with ``reason``; also skips it there.
 
     Raises :class:`InputError` without a reason and :class:`PermissionDenied` when the item is
-    not (or no longer) in the user's queue. Flag and skip commit together.
+    not (or no longer) in the user's queue, or (:class:`~qaeval_core.store.login_sessions.
+    LoginEnded`) when the account is deactivated or ``login`` (the page's login session token)
+    has ended. The check, the flag and the skip commit together.
     """
     text = (reason or "").replace("\x00", "").strip()[:MAX_REASON_CHARS]
     if not text:
         raise InputError("Say why the item needs review (the reason is what a researcher reads).")
     with write_scope(url) as session:
         uid = lookup_user_id(session, user)
+        require_live_login(session, uid, login)
         now = utcnow()
         skipped = session.execute(
             update(Assignment)

@@ -36,6 +36,7 @@ from qaeval_core.store.annotation.lookups import (
     lookup_dataset_id,
     lookup_user_id,
 )
+from qaeval_core.store.login_sessions import require_live_login
 from qaeval_core.store.orm import Assignment, ItemRecord, Label, utcnow
 from qaeval_core.store.session import session_scope, write_scope
 
@@ -181,6 +182,7 @@ def save_label(
     rules: Collection[int] | None = None,
     require_assignment: bool = True,
     source: str = "app",
+    login: str | None = None,
     url: str | None = None,
 ) -> LabelRecord:
     """Append a label to the user's history for an item and return it once committed.
@@ -200,6 +202,12 @@ def save_label(
     label lands before a reassignment (the item then stays the user's) or is refused after it.
     ``created_at`` is read after those locks, so the newest row (highest id) is also the latest
     in time: "current" and the time order agree.
+
+    The account must be active, and with ``login`` (the token of the page's login session) that
+    session must be live: both are checked in the same transaction as the insert
+    (:func:`~qaeval_core.store.login_sessions.require_live_login`), so a page left open after a
+    deactivation, a password change or a logout elsewhere stores nothing
+    (:class:`~qaeval_core.store.login_sessions.LoginEnded`).
     """
     val, rule_n, text, secs = _clean_label(value, rule, note, seconds, rules)
     wall = float(wall_seconds) if wall_seconds is not None and float(wall_seconds) >= 0 else None
@@ -207,6 +215,7 @@ def save_label(
         uid = lookup_user_id(session, user)
         conn = session.connection()  # begins the transaction: BEGIN IMMEDIATE holds the lock
         allowed, created_at = _lock_for_label(conn, uid, item_id, require_assignment)
+        require_live_login(session, uid, login)
         params = {
             "item_id": item_id, "user_id": uid, "value": val, "rule": rule_n, "note": text,
             "seconds": secs, "wall_seconds": wall, "source": source, "created_at": created_at,

@@ -21,6 +21,7 @@ from qaeval_core.store.annotation.lookups import (
     lookup_dataset_id,
     lookup_user_id,
 )
+from qaeval_core.store.login_sessions import require_live_login
 from qaeval_core.store.orm import Assignment, Flag, ItemRecord, utcnow
 from qaeval_core.store.session import session_scope, write_scope
 
@@ -49,13 +50,18 @@ class QueueEntry:
     status: QueueFilter
 
 
-def skip_item(user: UserRef, item_id: int, *, url: str | None = None) -> None:
+def skip_item(
+    user: UserRef, item_id: int, *, login: str | None = None, url: str | None = None
+) -> None:
     """Mark an item of the user's queue as skipped (kept until :func:`revisit_skipped`).
 
-    Raises :class:`PermissionDenied` when the item is not (or no longer) in the queue.
+    Raises :class:`PermissionDenied` when the item is not (or no longer) in the queue, and
+    :class:`~qaeval_core.store.login_sessions.LoginEnded` when the account is deactivated or
+    ``login`` (the page's login session token) has ended; checked in the same transaction.
     """
     with write_scope(url) as session:
         uid = lookup_user_id(session, user)
+        require_live_login(session, uid, login)
         done = session.execute(
             update(Assignment)
             .where(Assignment.user_id == uid, Assignment.item_id == int(item_id))
