@@ -80,6 +80,8 @@ def _check_name(name: str, what: str) -> str:
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"The {what} name must not be empty.")
     name = name.strip()
+    if "\x00" in name:  # PostgreSQL cannot store it; SQLite would, and logins would fail
+        raise ConfigError(f"The {what} name must not contain a NUL character (\\u0000).")
     if len(name) > 200:
         raise ConfigError(f"The {what} name has {len(name)} characters; the limit is 200.")
     if name.lower().startswith(IMPORTING_PREFIX):  # LIKE ignores case on SQLite

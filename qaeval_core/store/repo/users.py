@@ -10,6 +10,16 @@ neither deactivated nor demoted; after ``THROTTLE_FAILURES`` failed logins for o
 ``THROTTLE_WINDOW`` further attempts for that name are refused (:class:`LoginThrottled`) for a
 delay that doubles with each further failure, counted in the store so that it holds across app
 processes; a successful login resets it.
+
+Every attempt is counted *before* its password is checked (:func:`_count_attempt`: one short
+write transaction that creates the name's row if needed with ``INSERT ... ON CONFLICT DO
+NOTHING``, then locks it, ``SELECT ... FOR UPDATE`` on PostgreSQL, ``BEGIN IMMEDIATE`` on
+SQLite), so guesses sent at once are counted one after the other and at most
+``THROTTLE_FAILURES`` of them reach the password check (issue 21, item 13). What the design
+accepts: the count is per *name*, not per client (the app cannot tell clients apart reliably
+behind a proxy), so anyone who can reach the login form can keep one name locked out, for up
+to ``THROTTLE_MAX_DELAY`` after their last failure; one client can try
+``THROTTLE_FAILURES`` guesses on each of many names. The README's Accounts section says so.
 """
 
 from __future__ import annotations
@@ -17,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from qaeval_core.errors import ConfigError, NotFoundError, PermissionDenied, StoreError
@@ -221,22 +231,17 @@ def set_role(db: Store, name: str, role: str) -> UserInfo:
         return user_info(user)
 
 
-def _throttle_row(s: Session, name: str, now: datetime) -> LoginThrottle | None:
-    """The live throttle row of ``name`` (a stale one, quiet for THROTTLE_WINDOW, is dropped)."""
-    row = s.get(LoginThrottle, name)
-    if row is None:
-        return None
+def _stale(row: LoginThrottle, now: datetime) -> bool:
+    """Whether a throttle row is quiet for THROTTLE_WINDOW (its count starts again)."""
     locked = _aware(row.locked_until)
     since = locked if locked is not None else _aware(row.first_failed_at)
-    if since is not None and since < now - THROTTLE_WINDOW:
-        s.delete(row)
-        s.flush()
-        return None
-    return row
+    return since is not None and since < now - THROTTLE_WINDOW
 
 
 def throttled_until(db: Store, name: str) -> datetime | None:
     """When ``name`` may try to log in again (UTC), or None when it may now."""
+    if "\x00" in (name or ""):
+        return None  # no account can have this name (see authenticate)
     now = utcnow()
     with _scope(db) as s:
         row = s.get(LoginThrottle, name[:200])
@@ -244,13 +249,40 @@ def throttled_until(db: Store, name: str) -> datetime | None:
         return locked if locked is not None and locked > now else None
 
 
-def _record_failure(db: Store, name: str) -> None:
+def _insert_throttle_row(s: Session, name: str, now: datetime) -> None:
+    """Create ``name``'s throttle row unless it exists, in one statement, so two first attempts
+    at once never both insert it (a duplicate-key error on PostgreSQL)."""
+    values = {"name": name, "failures": 0, "first_failed_at": now}
+    dialect = s.get_bind().dialect.name
+    if dialect in ("sqlite", "postgresql"):
+        if dialect == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert as dialect_insert
+        else:
+            from sqlalchemy.dialects.postgresql import insert as dialect_insert
+        s.execute(dialect_insert(LoginThrottle).values(values).on_conflict_do_nothing())
+    elif s.get(LoginThrottle, name) is None:  # pragma: no cover - other backends
+        s.execute(insert(LoginThrottle).values(values))
+
+
+def _count_attempt(db: Store, name: str) -> None:
+    """Count a login attempt for ``name`` as a failure before its password is checked, or raise
+    :class:`LoginThrottled` while the name is locked out (that attempt is not counted).
+
+    One short write transaction: the row is created if missing, then locked (``FOR UPDATE`` on
+    PostgreSQL; SQLite's ``BEGIN IMMEDIATE`` already excludes other writers), so attempts sent
+    at once are counted one after the other: the ``THROTTLE_FAILURES``-th sets the lock, and
+    every later one is refused without a password check. A success then deletes the row.
+    """
     now = utcnow()
     with _scope(db, write=True) as s:
-        row = _throttle_row(s, name, now)
-        if row is None:
-            row = LoginThrottle(name=name, failures=0, first_failed_at=now)
-            s.add(row)
+        _insert_throttle_row(s, name, now)
+        stmt = select(LoginThrottle).where(LoginThrottle.name == name).with_for_update()
+        row = s.execute(stmt).scalar_one()
+        if _stale(row, now):
+            row.failures, row.first_failed_at, row.locked_until = 0, now, None
+        locked = _aware(row.locked_until)
+        if locked is not None and locked > now:
+            raise LoginThrottled(name, locked)
         row.failures += 1
         extra = row.failures - THROTTLE_FAILURES
         if extra >= 0:
@@ -262,12 +294,17 @@ def authenticate(db: Store, name: str, password: str) -> UserInfo | None:
     """The user when the name and password match an active account that may log in.
 
     Raises :class:`LoginThrottled` (without checking the password) while ``name`` is locked
-    out after repeated failures. Unknown names cost the same argon2 check as known ones.
+    out after repeated failures. The attempt is counted before the password is checked
+    (:func:`_count_attempt`), so at most ``THROTTLE_FAILURES`` guesses sent at once are
+    checked. Unknown names cost the same argon2 check as known ones. A name with a NUL
+    character (no account can have one: PostgreSQL cannot store it) is refused like a wrong
+    password, after the same check, and not counted.
     """
+    if "\x00" in (name or ""):
+        auth.verify_password(None, password)  # the same cost as any other answer
+        return None
     key = (name or "")[:200]
-    retry_at = throttled_until(db, key)
-    if retry_at is not None:
-        raise LoginThrottled(key, retry_at)
+    _count_attempt(db, key)
     with _scope(db) as s:
         user = s.execute(select(User).where(User.name == name)).scalar_one_or_none()
         usable = user is not None and user.active and user.role != "external"
@@ -277,5 +314,4 @@ def authenticate(db: Store, name: str, password: str) -> UserInfo | None:
         with _scope(db, write=True) as s:
             s.execute(delete(LoginThrottle).where(LoginThrottle.name == key))
         return info
-    _record_failure(db, key)
     return None
