@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from qaeval_core.errors import ConfigError
 from qaeval_core.judge.combiners import model_from_dict
+from qaeval_core.judge.combiners.base import check_number
 from qaeval_core.judge.features import FeatureSpec
 from qaeval_core.judge.triage import ProbabilityCalibrator, TriageBand
 
@@ -62,6 +62,24 @@ def _too_deep(data: Any) -> bool:
     return False
 
 
+def _check_integers(data: Any, label: str) -> None:
+    """Refuse an integer too large for a float anywhere in the file (free-form parts such as
+    ``quality`` included): JSON integers have no size limit, and such a number would raise
+    OverflowError wherever it is later formatted or computed with."""
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, Mapping):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in value.items())
+        elif isinstance(value, list | tuple):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(value))
+        elif isinstance(value, int) and not isinstance(value, bool):
+            try:
+                check_number(value, path or "the file")
+            except ConfigError as exc:
+                raise ConfigError(f"{label}: {exc}") from None
+
+
 def read_config(data: Any, label: str) -> dict[str, Any]:
     """Check a parsed judge file (kind, version, checksum, every field) and return the
     :class:`~qaeval_core.judge.Judge` constructor arguments; errors name the file and the fix."""
@@ -72,6 +90,7 @@ def read_config(data: Any, label: str) -> dict[str, Any]:
             f"{label}: objects/lists nest more than {MAX_CONFIG_DEPTH} levels deep; this is "
             "not a judge file qaeval wrote. Re-export it with `qaeval calibrate`."
         )
+    _check_integers(data, label)
     if data.get("kind") != JUDGE_KIND:
         raise ConfigError(
             f"{label} is not a qaeval judge config (kind={data.get('kind')!r}, expected "
@@ -150,13 +169,9 @@ def read_config(data: Any, label: str) -> dict[str, Any]:
 
 
 def _cost_number(value: Any, where: str) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value < 0
-    ):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
         raise ConfigError(f"{where} must be a number >= 0, got {value!r}.")
+    check_number(value, where)  # a 400-digit integer is >= 0 but no float
 
 
 def _check_cost(cost: Any, where: str) -> None:

@@ -29,7 +29,14 @@ from typing import Any
 import numpy as np
 
 from qaeval_core.errors import ConfigError, InputError
-from qaeval_core.judge.combiners.base import req, req_float, sigmoid
+from qaeval_core.judge.combiners.base import (
+    MAX_WEIGHT,
+    check_number,
+    check_range,
+    req,
+    req_float,
+    sigmoid,
+)
 
 __all__ = [
     "OUTCOMES",
@@ -75,7 +82,11 @@ class ProbabilityCalibrator:
         method = req(data, "method", str, where)
         if method != "sigmoid":
             raise ConfigError(f"{where}.method is {method!r}; this qaeval reads 'sigmoid'.")
-        return cls(req_float(data, "coef", where), req_float(data, "intercept", where), method)
+        coef, intercept = (
+            check_range(req_float(data, key, where), f"{where}.{key}", -MAX_WEIGHT, MAX_WEIGHT)
+            for key in ("coef", "intercept")
+        )
+        return cls(coef, intercept, method)
 
 
 def doubt(probability: Any, verdict: Any) -> np.ndarray:
@@ -141,28 +152,104 @@ class TriageBand:
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "triage") -> TriageBand:
+        """The band of a judge file, checked field by field and against its own curve.
+
+        Why the cross-check: the file's checksum is a plain SHA-256 that anyone can recompute,
+        so it only catches accidental edits. A band edited and re-signed by hand (threshold 0
+        routes nearly every item while ``share`` still says 20%) would otherwise be believed;
+        the band must be the curve's row at its share, as :func:`fit_band` writes it.
+        """
         share = req_float(data, "share", where)
         if not 0 <= share < 1:
             raise ConfigError(f"{where}.share must be in [0, 1), got {share}.")
-        curve = req(data, "curve", list, where)
-        rows = []
-        for i, row in enumerate(curve):
-            if not isinstance(row, Mapping):
-                raise ConfigError(f"{where}.curve[{i}] must be an object.")
-            rows.append({str(k): _finite(v, f"{where}.curve[{i}].{k}") for k, v in row.items()})
-        return cls(
-            threshold=req_float(data, "threshold", where),
+        band = cls(
+            threshold=check_range(
+                req_float(data, "threshold", where), f"{where}.threshold", 0.0, MAX_DOUBT
+            ),
             share=share,
-            cv_accuracy_confident=req_float(data, "cv_accuracy_confident", where),
-            cv_accuracy_combined=req_float(data, "cv_accuracy_combined", where),
-            curve=rows,
+            cv_accuracy_confident=check_range(
+                req_float(data, "cv_accuracy_confident", where),
+                f"{where}.cv_accuracy_confident",
+                0.0,
+                1.0,
+            ),
+            cv_accuracy_combined=check_range(
+                req_float(data, "cv_accuracy_combined", where),
+                f"{where}.cv_accuracy_combined",
+                0.0,
+                1.0,
+            ),
+            curve=_curve_rows(req(data, "curve", list, where), f"{where}.curve"),
         )
+        _check_band_on_curve(band, where)
+        return band
 
 
-def _finite(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ConfigError(f"{where} must be a finite number, got {value!r}.")
-    return float(value)
+#: Keys of an effort-curve row (what :func:`qaeval_core.calibrate.triage.effort_curve` writes;
+#: the app's chart and ``qaeval calibrate``'s table read all of them).
+CURVE_KEYS: tuple[str, ...] = (
+    "share",
+    "threshold",
+    "combined_accuracy",
+    "combined_lo",
+    "combined_hi",
+    "random_accuracy",
+    "random_lo",
+    "random_hi",
+    "confident_accuracy",
+)
+#: Largest doubt threshold: doubts are probabilities, and the share-0 row's threshold is the
+#: largest doubt plus 1e-9 (nothing routed), so it may pass 1 by that much.
+MAX_DOUBT = 1.0 + 1e-6
+
+
+def _curve_rows(curve: list[Any], where: str) -> list[dict[str, float]]:
+    """The curve's rows, each with every key of :data:`CURVE_KEYS` in its range, the shares
+    increasing and the thresholds not increasing with them (routing more never needs more
+    doubt); a ConfigError naming the first row that breaks a rule."""
+    if not curve:
+        raise ConfigError(f"{where} is empty; a triage band needs its effort curve.")
+    rows: list[dict[str, float]] = []
+    for i, row in enumerate(curve):
+        w = f"{where}[{i}]"
+        if not isinstance(row, Mapping):
+            raise ConfigError(f"{w} must be an object.")
+        missing = [k for k in CURVE_KEYS if k not in row]
+        if missing:
+            raise ConfigError(f"{w} lacks {', '.join(missing)}.")
+        values = {str(k): check_number(v, f"{w}.{k}") for k, v in row.items()}
+        check_range(values["share"], f"{w}.share", 0.0, 1.0)
+        check_range(values["threshold"], f"{w}.threshold", 0.0, MAX_DOUBT)
+        for key in CURVE_KEYS[2:]:
+            check_range(values[key], f"{w}.{key}", 0.0, 1.0)
+        if rows and values["share"] <= rows[-1]["share"]:
+            raise ConfigError(f"{w}.share must be larger than the row before it.")
+        if rows and values["threshold"] > rows[-1]["threshold"]:
+            raise ConfigError(
+                f"{w}.threshold is above the row before it; routing a larger share needs a "
+                "lower doubt threshold."
+            )
+        rows.append(values)
+    return rows
+
+
+def _check_band_on_curve(band: TriageBand, where: str) -> None:
+    """The band must be the curve's row at its share (what :func:`fit_band` writes)."""
+    shares = np.array([row["share"] for row in band.curve])
+    row = band.curve[int(np.argmin(np.abs(shares - band.share)))]
+    pairs = {
+        "share": ("share", band.share),
+        "threshold": ("threshold", band.threshold),
+        "cv_accuracy_confident": ("confident_accuracy", band.cv_accuracy_confident),
+        "cv_accuracy_combined": ("combined_accuracy", band.cv_accuracy_combined),
+    }
+    for name, (key, value) in pairs.items():
+        if not math.isclose(value, row[key], rel_tol=1e-9, abs_tol=1e-12):
+            raise ConfigError(
+                f"{where}.{name} is {value:g} but the file's own effort curve gives "
+                f"{row[key]:g} at share {row['share']:g}; the band was edited after "
+                "calibration. Re-run `qaeval calibrate` (or pick a share with --human-share)."
+            )
 
 
 def check_share(share: float) -> float:

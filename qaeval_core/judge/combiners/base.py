@@ -27,8 +27,11 @@ from qaeval_core.errors import ConfigError, InputError
 
 __all__ = [
     "CalibratedClassifier",
+    "MAX_WEIGHT",
     "as_binary",
     "as_score_matrix",
+    "check_number",
+    "check_range",
     "model_from_dict",
     "register_model",
     "model_types",
@@ -36,6 +39,11 @@ __all__ = [
     "sigmoid",
     "single_blas_thread",
 ]
+
+#: Largest magnitude a fitted weight or intercept may have in a judge file. Fits on a few hundred
+#: labels with standardised inputs give single or double digits; anything near this is a
+#: damaged or hand-made file, and larger values make ``coef * x`` overflow to NaN.
+MAX_WEIGHT = 1e6
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -231,8 +239,35 @@ def req(data: Mapping[str, Any], key: str, types: type | tuple[type, ...], where
         raise ConfigError(
             f"{where}.{key} must be {_type_names(types)}, got {type(value).__name__}."
         )
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ConfigError(f"{where}.{key} must be a finite number, got {value}.")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        check_number(value, f"{where}.{key}")
+    return value
+
+
+def check_number(value: Any, where: str) -> float:
+    """A JSON number as a finite float, else a one-line ConfigError.
+
+    Why: JSON integers have no size limit, and ``float()`` of a 400-digit one raises
+    OverflowError (a traceback, not a message); NaN/Infinity are not JSON but Python reads
+    them. Both are refused here, so every number a judge file holds passes one gate.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{where} must be a number, got {type(value).__name__}.")
+    if isinstance(value, int) and value.bit_length() > 1000:
+        raise ConfigError(
+            f"{where} must be a finite number, got an integer of {value.bit_length()} bits "
+            "(no judge qaeval writes holds one)."
+        )
+    number = float(value)
+    if not math.isfinite(number):
+        raise ConfigError(f"{where} must be a finite number, got {value}.")
+    return number
+
+
+def check_range(value: float, where: str, lo: float, hi: float) -> float:
+    """``value`` if ``lo <= value <= hi``, else a ConfigError giving the range."""
+    if not lo <= value <= hi:
+        raise ConfigError(f"{where} must be in [{lo:g}, {hi:g}], got {value:g}.")
     return value
 
 
@@ -247,6 +282,8 @@ def req_floats(
     values = req(data, key, list, where)
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         raise ConfigError(f"{where}.{key} must be a list of numbers.")
+    for i, v in enumerate(values):
+        check_number(v, f"{where}.{key}[{i}]")
     arr = np.asarray(values, dtype=float)
     if not np.isfinite(arr).all():
         raise ConfigError(f"{where}.{key} holds a non-finite number.")

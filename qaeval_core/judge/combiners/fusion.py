@@ -410,13 +410,16 @@ class FusionClassifier(CalibratedClassifier):
             prec = req_float(f, "precision", w)
             if not 0.0 <= prec <= 1.0:
                 raise ConfigError(f"{w}.precision must be in [0, 1], got {prec}.")
+            support = req_float(f, "support", w)
+            if support < 0 or not support.is_integer():
+                raise ConfigError(f"{w}.support must be a count (an integer >= 0), got {support}.")
             filters.append(
                 {
                     "column": col,
                     "side": side,
                     "threshold": req_float(f, "threshold", w),
                     "precision": prec,
-                    "support": int(req_float(f, "support", w)),
+                    "support": int(support),
                 }
             )
         voters_raw = req(data, "voters", list, where)

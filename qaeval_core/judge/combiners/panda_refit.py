@@ -44,6 +44,7 @@ from qaeval_core.io.frames import items_from_frame
 from qaeval_core.judge.combiners.base import (
     CalibratedClassifier,
     as_binary,
+    check_number,
     register_model,
     req,
     single_blas_thread,
@@ -290,6 +291,7 @@ class PandaFitClassifier(CalibratedClassifier):
         alpha = float(req(data, "alpha", (int, float), where))
         obj = cls(alphas=(alpha,), shipped=bool(data.get("shipped", True)))
         panda = req(data, "panda", dict, where)
+        _check_numbers(panda, f"{where}.panda")
         try:
             obj.model_ = PandaClassifier.from_dict(panda)
         except ConfigError as exc:
@@ -302,3 +304,18 @@ class PandaFitClassifier(CalibratedClassifier):
         obj.n_features_in_ = 0
         obj.classes_ = np.array([False, True])
         return obj
+
+
+def _check_numbers(value: Any, where: str) -> None:
+    """Every number nested in ``value`` finite and float-sized (:func:`check_number`), before
+    :meth:`PandaClassifier.from_dict` hands the lists to numpy, where a 400-digit integer
+    raises OverflowError or TypeError instead of a message."""
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        current, path = stack.pop()
+        if isinstance(current, Mapping):
+            stack.extend((v, f"{path}.{k}") for k, v in current.items())
+        elif isinstance(current, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(current))
+        elif isinstance(current, int | float) and not isinstance(current, bool):
+            check_number(current, path)

@@ -23,9 +23,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.judge.combiners.base import (
+    MAX_WEIGHT,
     CalibratedClassifier,
     as_binary,
     as_score_matrix,
+    check_number,
+    check_range,
     register_model,
     req_float,
     req_floats,
@@ -201,13 +204,21 @@ class StackerClassifier(CalibratedClassifier):
         if (obj.scale_ <= 0).any():
             raise ConfigError(f"{where}.scale must be positive.")
         obj.coef_ = req_floats(data, "coef", where, length=n)
-        obj.intercept_ = req_float(data, "intercept", where)
+        if (np.abs(obj.coef_) > MAX_WEIGHT).any():
+            raise ConfigError(f"{where}.coef values must be within +-{MAX_WEIGHT:g}.")
+        obj.intercept_ = check_range(
+            req_float(data, "intercept", where), f"{where}.intercept", -MAX_WEIGHT, MAX_WEIGHT
+        )
+        if C <= 0:
+            raise ConfigError(f"{where}.C must be > 0, got {C:g}.")
         obj.C_ = C
         losses = data.get("cv_log_loss", {})
         if not isinstance(losses, Mapping):
             raise ConfigError(f"{where}.cv_log_loss must be an object.")
         try:
-            obj.cv_loss_ = {float(k): float(v) for k, v in losses.items()}
+            obj.cv_loss_ = {
+                float(k): check_number(v, f"{where}.cv_log_loss[{k!r}]") for k, v in losses.items()
+            }
         except (TypeError, ValueError):
             raise ConfigError(f"{where}.cv_log_loss must map C values to numbers.") from None
         obj.classes_ = np.array([False, True])

@@ -269,7 +269,10 @@ class ThresholdClassifier(CalibratedClassifier):
             not isinstance(columns, list) or not all(isinstance(c, str) for c in columns)
         ):
             raise ConfigError(f"{where}.columns must be a list of names or null.")
-        obj = cls(objective=objective, column=column, C=req_float(data, "C", where))
+        C = req_float(data, "C", where)
+        if C <= 0:
+            raise ConfigError(f"{where}.C must be > 0, got {C:g}.")
+        obj = cls(objective=objective, column=column, C=C)
         obj.column_ = column
         obj.threshold_ = req_float(data, "threshold", where)
         obj.slope_ = req_float(data, "slope", where)
