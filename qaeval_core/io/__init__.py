@@ -39,7 +39,9 @@ Rows that repeat an id (or, without ids, the same content) describe one item: th
 merged (several raters on separate rows). A repeated id with different content is an error.
 
 Limits: every text (question, candidate, each reference/choice/wrong answer, context, note) at
-most :data:`MAX_TEXT_CHARS` characters; ids at most :data:`MAX_ID_CHARS`. Row numbers are
+most :data:`MAX_TEXT_CHARS` characters; ids at most :data:`MAX_ID_CHARS`; references (and
+choices, wrong answers) at most :data:`MAX_LIST_ITEMS` per item and :data:`MAX_LIST_CHARS`
+characters in all. Row numbers are
 1-based: the line for JSON lines, the data row (1 = first row after the header) for CSV/TSV,
 the record for JSON and Parquet.
 
@@ -55,7 +57,13 @@ The package is split by concern; everything above is importable from here:
 from __future__ import annotations
 
 # ``X as X``: public names of the former module that are not in ``__all__``; still importable.
-from qaeval_core.io.cells import MAX_DEPTH, MAX_ID_CHARS, MAX_TEXT_CHARS
+from qaeval_core.io.cells import (
+    MAX_DEPTH,
+    MAX_ID_CHARS,
+    MAX_LIST_CHARS,
+    MAX_LIST_ITEMS,
+    MAX_TEXT_CHARS,
+)
 from qaeval_core.io.cells import MAX_RATER_CHARS as MAX_RATER_CHARS
 from qaeval_core.io.files import FORMATS, detect_format, read_records, write_records
 from qaeval_core.io.labels import GOLD_RATER, RaterLabel
@@ -73,6 +81,8 @@ __all__ = [
     "GOLD_RATER",
     "MAX_DEPTH",
     "MAX_ID_CHARS",
+    "MAX_LIST_CHARS",
+    "MAX_LIST_ITEMS",
     "MAX_TEXT_CHARS",
     "ItemRow",
     "RaterLabel",

@@ -16,6 +16,8 @@ from qaeval_core.io.files import MAX_DEPTH, describe_kind, describe_utf8_error
 __all__ = [
     "MAX_DEPTH",
     "MAX_ID_CHARS",
+    "MAX_LIST_CHARS",
+    "MAX_LIST_ITEMS",
     "MAX_RATER_CHARS",
     "MAX_TEXT_CHARS",
     "BadValue",
@@ -33,6 +35,13 @@ __all__ = [
 MAX_TEXT_CHARS = 100_000
 MAX_ID_CHARS = 300
 MAX_RATER_CHARS = 200
+#: Most entries one list field of an item may hold (references, choices, wrong answers). Why:
+#: the labelling page shows every reference, and one imported item with 10 million aliases
+#: froze the browser; real alias lists (TriviaQA's are the longest we know) stay in the
+#: dozens to low hundreds.
+MAX_LIST_ITEMS = 1_000
+#: Most characters one list field may hold in all, the same budget as one answer text.
+MAX_LIST_CHARS = 100_000
 
 
 class BadValue(Exception):
@@ -140,15 +149,28 @@ def decode_json(value: Any, what: str, *, want: type) -> Any:
     return value
 
 
+def _too_many(count: int, what: str) -> BadValue:
+    return BadValue(
+        f"{what} has {count:,} entries; the limit is {MAX_LIST_ITEMS:,} per item "
+        "(keep the aliases a reader needs)"
+    )
+
+
 def text_list(value: Any, what: str, *, sep: str | None) -> list[str]:
-    """A list of non-empty texts from a list, a JSON-encoded list or a ``sep``-joined string."""
+    """A list of non-empty texts from a list, a JSON-encoded list or a ``sep``-joined string,
+    with at most :data:`MAX_LIST_ITEMS` entries (a list is counted before its entries are
+    walked, so a runaway one costs little) and :data:`MAX_LIST_CHARS` characters in all."""
     value = decode_json(value, what, want=list)
     if isinstance(value, str):
         parts = value.split(sep) if sep else [value]
         items = [p.strip() for p in parts if p.strip()]
+        if len(items) > MAX_LIST_ITEMS:
+            raise _too_many(len(items), what)
     elif isinstance(value, int | float) and not isinstance(value, bool):
         items = [as_text(value, what)]
     elif isinstance(value, list | tuple):
+        if len(value) > MAX_LIST_ITEMS:
+            raise _too_many(len(value), what)
         items = []
         for i, v in enumerate(value, start=1):
             if is_missing(v):
@@ -166,4 +188,9 @@ def text_list(value: Any, what: str, *, sep: str | None) -> list[str]:
             raise BadValue(
                 f"{what}[{i}] has {len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}"
             )
+    total = sum(len(text) for text in items)
+    if total > MAX_LIST_CHARS:
+        raise BadValue(
+            f"{what} hold {total:,} characters in all; the limit is {MAX_LIST_CHARS:,} per item"
+        )
     return items
