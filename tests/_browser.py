@@ -99,7 +99,9 @@ def log_in(
 
     if base is not None:
         page.goto(base)
-    expect(page.get_by_text("No account yet?")).to_be_visible()  # the page has settled
+    # The page has settled. A server's first run imports the whole app, which takes more than
+    # the default 5 s on a loaded machine: wait longer here (a wait, not a time bound).
+    expect(page.get_by_text("No account yet?")).to_be_visible(timeout=120_000)
     if by_keyboard:
         page.get_by_label("User name").focus()
         page.keyboard.type(name)

@@ -20,41 +20,52 @@ __all__ = ["CSS", "JS"]
 
 CSS = """
 :host { display: block; font-family: var(--st-font, sans-serif); color: var(--st-text-color); }
-.qp { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 2rem; }
+.qp { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1.5rem; }
 @media (max-width: 800px) { .qp { grid-template-columns: 1fr; } }
-.sec { font-weight: 600; margin: 0.6rem 0 0.2rem; }
+.sec { font-weight: 600; margin: 0.4rem 0 0.15rem; }
+.qp-pick > .sec:first-child, .qp-pick > .banner + .sec { margin-top: 0; }
 .itemid { opacity: 0.7; font-size: 0.85rem; }
-.question { font-size: 1.35rem; font-weight: 600; margin: 0.2rem 0 0.4rem; white-space: pre-wrap; }
-ul { margin: 0.2rem 0; padding-left: 1.4rem; }
+.question { font-size: 1.25rem; font-weight: 600; margin: 0.1rem 0 0.3rem; white-space: pre-wrap; }
+ul { margin: 0.1rem 0; padding-left: 1.4rem; }
 .answer { border: 1px solid var(--st-border-color, #ddd); border-radius: 0.5rem;
-  padding: 0.6rem 0.8rem; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 20rem;
+  padding: 0.5rem 0.8rem; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 16rem;
   overflow-y: auto; }
 .hl { background: rgba(255, 165, 0, 0.3); font-weight: 700; }
 .hint { opacity: 0.7; font-size: 0.8rem; margin: 0.2rem 0; }
 button { font: inherit; color: inherit; background: transparent; cursor: pointer;
-  border: 1px solid var(--st-border-color, #ccc); border-radius: 0.5rem; padding: 0.35rem 0.6rem;
-  width: 100%; text-align: left; margin: 0.15rem 0; }
+  border: 1px solid var(--st-border-color, #ccc); border-radius: 0.5rem; padding: 0.3rem 0.5rem;
+  width: 100%; text-align: left; margin: 0; }
 button[aria-pressed="true"] { background: var(--st-primary-color, #ff4b4b); color: #fff;
   border-color: var(--st-primary-color, #ff4b4b); }
 button kbd, .keys kbd { font-family: var(--st-code-font, monospace); font-size: 0.8rem;
   border: 1px solid currentColor; border-radius: 0.25rem; padding: 0 0.25rem; margin-right: 0.4rem;
   opacity: 0.8; }
-.nav { display: flex; flex-wrap: wrap; gap: 0.4rem; margin-top: 0.4rem; }
-.nav button { width: auto; }
+.labels { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); gap: 0.3rem; }
+.rules { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 0.3rem; }
+.rules button { font-size: 0.85rem; padding: 0.25rem 0.45rem; }
+.saverow { display: flex; align-items: stretch; gap: 0.5rem; margin-top: 0.5rem; }
+.saverow button { width: auto; flex: none; }
+.nav { display: flex; flex-wrap: wrap; gap: 0.3rem; margin-top: 0.3rem; }
+.nav button { width: auto; font-size: 0.85rem; padding: 0.2rem 0.45rem; }
 .save { background: var(--st-primary-color, #ff4b4b); color: #fff; }
-input { font: inherit; width: 100%; box-sizing: border-box; padding: 0.4rem;
+input { font: inherit; width: 100%; box-sizing: border-box; padding: 0.35rem;
   border: 1px solid var(--st-border-color, #ccc); border-radius: 0.5rem;
   background: var(--st-secondary-background-color, #f6f6f6); color: inherit; }
-label { display: block; font-size: 0.85rem; margin-top: 0.5rem; }
-.status { min-height: 1.4rem; margin: 0.3rem 0; padding: 0.3rem 0.6rem; border-radius: 0.4rem; }
+label { display: block; font-size: 0.85rem; margin-top: 0.4rem; }
+.status { flex: 1; min-height: 1.4rem; margin: 0; padding: 0.3rem 0.6rem; border-radius: 0.4rem;
+  font-size: 0.9rem; }
 .status.success { background: rgba(33, 195, 84, 0.15); }
 .status.info { background: rgba(28, 131, 225, 0.12); }
 .status.warning, .status.refused { background: rgba(255, 189, 69, 0.3); }
 .status.error { background: rgba(255, 43, 43, 0.15); }
 .status.pending { background: rgba(128, 128, 128, 0.15); }
-.rule-desc { font-size: 0.78rem; opacity: 0.75; margin: 0 0 0.3rem 0.2rem; }
 .flagbox[hidden] { display: none; }
-.banner { background: rgba(28, 131, 225, 0.12); padding: 0.4rem 0.6rem; border-radius: 0.4rem; }
+.banner { background: rgba(28, 131, 225, 0.12); padding: 0.25rem 0.6rem; border-radius: 0.4rem;
+  font-size: 0.85rem; margin-bottom: 0.3rem; }
+details.ruledesc { font-size: 0.85rem; margin-top: 0.4rem; }
+details.ruledesc summary { cursor: pointer; }
+details.ruledesc dt { font-weight: 600; margin-top: 0.3rem; }
+details.ruledesc dd { margin: 0 0 0 1rem; opacity: 0.85; }
 """
 
 JS = r"""
@@ -196,28 +207,39 @@ function makeController(root) {
     left.appendChild(el("div", { class: "hint", text: "Words that also occur in a reference " +
       "are highlighted to help reading; overlap alone does not make an answer correct." }));
 
+    // The picker column is laid out to fit a 1366x768 laptop screen (issue 21, item 5): the
+    // labels in one row, the rules as a two-column grid of names (their descriptions are in
+    // each button's tooltip and in "What the rules mean" below the fold), and the status line
+    // right next to Save, so the feedback of every key is seen without scrolling.
     const right = el("div", { class: "qp-pick" });
     right.appendChild(el("div", { class: "sec", text: "Label" }));
+    const labels = el("div", { class: "labels" });
     for (const l of d.labels) {
-      right.appendChild(el("button", { "data-value": l.value, "aria-pressed": "false",
+      labels.appendChild(el("button", { "data-value": l.value, "aria-pressed": "false",
         onclick: () => ctl.setValue(l.value) }, el("kbd", { text: l.key }), l.title));
     }
+    right.appendChild(labels);
     right.appendChild(el("div", { class: "sec", text: "Rule that decided it" }));
+    const rules = el("div", { class: "rules" });
     for (const r of d.rules) {
-      right.appendChild(el("button", { "data-rule": r.number, "aria-pressed": "false",
-        title: r.description, onclick: () => ctl.setRule(r.number) },
-        `${r.number} · ${r.name}`));
       const desc = [r.description, r.example ? `e.g. ${r.example}` : ""].filter(Boolean).join(" ");
-      if (desc) right.appendChild(el("div", { class: "rule-desc", text: desc }));
+      rules.appendChild(el("button", { "data-rule": r.number, "aria-pressed": "false",
+        title: desc || null, onclick: () => ctl.setRule(r.number) }, `${r.number} · ${r.name}`));
     }
-    right.appendChild(el("button", { onclick: () => ctl.setRule(null) },
+    rules.appendChild(el("button", { onclick: () => ctl.setRule(null) },
       el("kbd", { text: "0" }), "No rule"));
+    right.appendChild(rules);
     right.appendChild(el("label", { for: "qp-note", text: "Note (optional)" }));
     right.appendChild(el("input", { id: "qp-note", "data-qp": "note", type: "text",
-      placeholder: "Why? Anything odd?", value: (d.pick && d.pick.note) || "" }));
+      placeholder: "Why? Anything odd? (/ to type here)", value: (d.pick && d.pick.note) || "" }));
+    const saverow = el("div", { class: "saverow" });
+    saverow.appendChild(el("button", { class: "save", "data-qp": "save",
+      onclick: () => ctl.save() }, el("kbd", { text: "Enter" }),
+      d.review ? "Save edit" : "Save & next"));
+    saverow.appendChild(el("div", { class: "status info", "data-qp": "status", role: "status",
+      "aria-live": "polite" }));
+    right.appendChild(saverow);
     const nav = el("div", { class: "nav" });
-    nav.appendChild(el("button", { class: "save", onclick: () => ctl.save() },
-      el("kbd", { text: "Enter" }), d.review ? "Save edit" : "Save & next"));
     nav.appendChild(el("button", { onclick: () => ctl.send("skip") },
       el("kbd", { text: "S" }), "Skip"));
     nav.appendChild(el("button", { onclick: () => ctl.send("back") },
@@ -236,9 +258,20 @@ function makeController(root) {
     flag.appendChild(el("input", { id: "qp-reason", "data-qp": "reason", type: "text",
       placeholder: "What is wrong with this item? Enter sends, Esc cancels" }));
     right.appendChild(flag);
-    right.appendChild(el("div", { class: "status info", "data-qp": "status", role: "status",
-      "aria-live": "polite" }));
     right.appendChild(el("div", { class: "hint", text: d.legend }));
+    const described = d.rules.filter((r) => r.description || r.example);
+    if (described.length) {
+      const details = el("details", { class: "ruledesc" },
+        el("summary", { text: "What the rules mean" }));
+      const list = el("dl");
+      for (const r of described) {
+        list.appendChild(el("dt", { text: `${r.number} · ${r.name}` }));
+        const desc = [r.description, r.example ? `e.g. ${r.example}` : ""].filter(Boolean);
+        list.appendChild(el("dd", { text: desc.join(" ") }));
+      }
+      details.appendChild(list);
+      right.appendChild(details);
+    }
     const grid = el("div", { class: "qp" }, left, right);
     wrap.appendChild(grid);
     root.appendChild(wrap);

@@ -67,7 +67,17 @@ def _open_next(user_id: int, dataset: str, url: str) -> None:
 
 
 def _ack(nonce: str, status: str, text: str) -> None:
-    S.ann_ack = {"nonce": nonce, "status": status, "text": text}
+    """Answer the message ``nonce``; the answer belongs to the view on screen now (an action
+    that opens another item moves it there: :func:`handle_message`)."""
+    S.ann_ack = {"nonce": nonce, "status": status, "text": text, "view": S.ann_view}
+
+
+def _shown_ack() -> dict[str, Any] | None:
+    """The ack to draw: only on the view it answered. An item opened otherwise (from the
+    queue, "Revisit skipped", "Back" after the queue ran out) is a fresh start and must not
+    show the last key's "Saved: ..." as if it were its own (issue 21, item 7)."""
+    ack = S.ann_ack
+    return ack if isinstance(ack, dict) and ack.get("view") == S.ann_view else None
 
 
 def _seconds(raw: Any) -> float | None:
@@ -195,6 +205,8 @@ def handle_message(msg: dict[str, Any] | None, user_id: int, dataset: str, url: 
         action(msg, nonce, user_id, dataset, url)
     except QAEvalError as exc:
         _ack(nonce, "error", str(exc))
+    if isinstance(S.ann_ack, dict) and S.ann_ack.get("nonce") == nonce:
+        S.ann_ack["view"] = S.ann_view  # shown on the item the action opened (or kept)
 
 
 def _on_message(user_id: int, dataset: str, url: str) -> None:
@@ -409,7 +421,7 @@ def main() -> None:
         view=int(S.ann_view),
         review=bool(S.ann_review),
         pick=S.ann_pick,
-        ack=S.ann_ack,
+        ack=_shown_ack(),
         flash=S.ann_flash,
         focus=int(S.ann_focus),
     )

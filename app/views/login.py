@@ -1,4 +1,11 @@
-"""Log in with a local account (created by ``qaeval user add`` / ``qaeval demo`` or an admin)."""
+"""Log in with a local account (created by ``qaeval user add`` / ``qaeval demo`` or an admin).
+
+Tab goes user name -> password -> Log in (issue 21, item 11). Streamlit's password field
+always adds a "show password" eye button that takes the next Tab stop and cannot be taken out
+of the tab order by any option; a static style rule hides it on this form only (a hidden
+element is no Tab stop), so the keyboard reaches the button. Enter in either field logs in as
+well. The eye stays on the password-change form, where seeing a new password matters.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,14 @@ from app.components import auth
 from qaeval_core.errors import PermissionDenied
 from qaeval_core.store.repo import users as accounts
 
+#: Hides the login form's "show password" button (see the module docstring). Static text, no
+#: user content: st.html only injects the style rule.
+_NO_EYE = (
+    "<style>.st-key-login_password button[aria-label='Show password'],"
+    ".st-key-login_password button[aria-label='Hide password'] { display: none; }</style>"
+)
+
+st.html(_NO_EYE)
 st.title("qaeval")
 st.caption("Judge whether QA answers are actually correct. Log in to label or manage data.")
 with st.form("login", enter_to_submit=True):
