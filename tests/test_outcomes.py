@@ -139,6 +139,71 @@ def test_one_answer_said_two_ways_is_not_a_hedge(text: str) -> None:
     assert hedge(text, ["x"]) is None
 
 
+MONA_LISA = "Who painted the Mona Lisa?"
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "evidence"),
+    [
+        (MONA_LISA, "Michelangelo or Leonardo da Vinci", "Michelangelo or Leonardo da Vinci"),
+        (MONA_LISA, "It was painted by Leonardo da Vinci or Michelangelo, in Florence.",
+         "Leonardo da Vinci or Michelangelo"),
+        (MONA_LISA, "Leonardo or Raphael", "Leonardo or Raphael"),  # part of the reference
+        ("which city is the capital of france", "Paris or Lyon", "Paris or Lyon"),
+    ],
+)  # fmt: skip
+def test_two_names_for_one_asked_entity_are_a_hedge(
+    question: str, text: str, evidence: str
+) -> None:
+    """Issue 21: "Michelangelo or Leonardo da Vinci" named two painters for one painting and
+    was judged correct; only "either X or Y" was caught."""
+    refs = ["Leonardo da Vinci"] if question == MONA_LISA else ["Paris"]
+    assert hedge(text, refs, question) == evidence
+    item = Item(question=question, references=refs, candidate=text)
+    assert answer_reason(item) == ("hedged", evidence)
+
+
+@pytest.mark.parametrize(
+    ("question", "refs", "text"),
+    [
+        (MONA_LISA, ["Leonardo da Vinci"], "Leonardo da Vinci"),
+        ("", ["Leonardo da Vinci"], "Michelangelo or Leonardo da Vinci"),  # no question
+        # the question asks for several things, a manner, or offers the alternatives
+        ("Who were the painters of the Sistine Chapel?", ["Michelangelo"],
+         "Michelangelo or Raphael"),
+        ("Name two painters of the Renaissance", ["Leonardo da Vinci"],
+         "Michelangelo or Leonardo da Vinci"),
+        ("Which beats scissors, rock or paper?", ["rock"], "Rock or Paper"),
+        ("How did Paris get its name?", ["Parisii"], "Parisii or Lutetia"),
+        # references that contain the alternatives, or offer alternatives themselves
+        ("Which country won?", ["Trinidad and Tobago"], "Trinidad or Tobago"),
+        ("Which country won?", ["Trinidad and Tobago"], "Trinidad and Tobago"),
+        ("What beats scissors?", ["Rock or Paper"], "Rock or Paper"),
+        ("What beats scissors?", ["Rock", "Paper"], "Rock or Paper"),  # both are references
+        # aliases: spelling variants, prefixes, initials, a shared word, an apposition
+        ("What overlaps with Haredi Judaism?", ["Chasidic Judaism"],
+         "Hasidic or Chasidic Judaism"),
+        ("Which regulation applies?", ["RDN"], "RD or RDN"),
+        ("Which country?", ["United States"], "US or United States"),
+        ("What was the earthquake named?", ["the Great Sichuan earthquake"],
+         "2008 Sichuan earthquake or Great Sichuan earthquake"),
+        ("Where was the agreement formalised?", ["Bulla Aurea"],
+         "in the Bulla Aurea, or Golden Bull"),
+        ("What is the neighborhood?", ["City Point"], "City Point (or Oyster Point)"),
+        # lower-case alternatives are too often synonyms or modifiers
+        ("What are canine offspring called?", ["pups"], "pups or puppies"),
+        ("What is the hunted species called?", ["prey"], "game or prey"),
+        # idioms and numbers that are not names
+        ("Who founded the city?", ["Romulus"], "Romulus or so the legend says"),
+        ("What is the value?", ["0.5"], "Around half or 0.51"),
+    ],
+)  # fmt: skip
+def test_or_between_aliases_or_asked_alternatives_is_not_a_hedge(
+    question: str, refs: list[str], text: str
+) -> None:
+    assert answer_reason(Item(question=question, references=refs, candidate=text)).reason is None
+
+
 def test_alternatives_one_reference_lists_are_the_answer() -> None:
     assert hedge("One or two knots", ["One or two knots at each end"]) is None
     assert hedge("One or two knots", ["a knot"]) is not None
@@ -284,18 +349,25 @@ def test_the_judge_reports_judge_error_on_the_failing_row_only() -> None:
     assert out["judge_outcome"].tolist() == ["correct", "incorrect", "uncertain", "correct"]
 
 
-def test_a_hedge_is_reported_and_forced_incorrect_only_under_strict_naqt() -> None:
+def test_a_hedge_is_not_correct_by_default_and_lenient_scoring_is_opt_in() -> None:
+    """Issue 21: hedged answers were correct by default (NAQT counts them incorrect); the
+    Michelangelo answer was correct even in strict mode, because it was not seen as a hedge."""
     frame = pd.DataFrame(
-        {"question": "What is the capital?", "references": [["paris"]] * 3,
-         "candidate": ["paris", "paris or possibly lyon", "lyon"]}
+        {"question": ["What is the capital?"] * 3 + [MONA_LISA],
+         "references": [["paris"]] * 3 + [["Leonardo da Vinci"]],
+         "candidate": ["paris", "paris or possibly lyon", "lyon",
+                       "Michelangelo or Leonardo da Vinci"]}
     )  # fmt: skip
     judge = _judge()
-    out = judge.score_frame(frame)
-    assert out["judge_reason"].tolist() == ["matched", "hedged", "not_matched"]
-    assert out["judge_correct"].tolist() == [True, True, False]  # reported, not forced
-    strict = judge.with_forced_incorrect(("not_attempted", "hedged")).score_frame(frame)
-    assert strict["judge_correct"].tolist() == [True, False, False]
-    assert strict["judge_outcome"].tolist() == ["correct", "incorrect", "incorrect"]
+    lenient = judge.with_forced_incorrect(("not_attempted",)).score_frame(frame)
+    assert lenient["judge_correct"].tolist() == [True, True, False, True]  # the combiner's
+    for policy in (judge, judge.with_forced_incorrect(("not_attempted", "hedged"))):
+        out = policy.score_frame(frame)
+        assert out["judge_reason"].tolist() == ["matched", "hedged", "not_matched", "hedged"]
+        assert out["judge_correct"].tolist() == [True, False, False, False]
+        assert out["judge_outcome"].tolist() == ["correct", "incorrect", "incorrect", "incorrect"]
+        assert out["judge_probability"].tolist()[3] == 0.0
+    assert lenient["judge_reason"].tolist() == out["judge_reason"].tolist()  # reported alike
     with pytest.raises(InputError, match="answer-level reasons"):
         judge.with_forced_incorrect(["judge_error"])
 

@@ -58,8 +58,9 @@ combiner's, >= 0.5 where it says correct), ``judge_correct`` (bool), ``judge_pro
 (probability that the verdict is wrong), ``judge_outcome`` (``correct`` / ``incorrect`` /
 ``uncertain``), ``judge_reason`` (why: ``matched``, ``not_matched``, ``uncertain``,
 ``not_attempted``, ``extraction_failed``, ``hedged``, ``judge_error``;
-:mod:`qaeval_core.judge.outcomes`, ``docs/outcomes.md``: a refusal is never correct, and a row a
-metric failed on is not correct and ``uncertain``, so there ``judge_correct`` can differ from
+:mod:`qaeval_core.judge.outcomes`, ``docs/outcomes.md``: a refusal is never correct, a
+hedge is not correct by default, and a row a metric failed on is not correct and
+``uncertain``, so there ``judge_correct`` can differ from
 ``judge_score >= 0.5``), ``judge_trace`` (JSON, only when asked for:
 :mod:`qaeval_core.judge.trace`) and ``judge_<column>`` per metric used.
 
@@ -359,8 +360,9 @@ class Judge:
 
     def with_forced_incorrect(self, reasons: Iterable[str]) -> Judge:
         """The same judge never judging correct the answers with these answer-level reasons
-        (``("not_attempted", "hedged")`` is strict NAQT; ``()`` leaves every verdict to the
-        combiner). A scoring policy: not stored in the judge file."""
+        (``("not_attempted", "hedged")``, strict NAQT, is the default; ``("not_attempted",)``
+        leaves hedges to the combiner; ``()`` leaves every verdict to it). A scoring policy:
+        not stored in the judge file."""
         judge = copy.copy(self)
         judge.forced_incorrect = check_forced(frozenset(reasons))
         return judge
