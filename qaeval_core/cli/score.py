@@ -58,6 +58,10 @@ def expand_metric_list(text: str) -> list[str]:
 
 
 def _default_output(path: Path) -> Path:
+    from qaeval_core import io
+
+    if path.suffix.lower() not in io.FORMATS:  # a harness log (.eval, a HELM folder): JSONL
+        return path.with_name(f"{path.stem}.scored.jsonl")
     return path.with_name(f"{path.stem}.scored{path.suffix}")
 
 
@@ -167,7 +171,12 @@ def register(app: typer.Typer) -> None:
             typer.Option("--config", help="Calibrated judge JSON (from `qaeval calibrate`)."),
         ] = None,
         fmt: Annotated[
-            str | None, typer.Option("--format", help="Input format (default: from suffix).")
+            str | None,
+            typer.Option(
+                "--format",
+                help="Input format (default: a harness log by its content, else the suffix; "
+                "docs/formats.md).",
+            ),
         ] = None,
         batch_size: Annotated[
             int | None,

@@ -48,6 +48,8 @@ the record for JSON and Parquet.
 The package is split by concern; everything above is importable from here:
 
 - :mod:`~qaeval_core.io.files`: formats, reading files into raw records, writing records;
+- :mod:`~qaeval_core.io.formats`: harness logs (lm-eval, lighteval, Inspect, HELM,
+  OpenCompass) read as records, found by content; ``read_records`` is its reader of any file;
 - :mod:`~qaeval_core.io.cells`: checks of single values (text, lists, JSON cells) and the limits;
 - :mod:`~qaeval_core.io.labels`: human judgments of a row converted to the 0/1/2 scale;
 - :mod:`~qaeval_core.io.rows`: records validated into :class:`ItemRow` s, and items exported back;
@@ -65,7 +67,8 @@ from qaeval_core.io.cells import (
     MAX_TEXT_CHARS,
 )
 from qaeval_core.io.cells import MAX_RATER_CHARS as MAX_RATER_CHARS
-from qaeval_core.io.files import FORMATS, detect_format, read_records, write_records
+from qaeval_core.io.files import FORMATS, detect_format, write_records
+from qaeval_core.io.formats import read_records
 from qaeval_core.io.labels import GOLD_RATER, RaterLabel
 from qaeval_core.io.labels import LABEL_SCALES as LABEL_SCALES
 from qaeval_core.io.labels import RATING_SCALE as RATING_SCALE

@@ -47,7 +47,10 @@ FORMATS: dict[str, str] = {
     ".pq": "parquet",
 }
 
-_FORMAT_HINT = " (or name the format: --format jsonl|json|csv|tsv|parquet)"
+_FORMAT_HINT = (
+    " (or name the format: --format jsonl|json|csv|tsv|parquet, or a harness log's: "
+    "lm-eval|lighteval|inspect|helm|opencompass)"
+)
 _SURROGATE = re.compile("[\udc80-\udcff]")
 
 #: Characters a spreadsheet reads as the start of a formula (OWASP "CSV injection"): a text
@@ -94,6 +97,8 @@ def read_records(
     """Raw records with their 1-based row numbers, and the rows that could not be decoded.
 
     ``source`` is a path or the file's bytes (then give ``fmt`` or a ``name`` with a suffix).
+    The plain formats only: :func:`qaeval_core.io.read_records` (``io.formats``) also reads
+    harness logs, and hands everything else to this function.
     """
     if isinstance(source, bytes | bytearray):
         label = name or "<upload>"

@@ -24,7 +24,8 @@ from qaeval_core.io.cells import (
     record_problems,
     text_list,
 )
-from qaeval_core.io.files import describe_kind, plain_records, read_records
+from qaeval_core.io.files import describe_kind, plain_records
+from qaeval_core.io.formats import read_records
 from qaeval_core.io.labels import (
     LABEL_SCALES,
     RATING_SCALE,
