@@ -17,10 +17,12 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, insert, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from qaeval_core.errors import InputError, PermissionDenied
 from qaeval_core.schema import RULES, LabelValue, Rule
-from qaeval_core.store.orm import MAX_RULES, Guideline, User, utcnow
+from qaeval_core.store.orm import MAX_RULES, Dataset, Guideline, User, utcnow
 from qaeval_core.store.repo._common import Store, _scope
 from qaeval_core.store.repo.datasets import _find_dataset
 
@@ -188,6 +190,12 @@ def save_guidelines(
     the save is refused (:class:`InputError`), so no edit silently replaces another. The
     account is re-read in the write transaction (:class:`PermissionDenied` unless active and
     in ``roles``).
+
+    Two saves at once: SQLite's ``BEGIN IMMEDIATE`` runs them one after the other; on
+    PostgreSQL the dataset row is locked (``FOR NO KEY UPDATE``, as a deal does) before the
+    newest version is read, so the second save waits for the first, then reads its version and
+    is refused with the same message instead of a duplicate-key error on the version (issue 21,
+    item 19). Should the version still collide (another backend), the same refusal is given.
     """
     body, rule_list, keys, cap = check_guidelines(text, rules, label_keys, idle_cap_seconds)
     with _scope(db, write=True) as s:
@@ -197,25 +205,39 @@ def save_guidelines(
                 f"{user!r} cannot edit guidelines; only {' or '.join(roles)} accounts can."
             )
         ds = _find_dataset(s, dataset)
-        current = (
-            s.scalar(select(func.max(Guideline.version)).where(Guideline.dataset_id == ds.id)) or 0
-        )
+        s.execute(select(Dataset.id).where(Dataset.id == ds.id).with_for_update(key_share=True))
+        current = _newest_version(s, ds.id)
         if based_on is not None and int(based_on) != current:
-            raise InputError(
-                f"Someone saved version {current} of {dataset!r}'s guidelines while you edited "
-                f"version {based_on}; reload the page, redo your change on version {current}."
-            )
+            raise _edited_meanwhile(dataset, current, based_on)
         now = utcnow()
-        s.execute(
-            insert(Guideline).values(
-                dataset_id=ds.id,
-                version=current + 1,
-                text=body,
-                rules=[r.__dict__ for r in rule_list],
-                label_keys=keys,
-                idle_cap_seconds=cap,
-                created_by=account.id,
-                created_at=now,
-            )  # fmt: skip
-        )
+        try:
+            with s.begin_nested():  # a collision rolls back only this insert
+                s.execute(
+                    insert(Guideline).values(
+                        dataset_id=ds.id,
+                        version=current + 1,
+                        text=body,
+                        rules=[r.__dict__ for r in rule_list],
+                        label_keys=keys,
+                        idle_cap_seconds=cap,
+                        created_by=account.id,
+                        created_at=now,
+                    )  # fmt: skip
+                )
+        except IntegrityError as exc:
+            raise _edited_meanwhile(dataset, _newest_version(s, ds.id), current) from exc
         return Guidelines(ds.name, current + 1, body, rule_list, keys, cap, account.name, now)
+
+
+def _newest_version(s: Session, dataset_id: int) -> int:
+    """The dataset's newest saved version (0: none)."""
+    stmt = select(func.max(Guideline.version)).where(Guideline.dataset_id == dataset_id)
+    return int(s.scalar(stmt) or 0)
+
+
+def _edited_meanwhile(dataset: str, current: int, based_on: int | None) -> InputError:
+    """The refusal of a save that started from an older version than the newest."""
+    return InputError(
+        f"Someone saved version {current} of {dataset!r}'s guidelines while you edited "
+        f"version {based_on}; reload the page, redo your change on version {current}."
+    )
