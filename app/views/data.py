@@ -19,6 +19,7 @@ from app.components import auth, safe_text
 from app.components import triage_widgets as tw
 from qaeval_core import io, workflows
 from qaeval_core.errors import ConfigError, QAEvalError, ValidationError
+from qaeval_core.io.repair import describe_repairs, repaired_fields
 from qaeval_core.store import repo
 
 EXPORTS = {
@@ -81,8 +82,9 @@ def _import_section(url: str, datasets: list[str]) -> None:
         fix_text = st.checkbox(
             "Repair mojibake (e.g. '2.45Â billion' -> '2.45 billion')",
             key="import_fix_text",
-            help="With ftfy, encoding repairs only; the original of each changed field is kept "
-            "in the item's meta.original_text.",
+            help="With ftfy, provable encoding repairs only; the original of each changed field "
+            "is kept in the item's meta.original_text, and the rows and fields changed are "
+            "listed.",
         )
         submitted = st.form_submit_button("Import", type="primary", key="import_submit")
     if not submitted:
@@ -98,10 +100,14 @@ def _import_section(url: str, datasets: list[str]) -> None:
             label_scale=scale,
             alias_separator=sep or None,
         )
-        repaired = 0
+        repairs: list[tuple[int, list[str]]] = []
         if fix_text:
             fixed = [io.repair_item(row) for row in rows]
-            repaired = sum(a is not b for a, b in zip(fixed, rows, strict=True))
+            repairs = [
+                (new.row, repaired_fields(new))
+                for new, old in zip(fixed, rows, strict=True)
+                if new is not old
+            ]
             rows = fixed
         report = repo.import_items(url, name.strip(), rows, source=upload.name)
     except ValidationError as exc:
@@ -121,7 +127,7 @@ def _import_section(url: str, datasets: list[str]) -> None:
         return
     st.success(report.summary())
     if fix_text:
-        st.info(f"Text repaired in {repaired} item(s); the originals are in meta.original_text.")
+        st.info(describe_repairs(repairs))
 
 
 def _export_bytes(

@@ -79,8 +79,9 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option(
                 "--fix-text",
-                help="Repair mojibake (e.g. '2.45Â billion') with ftfy; the original of each "
-                "changed field is kept in the item's meta.original_text.",
+                help="Repair provable mojibake (e.g. '2.45Â billion') with ftfy; the original "
+                "of each changed field is kept in the item's meta.original_text, and the rows "
+                "and fields changed are listed.",
             ),
         ] = False,
         db: DbOption = None,
@@ -90,6 +91,7 @@ def register(app: typer.Typer) -> None:
         The schema and column aliases are in docs/data-format.md. Raters named in the file
         become external users; their labels are stored on the 0/1/2 scale.
         """
+        from qaeval_core.io.repair import describe_repairs
         from qaeval_core.io.stream import scan_items
 
         # Validated in one streaming pass before the store is touched; then written chunk by
@@ -107,11 +109,7 @@ def register(app: typer.Typer) -> None:
         report = repo.import_scan(url, dataset, scan, source=str(file))
         console.print(report.summary(), markup=False, soft_wrap=True)
         if fix_text:
-            console.print(
-                f"Text repaired in {scan.repaired} row(s) (originals in meta.original_text).",
-                markup=False,
-                soft_wrap=True,
-            )
+            console.print(describe_repairs(scan.repairs), markup=False, soft_wrap=True)
 
     @app.command("export")
     def export(

@@ -24,7 +24,7 @@ from qaeval_core.errors import ConfigError, RowError, ValidationError
 from qaeval_core.io.cells import BadValue
 from qaeval_core.io.files import _check_format, detect_format, jsonl_line, read_records
 from qaeval_core.io.labels import RATING_SCALE
-from qaeval_core.io.repair import repair_item
+from qaeval_core.io.repair import repair_item, repaired_fields
 from qaeval_core.io.rows import ItemRow, _merge, _parse_one, check_options
 
 __all__ = ["ItemScan", "iter_records", "scan_items"]
@@ -94,6 +94,8 @@ class ItemScan:
     raters: set[str] = field(default_factory=set)
     repeated: set[str] = field(default_factory=set)
     repaired: int = 0
+    #: ``(row, fields)`` of each row ``--fix-text`` changed, in file order.
+    repairs: list[tuple[int, list[str]]] = field(default_factory=list)
 
     def _parsed(self) -> Iterator[ItemRow]:
         opts = self.options
@@ -149,7 +151,8 @@ def scan_items(
     ids, digests and label values; a :class:`ValidationError` lists every bad row.
 
     ``fix_text``: the items it streams have mojibake repaired (:mod:`.repair`, originals kept
-    in ``meta["original_text"]``); ``repaired`` counts the rows that needed it."""
+    in ``meta["original_text"]``); ``repaired`` counts the rows that needed it and
+    ``repairs`` lists each one's row and changed fields."""
     mapping, rating_scale = check_options(mapping, label_scale, rating_scale)
     label = name or (os.fspath(source) if not isinstance(source, bytes | bytearray) else "<upload>")
     sep = alias_separator or None
@@ -169,8 +172,9 @@ def scan_items(
         except BadValue as exc:
             errors.append(RowError(row, str(exc)))
             continue
-        if fix_text and repair_item(item) is not item:
+        if fix_text and (fixed := repair_item(item)) is not item:
             scan.repaired += 1
+            scan.repairs.append((row, repaired_fields(fixed)))
         ext = item.external_id
         pairs = tuple((sys.intern(lab.rater), lab.value) for lab in item.labels)
         scan.raters.update(r for r, _ in pairs)
