@@ -94,6 +94,12 @@ def register(app: typer.Typer) -> None:
                 calibration=calibration,
                 frame=frame,
             )
+        from qaeval_core.analysis.harness_report import add_harness_results, harness_results
+
+        harness = harness_results(
+            url, dataset, calibration=calibration, metrics=metric, config_hashes=config_hash
+        )
+        add_harness_results(result, harness)
         for path in (output, json_path):
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -106,6 +112,13 @@ def register(app: typer.Typer) -> None:
             markup=False,
             soft_wrap=True,
         )
+        if harness is not None:
+            console.print(
+                f"Harness logs: {len(harness['rows'])} (model, task) row(s), "
+                f"{len(harness['flips'])} ranking flip(s) between the harness and a judge.",
+                markup=False,
+                soft_wrap=True,
+            )
         console.print(f"HTML report: {output}", markup=False, soft_wrap=True)
         if json_path is not None:
             console.print(f"JSON numbers: {json_path}", markup=False, soft_wrap=True)
