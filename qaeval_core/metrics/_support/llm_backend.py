@@ -256,14 +256,15 @@ class OpenAIChatClient:
 
     def complete(self, conversation: Sequence[Message]) -> str:
         """One chat completion (greedy), retried on transient failures."""
+        payload = self.request(conversation, max_tokens=self.max_new_tokens)
+        return _message_text(payload, _chat_url(self.url))
+
+    def request(self, conversation: Sequence[Message], **options: Any) -> Any:
+        """The endpoint's JSON answer to one greedy chat request with extra body ``options``
+        (``max_tokens``, ``logprobs`` ...), retried on transient failures."""
         url = _chat_url(self.url)
         body = json.dumps(
-            {
-                "model": self.model,
-                "messages": list(conversation),
-                "temperature": 0,
-                "max_tokens": self.max_new_tokens,
-            }
+            {"model": self.model, "messages": list(conversation), "temperature": 0, **options}
         ).encode("utf-8")
         last: str = ""
         for attempt in range(self.max_retries + 1):
@@ -271,8 +272,7 @@ class OpenAIChatClient:
             wait = self.backoff * (2**attempt)
             try:
                 with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                    payload = json.loads(resp.read().decode("utf-8"))
-                return _message_text(payload, url)
+                    return json.loads(resp.read().decode("utf-8"))
             except urllib.error.HTTPError as exc:
                 detail = exc.read().decode("utf-8", "replace")[:300]
                 last = f"HTTP {exc.code} from {url}: {detail}"

@@ -1,0 +1,311 @@
+"""The LLM tier of a judge: cheap judge -> LLM -> people.
+
+Tier 1, the calibrated cheap judge, gives every item a calibrated P(correct) and a doubt (the
+probability its verdict is wrong, :func:`qaeval_core.judge.triage.doubt`). Items whose doubt
+reaches ``llm_threshold`` go to tier 2: the LLM judge (``llm_judge``) reads them, and a
+two-input logistic model over the logits of the tier-1 probability and the LLM's probability
+gives the new P(correct) there. Tier 3, people, get the items whose final doubt still reaches
+``people_threshold`` (none when ``human_share`` is 0).
+
+Why a logistic over two logits and not the LLM alone: the LLM knows facts the cheap inputs do
+not, but it is a 1.5B model that is often sure and wrong; the cheap judge is right about most
+matches. Their logits add as evidence, weighted by the labels (:mod:`qaeval_core.calibrate
+.cascade` fits the weights on the band's out-of-fold rows).
+
+:class:`LLMTier` serialises to plain JSON under the judge file's ``cascade`` key and keeps the
+cross-validated curve (LLM share x human share -> accuracy, seconds per 1,000 rows), so another
+operating point can be read off without refitting (:meth:`LLMTier.at`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from qaeval_core.errors import ConfigError
+from qaeval_core.judge.combiners.base import (
+    MAX_WEIGHT,
+    check_range,
+    req,
+    req_float,
+    sigmoid,
+)
+from qaeval_core.judge.features import FeatureSpec
+from qaeval_core.judge.triage import doubt
+from qaeval_core.schema import Item
+
+__all__ = ["TIERS", "CascadeResult", "LLMTier", "llm_logit"]
+
+#: The values of ``judge_tier``: who decided an item.
+TIERS: tuple[str, str, str] = ("cheap", "llm", "people")
+_EPS = 1e-4
+#: Doubt is at most 0.5 in theory; a threshold above it sends nothing on.
+_NEVER = 1.0
+
+
+def llm_logit(p: Any) -> np.ndarray:
+    """Logit of a probability clipped to [1e-4, 1 - 1e-4] (an LLM can say exactly 0 or 1)."""
+    q = np.clip(np.asarray(p, dtype=float), _EPS, 1 - _EPS)
+    return np.log(q / (1 - q))
+
+
+@dataclass(frozen=True)
+class CascadeResult:
+    """Per item: final P(correct), verdict, doubt, whether people get it, and the tier."""
+
+    probability: np.ndarray
+    verdict: np.ndarray
+    doubt: np.ndarray
+    routed: np.ndarray
+    tier: np.ndarray
+    llm_probability: np.ndarray
+
+
+@dataclass(frozen=True)
+class LLMTier:
+    """Where the LLM is asked, how its probability is combined, and what goes to people.
+
+    ``curve`` rows (cross-validated on the calibration labels): ``llm_share``,
+    ``human_share``, ``llm_threshold``, ``people_threshold``, ``coef_cheap``, ``coef_llm``,
+    ``intercept``, ``cv_accuracy`` (people right on their items, the cascade on the rest) and
+    ``s_per_1000`` (predicted seconds per 1,000 rows on the calibrating machine).
+    """
+
+    feature: FeatureSpec
+    llm_share: float
+    human_share: float
+    llm_threshold: float
+    people_threshold: float
+    coef_cheap: float
+    coef_llm: float
+    intercept: float
+    cv_accuracy: float
+    llm_seconds_per_item: float
+    cheap_s_per_1000: float | None = None
+    llm_auc: float | None = None
+    curve: list[dict[str, float]] = field(default_factory=list)
+
+    @property
+    def column(self) -> str:
+        return self.feature.column
+
+    def combine(self, cheap_probability: Any, llm_probability: Any) -> np.ndarray:
+        """Tier-2 P(correct) from the tier-1 probability and the LLM's."""
+        z = (
+            self.coef_cheap * llm_logit(cheap_probability)
+            + self.coef_llm * llm_logit(llm_probability)
+            + self.intercept
+        )
+        return sigmoid(z)
+
+    def to_llm(self, cheap_doubt: Any) -> np.ndarray:
+        """True where tier 1 doubts enough to ask the LLM."""
+        d = np.asarray(cheap_doubt, dtype=float)
+        if self.llm_share <= 0:
+            return np.zeros(d.shape, dtype=bool)
+        return d >= self.llm_threshold
+
+    def decide(
+        self,
+        cheap_probability: Any,
+        llm_probability: Any,
+    ) -> CascadeResult:
+        """Final verdicts given tier-1 probabilities and the LLM's (NaN outside the band)."""
+        p1 = np.asarray(cheap_probability, dtype=float)
+        v1 = p1 >= 0.5
+        d1 = doubt(p1, v1)
+        band = self.to_llm(d1)
+        pl = np.asarray(llm_probability, dtype=float)
+        if band.any() and not np.isfinite(pl[band]).all():
+            raise ConfigError("The LLM tier lacks the LLM's probability for an item it must read.")
+        prob = p1.copy()
+        if band.any():
+            prob[band] = self.combine(p1[band], pl[band])
+        verdict = prob >= 0.5
+        final_doubt = doubt(prob, verdict)
+        routed = (
+            final_doubt >= self.people_threshold
+            if self.human_share > 0
+            else np.zeros(len(p1), dtype=bool)
+        )
+        tier = np.where(routed, "people", np.where(band, "llm", "cheap")).astype(object)
+        return CascadeResult(prob, verdict, final_doubt, routed, tier, np.where(band, pl, np.nan))
+
+    def llm_probabilities(
+        self,
+        items: Sequence[Item],
+        cheap_probability: Any,
+        known: Any | None = None,
+    ) -> np.ndarray:
+        """The LLM's P(correct) on the items the band sends it (NaN elsewhere); ``known``
+        values (stored scores, NaN where absent) are used instead of asking again."""
+        p1 = np.asarray(cheap_probability, dtype=float)
+        band = self.to_llm(doubt(p1, p1 >= 0.5))
+        out = np.full(len(p1), np.nan)
+        if known is not None:
+            k = np.asarray(known, dtype=float)
+            out[band] = k[band]
+        need = np.flatnonzero(band & ~np.isfinite(out))
+        if len(need):
+            metric = self.feature.build()
+            result = metric.score_batch([items[i] for i in need])
+            out[need] = result.scores
+        return out
+
+    def predicted_seconds(self, n_rows: int, llm_share: float | None = None) -> dict[str, Any]:
+        """Predicted wall seconds for ``n_rows`` (cheap inputs + the LLM on its share)."""
+        share = self.llm_share if llm_share is None else float(llm_share)
+        cheap = None if self.cheap_s_per_1000 is None else self.cheap_s_per_1000 * n_rows / 1000
+        llm = n_rows * share * self.llm_seconds_per_item
+        return {
+            "rows": int(n_rows),
+            "llm_items": int(round(n_rows * share)),
+            "cheap_s": cheap,
+            "llm_s": llm,
+            "total_s": (cheap or 0.0) + llm,
+        }
+
+    def at(self, *, llm_share: float | None = None, human_share: float | None = None) -> LLMTier:
+        """The operating point at other shares, read off the stored curve (no refitting)."""
+        want_llm = self.llm_share if llm_share is None else float(llm_share)
+        want_human = self.human_share if human_share is None else float(human_share)
+        best = None
+        for row in self.curve:
+            gap = abs(row["llm_share"] - want_llm) + abs(row["human_share"] - want_human)
+            if best is None or gap < best[0]:
+                best = (gap, row)
+        if best is None or best[0] > 0.005:
+            shares = sorted({(r["llm_share"], r["human_share"]) for r in self.curve})
+            raise ConfigError(
+                f"The judge's cascade curve has no point at LLM share {want_llm:g} and human "
+                f"share {want_human:g}; it has {shares[:12]}. Re-run `qaeval calibrate --llm`."
+            )
+        row = best[1]
+        return replace(
+            self,
+            llm_share=float(row["llm_share"]),
+            human_share=float(row["human_share"]),
+            llm_threshold=float(row["llm_threshold"]),
+            people_threshold=float(row["people_threshold"]),
+            coef_cheap=float(row["coef_cheap"]),
+            coef_llm=float(row["coef_llm"]),
+            intercept=float(row["intercept"]),
+            cv_accuracy=float(row["cv_accuracy"]),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "feature": self.feature.to_dict(),
+            "llm_share": self.llm_share,
+            "human_share": self.human_share,
+            "llm_threshold": self.llm_threshold,
+            "people_threshold": self.people_threshold,
+            "coef_cheap": self.coef_cheap,
+            "coef_llm": self.coef_llm,
+            "intercept": self.intercept,
+            "cv_accuracy": self.cv_accuracy,
+            "llm_seconds_per_item": self.llm_seconds_per_item,
+            "cheap_s_per_1000": self.cheap_s_per_1000,
+            "llm_auc": self.llm_auc,
+            "curve": [dict(row) for row in self.curve],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "cascade") -> LLMTier:
+        """A judge file's cascade, checked field by field and against its own curve (as the
+        triage band is: the checksum only catches accidents)."""
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{where} must be an object.")
+        feature = FeatureSpec.from_dict(req(data, "feature", dict, where), f"{where}.feature")
+        if feature.metric_id != "llm_judge":
+            raise ConfigError(f"{where}.feature must be the llm_judge metric.")
+
+        def share(key: str) -> float:
+            value = req_float(data, key, where)
+            return check_range(value, f"{where}.{key}", 0.0, 1.0)
+
+        def weight(key: str) -> float:
+            return check_range(
+                req_float(data, key, where), f"{where}.{key}", -MAX_WEIGHT, MAX_WEIGHT
+            )
+
+        optional = {}
+        for key in ("cheap_s_per_1000", "llm_auc"):
+            value = data.get(key)
+            optional[key] = (
+                None
+                if value is None
+                else check_range(req_float(data, key, where), f"{where}.{key}", 0.0, 1e9)
+            )
+        curve = req(data, "curve", list, where)
+        rows = [_curve_row(row, f"{where}.curve[{i}]") for i, row in enumerate(curve)]
+        tier = cls(
+            feature=feature,
+            llm_share=share("llm_share"),
+            human_share=share("human_share"),
+            llm_threshold=check_range(
+                req_float(data, "llm_threshold", where), f"{where}.llm_threshold", 0.0, _NEVER
+            ),
+            people_threshold=check_range(
+                req_float(data, "people_threshold", where),
+                f"{where}.people_threshold",
+                0.0,
+                _NEVER,
+            ),
+            coef_cheap=weight("coef_cheap"),
+            coef_llm=weight("coef_llm"),
+            intercept=weight("intercept"),
+            cv_accuracy=share("cv_accuracy"),
+            llm_seconds_per_item=check_range(
+                req_float(data, "llm_seconds_per_item", where),
+                f"{where}.llm_seconds_per_item",
+                0.0,
+                1e6,
+            ),
+            curve=rows,
+            **optional,
+        )
+        if rows:
+            try:
+                point = tier.at()
+            except ConfigError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+            if point != tier:
+                raise ConfigError(
+                    f"{where} disagrees with its own curve at LLM share {tier.llm_share:g} and "
+                    f"human share {tier.human_share:g}; it was edited by hand. Re-run "
+                    "`qaeval calibrate --llm`."
+                )
+        return tier
+
+
+_CURVE_KEYS = (
+    "llm_share",
+    "human_share",
+    "llm_threshold",
+    "people_threshold",
+    "coef_cheap",
+    "coef_llm",
+    "intercept",
+    "cv_accuracy",
+    "s_per_1000",
+)
+
+
+def _curve_row(row: Any, where: str) -> dict[str, float]:
+    if not isinstance(row, Mapping):
+        raise ConfigError(f"{where} must be an object.")
+    out = {}
+    for key in _CURVE_KEYS:
+        value = req_float(row, key, where)
+        if key in ("llm_share", "human_share", "cv_accuracy"):
+            check_range(value, f"{where}.{key}", 0.0, 1.0)
+        elif key in ("llm_threshold", "people_threshold"):
+            check_range(value, f"{where}.{key}", 0.0, _NEVER)
+        else:
+            check_range(value, f"{where}.{key}", -MAX_WEIGHT if key != "s_per_1000" else 0.0, 1e9)
+        out[key] = value
+    return out

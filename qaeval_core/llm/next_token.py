@@ -1,0 +1,306 @@
+"""Backends that give the top log-probabilities of an LLM's first answer token.
+
+Each backend takes chat conversations and returns, per conversation, a :class:`NextToken`:
+the top-k (token, log-probability) pairs of the first answer token, or only the answer text
+where an endpoint gives no log-probabilities. Nothing is sampled (temperature 0, one token).
+
+* :class:`LlamaCppBackend`: a GGUF file through llama.cpp (``xllamacpp``, CPU wheel, no
+  torch). The server keeps each slot's key/value cache, so the instruction every item shares is
+  evaluated once per slot and only the item's own tokens cost time; ``parallel`` slots are
+  filled at once and the server batches them (continuous batching).
+* :class:`TransformersBackend`: any causal LM by folder or hub name (CUDA in half precision when
+  there is one). Batches are length-sorted and left-padded; on the CPU the default batch is 1,
+  which makes the value independent of which other items share a batch bit for bit.
+* :class:`EndpointBackend`: any OpenAI-compatible ``/chat/completions`` endpoint (vLLM,
+  llama.cpp server, hosted APIs) asked for ``logprobs``/``top_logprobs``; an endpoint that
+  ignores them is read from its text.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Protocol
+
+from qaeval_core.errors import ModelLoadError
+from qaeval_core.metrics._support.llm_backend import OpenAIChatClient
+
+__all__ = [
+    "EndpointBackend",
+    "LlamaCppBackend",
+    "NextToken",
+    "NextTokenBackend",
+    "TransformersBackend",
+    "TOP_K",
+]
+
+Message = dict[str, str]
+#: How many alternatives of the first token are read: enough that "yes"/"no" (and their case
+#: variants) are always among them for an instruction-following model.
+TOP_K = 20
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class NextToken:
+    """The first answer token's alternatives (``top``) or, failing those, the answer ``text``."""
+
+    top: tuple[tuple[str, float], ...] | None
+    text: str = ""
+    #: wall seconds the model spent on this item (a batch's time is shared out evenly)
+    seconds: float = 0.0
+
+
+class NextTokenBackend(Protocol):
+    name: str
+
+    def next_tokens(
+        self, conversations: Sequence[Sequence[Message]], progress: Progress | None = None
+    ) -> list[NextToken]: ...
+
+
+def _threads() -> int:
+    env = os.environ.get("QAEVAL_LLM_THREADS")
+    if env and env.isdigit() and int(env) > 0:
+        return int(env)
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+
+
+def _top_from_openai(payload: Any) -> tuple[tuple[str, float], ...] | None:
+    """``choices[0].logprobs.content[0].top_logprobs`` (chat) or ``...top_logprobs[0]`` (legacy
+    completions) as (token, logprob) pairs; None when the answer carries none."""
+    try:
+        logprobs = payload["choices"][0].get("logprobs")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None
+    if not isinstance(logprobs, dict):
+        return None
+    content = logprobs.get("content")
+    if content:
+        first = content[0]
+        top = first.get("top_logprobs") or [first]
+        return tuple((str(t.get("token", "")), float(t.get("logprob"))) for t in top)
+    legacy = logprobs.get("top_logprobs")
+    if legacy and isinstance(legacy[0], dict):
+        return tuple((str(k), float(v)) for k, v in legacy[0].items())
+    return None
+
+
+def _text_from_openai(payload: Any) -> str:
+    try:
+        choice = payload["choices"][0]
+        return str((choice.get("message") or {}).get("content") or choice.get("text") or "")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return ""
+
+
+# -- llama.cpp --------------------------------------------------------------------------------
+_SERVERS: dict[tuple[str, int, int], Any] = {}
+_SERVER_LOCK = threading.Lock()
+
+
+def _llama_server(path: str, ctx: int, threads: int) -> tuple[Any, threading.Lock]:
+    """One llama.cpp server (one slot) per (file, context, threads) in a process, with the lock
+    that keeps its requests in sequence."""
+    key = (path, ctx, threads)
+    with _SERVER_LOCK:
+        if key in _SERVERS:
+            return _SERVERS[key]
+        try:
+            import xllamacpp as xlc
+        except ImportError:
+            raise ModelLoadError(
+                "A GGUF LLM judge needs llama.cpp's Python bindings: pip install 'qaeval[llm]' "
+                "(xllamacpp, a CPU wheel)."
+            ) from None
+        params = xlc.CommonParams()
+        params.model.path = path
+        params.n_parallel = 1
+        params.n_ctx = ctx
+        params.cpuparams.n_threads = threads
+        params.cpuparams_batch.n_threads = threads
+        params.cache_prompt = True
+        params.cache_ram_mib = 0  # no host-memory state cache: it would restore other items
+        params.warmup = False
+        params.verbosity = -1
+        try:
+            server = xlc.Server(params)
+        except Exception as exc:  # noqa: BLE001 - one clear message for any loader failure
+            raise ModelLoadError(f"llama.cpp could not load {path!r}: {exc}") from exc
+        _SERVERS[key] = (server, threading.Lock())
+        return _SERVERS[key]
+
+
+class LlamaCppBackend:
+    """A GGUF model through llama.cpp, with the shared instruction evaluated once.
+
+    Why one sequence at a time, with a reset between items: llama.cpp reuses the longest
+    common prefix of a new prompt and the slot's cached tokens. Two items of the same question
+    share more than the instruction, so a plain cache would start item B's computation wherever
+    item A left off, and the kernels chosen for a different number of new tokens round
+    differently (up to 0.03 in P(correct) seen here). Before each item a "reset" prompt, the
+    instruction with an empty user turn, leaves exactly the instruction's tokens in the cache;
+    every item then computes its own tokens from the same point on the same cached state, so its
+    value does not depend on the items before it. Several slots batched together were no faster
+    on a 2-core CPU and mix items into one batch, so there is one slot.
+    """
+
+    def __init__(self, path: str, *, ctx: int = 4096) -> None:
+        self.path = path
+        self.ctx = ctx
+
+    @property
+    def name(self) -> str:
+        return f"llama.cpp:{os.path.basename(self.path)}"
+
+    def load(self) -> tuple[Any, threading.Lock]:
+        return _llama_server(self.path, self.ctx, _threads())
+
+    @staticmethod
+    def _request(messages: Sequence[Message]) -> dict[str, Any]:
+        return {
+            "messages": list(messages),
+            "max_tokens": 1,
+            "temperature": 0,
+            "logprobs": True,
+            "top_logprobs": TOP_K,
+            "cache_prompt": True,
+        }
+
+    def next_tokens(
+        self, conversations: Sequence[Sequence[Message]], progress: Progress | None = None
+    ) -> list[NextToken]:
+        if not conversations:
+            return []
+        server, lock = self.load()
+        out: list[NextToken] = []
+        for conv in conversations:
+            reset = [m if m["role"] == "system" else {**m, "content": ""} for m in conv]
+            started = time.perf_counter()
+            with lock:
+                server.handle_chat_completions(self._request(reset))
+                payload = server.handle_chat_completions(self._request(conv))
+            if isinstance(payload, dict) and "error" in payload and "choices" not in payload:
+                raise ModelLoadError(f"llama.cpp refused a request: {str(payload['error'])[:300]}")
+            seconds = time.perf_counter() - started
+            out.append(NextToken(_top_from_openai(payload), _text_from_openai(payload), seconds))
+            if progress is not None:
+                progress(1)
+        return out
+
+
+# -- transformers -----------------------------------------------------------------------------
+@cache
+def _causal_lm(location: str, device: str) -> tuple[Any, Any]:
+    from qaeval_core.metrics._support.llm_backend import load_causal_lm
+
+    return load_causal_lm(location, device)
+
+
+class TransformersBackend:
+    """Any causal LM that transformers loads, by folder, ``.gguf`` file or hub name."""
+
+    def __init__(self, location: str, *, device: str | None = None, batch_size: int = 0) -> None:
+        self.location = location
+        self.device = device
+        self.batch_size = batch_size
+
+    @property
+    def name(self) -> str:
+        return f"transformers:{self.location}"
+
+    def next_tokens(
+        self, conversations: Sequence[Sequence[Message]], progress: Progress | None = None
+    ) -> list[NextToken]:
+        if not conversations:
+            return []
+        import torch
+
+        from qaeval_core.metrics._support.loading import choose_device
+
+        device = choose_device(self.device)
+        model, tok = _causal_lm(self.location, device)
+        size = self.batch_size or (16 if device.startswith("cuda") else 1)
+        prompts = [
+            tok.apply_chat_template(list(c), tokenize=False, add_generation_prompt=True)
+            if getattr(tok, "chat_template", None)
+            else "\n\n".join(m["content"] for m in c)
+            for c in conversations
+        ]
+        order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+        out: list[NextToken | None] = [None] * len(prompts)
+        for start in range(0, len(order), size):
+            idx = order[start : start + size]
+            started = time.perf_counter()
+            enc = tok(
+                [prompts[i] for i in idx],
+                return_tensors="pt",
+                padding=True,
+                add_special_tokens=False,
+            ).to(model.device)
+            with torch.inference_mode():
+                logits = model(**enc).logits[:, -1, :].float()
+            logp = torch.log_softmax(logits, dim=-1)
+            values, ids = torch.topk(logp, TOP_K, dim=-1)
+            seconds = (time.perf_counter() - started) / len(idx)
+            for row, i in enumerate(idx):
+                top = tuple(
+                    (tok.decode([int(t)]), float(v))
+                    for t, v in zip(ids[row].tolist(), values[row].tolist(), strict=True)
+                )
+                out[i] = NextToken(top, "", seconds)
+            if progress is not None:
+                progress(len(idx))
+        return [o for o in out if o is not None]
+
+
+# -- OpenAI-compatible endpoints --------------------------------------------------------------
+class EndpointBackend:
+    """An OpenAI-compatible chat endpoint, asked for the first token's log-probabilities."""
+
+    def __init__(
+        self,
+        url: str,
+        model: str,
+        *,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        concurrency: int = 4,
+    ) -> None:
+        self.client = OpenAIChatClient(
+            url,
+            model,
+            api_key_env=api_key_env,
+            timeout=timeout,
+            max_retries=max_retries,
+            concurrency=concurrency,
+        )
+        self.concurrency = concurrency
+
+    @property
+    def name(self) -> str:
+        return self.client.name
+
+    def _one(self, conversation: Sequence[Message]) -> NextToken:
+        started = time.perf_counter()
+        payload = self.client.request(conversation, max_tokens=1, logprobs=True, top_logprobs=TOP_K)
+        seconds = time.perf_counter() - started
+        return NextToken(_top_from_openai(payload), _text_from_openai(payload), seconds)
+
+    def next_tokens(
+        self, conversations: Sequence[Sequence[Message]], progress: Progress | None = None
+    ) -> list[NextToken]:
+        def run(conv: Sequence[Message]) -> NextToken:
+            out = self._one(conv)
+            if progress is not None:
+                progress(1)
+            return out
+
+        with ThreadPoolExecutor(max_workers=max(1, self.concurrency)) as pool:
+            return list(pool.map(run, conversations))

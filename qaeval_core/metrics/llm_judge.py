@@ -1,0 +1,195 @@
+"""``llm_judge``: P(correct) from an LLM's next-token probabilities (never sampled).
+
+An LLM reads the NAQT-derived rules (or LAVE's task, ``prompt="lave"``), the question, the
+references and the candidate, and the score is the probability mass it puts on "yes" against
+"no" for its first answer token (:mod:`qaeval_core.llm.prompts`). Unlike ``lave``, which lets a
+model write a rationale and parses a rating, nothing is generated: the value is deterministic,
+costs one forward pass over the item's own tokens (the instruction shared by every item is
+evaluated once), and is a graded probability a calibrator can use. ``lave`` stays as the
+paper's method; this is the judge that knows some facts, and the cascade's second tier.
+
+The default model is the packaged Qwen2.5-Coder-1.5B-Instruct (``qwen-coder-1.5b``, the
+``llm`` extra; the offline model measured best here, ROC AUC 0.87 on NQ301 answers); any
+``.gguf`` file, transformers folder or hub name, or an OpenAI-compatible endpoint (``url=``)
+works the same. Verdicts are cached on disk by model fingerprint + prompt version + item, so a
+rerun, the cascade and the Explorer's trace never pay twice. An answer the model's top tokens
+do not read as yes/no scores 0.5 with ``details["unreadable"] = True``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from qaeval_core.llm.packaged import DEFAULT_JUDGE_LLM, resolve_llm
+from qaeval_core.llm.prompts import get_prompt, probability_from_logprobs, probability_from_text
+from qaeval_core.llm.verdict_cache import CachedVerdict, VerdictCache, verdict_key
+from qaeval_core.metrics.base import Metric, MetricResult, register
+from qaeval_core.schema import Item
+
+__all__ = ["LLMJudge"]
+
+#: Show a progress bar when at least this many items need the model.
+_PROGRESS_FROM = 20
+
+
+@register
+class LLMJudge(Metric):
+    """An LLM's probability that the candidate is correct.
+
+    Parameters
+    ----------
+    model : packaged alias (``qwen-coder-1.5b``), ``.gguf`` file, transformers folder or hub
+        name; with ``url``, the model name sent to the endpoint.
+    prompt : ``naqt`` (the annotators' rules, yes/no) or ``lave`` (LAVE's 1-3 rating).
+    url : an OpenAI-compatible base URL (``http://localhost:8080/v1``) or None.
+    api_key_env, timeout, max_retries, concurrency : endpoint settings.
+    device, batch_size : transformers settings (batch 0: 1 on CPU, 16 on CUDA).
+    cache : keep verdicts on disk (``<cache>/llm_verdicts.sqlite``).
+    threshold : correct when P(correct) >= threshold.
+    """
+
+    id = "llm_judge"
+    version = "1"
+    kind = "llm"
+    description = "LLM judge: P(yes) from next-token log-probabilities (Qwen2.5-Coder-1.5B)"
+    needs_models = True
+
+    def __init__(
+        self,
+        *,
+        model: str = DEFAULT_JUDGE_LLM,
+        prompt: str = "naqt",
+        url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        concurrency: int = 4,
+        device: str | None = None,
+        batch_size: int = 0,
+        cache: bool = True,
+        threshold: float = 0.5,
+    ) -> None:
+        self.model = model
+        self.prompt = prompt
+        self.url = url
+        self.api_key_env = api_key_env
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.concurrency = concurrency
+        self.device = device
+        self.batch_size = batch_size
+        self.cache = cache
+        self.threshold = threshold
+
+    def config(self) -> dict[str, Any]:
+        """The parameters, plus what else decides a verdict: the prompt's version and the
+        model's fingerprint (so stored scores are never reused for other weights or wording)."""
+        cfg = super().config()
+        cfg["identity"] = {
+            "prompt": get_prompt(self.prompt).key,
+            "model": resolve_llm(self.model, url=self.url, assemble=False).fingerprint,
+        }
+        return cfg
+
+    def fingerprint(self) -> str:
+        """The model's identity (packaged hash, file edges, endpoint + name)."""
+        return resolve_llm(self.model, url=self.url, assemble=False).fingerprint
+
+    def backend(self) -> Any:
+        from qaeval_core.llm.next_token import (
+            EndpointBackend,
+            LlamaCppBackend,
+            TransformersBackend,
+        )
+
+        resolved = resolve_llm(self.model, url=self.url)
+        if resolved.kind == "endpoint":
+            return EndpointBackend(
+                resolved.location,
+                self.model if self.url else "default",
+                api_key_env=self.api_key_env,
+                timeout=float(self.timeout),
+                max_retries=int(self.max_retries),
+                concurrency=int(self.concurrency),
+            )
+        if resolved.kind == "gguf":
+            return LlamaCppBackend(resolved.location)
+        return TransformersBackend(
+            resolved.location, device=self.device, batch_size=int(self.batch_size)
+        )
+
+    def score_batch(self, items: Sequence[Item]) -> MetricResult:
+        prompt = get_prompt(self.prompt)
+        n = len(items)
+        scores = np.zeros(n)
+        details: list[dict[str, Any]] = [{} for _ in range(n)]
+        todo: dict[int, tuple[str, list[dict[str, str]], bool]] = {}
+        for i, it in enumerate(items):
+            if not (it.candidate or "").strip():
+                details[i] = {"reason": "empty candidate (no LLM call)"}
+                continue
+            messages, cut = prompt.messages(it)
+            todo[i] = ("", messages, cut)
+        if not todo:
+            return MetricResult(scores, self.decide(scores), details)
+        fingerprint = self.fingerprint()
+        keys = {i: verdict_key(fingerprint, prompt.key, m) for i, (_, m, _) in todo.items()}
+        store = VerdictCache() if self.cache else None
+        found = store.get_many(keys.values()) if store else {}
+        missing: dict[str, list[dict[str, str]]] = {}
+        for i, key in keys.items():
+            if key not in found:
+                missing.setdefault(key, todo[i][1])
+        if missing:
+            found.update(self._run(prompt, missing, store))
+        for i, key in keys.items():
+            verdict = found[key]
+            readable = verdict.probability is not None
+            scores[i] = verdict.probability if readable else 0.5
+            details[i] = {
+                "probability": verdict.probability,
+                "answer": verdict.text,
+                "seconds": round(verdict.seconds, 4),
+                "prompt": prompt.key,
+            }
+            if not readable:
+                details[i]["unreadable"] = True
+            if todo[i][2]:
+                details[i]["candidate_cut"] = True
+        return MetricResult(scores, self.decide(scores), details)
+
+    def _run(
+        self, prompt: Any, missing: dict[str, list[dict[str, str]]], store: VerdictCache | None
+    ) -> dict[str, CachedVerdict]:
+        backend = self.backend()
+        keys = list(missing)
+        bar = None
+        if len(keys) >= _PROGRESS_FROM:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(keys), desc="llm_judge", unit="item", file=sys.stderr)
+        out: dict[str, CachedVerdict] = {}
+        # Small chunks so a crash or an interrupt keeps what was computed (the cache is written
+        # as each chunk finishes).
+        for start in range(0, len(keys), 4):
+            chunk = keys[start : start + 4]
+            results = backend.next_tokens(
+                [missing[k] for k in chunk], progress=bar.update if bar else None
+            )
+            for key, res in zip(chunk, results, strict=True):
+                p = (
+                    probability_from_logprobs(prompt, res.top)
+                    if res.top is not None
+                    else probability_from_text(prompt, res.text)
+                )
+                verdict = CachedVerdict(p, res.text, res.seconds)
+                out[key] = verdict
+                if store is not None:
+                    store.put(key, verdict)
+        if bar is not None:
+            bar.close()
+        return out
