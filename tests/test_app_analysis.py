@@ -195,8 +195,10 @@ def test_explorer_shows_confusion_worst_items_and_the_item(store: str) -> None:
     assert not at.exception, at.exception
     detail = analysis.item_detail(store, item_id)
     assert detail.item["question"] in texts(at)
-    scores = table(at, "Metric", "Configuration", "Details")
+    scores = table(at, "Metric", "Settings", "Details")
     assert set(scores["Metric"]) == set(DEMO_METRICS)  # the demo arrives scored
+    assert len(scores) == len(DEMO_METRICS)  # one row per metric
+    assert set(scores["Settings"]) == {"default settings"}
     at.toggle(key="explorer_strict").set_value(True).run()
     assert not at.exception, at.exception
 

@@ -39,6 +39,7 @@ __all__ = [
     "fmt_ci",
     "show_labels",
     "show_item",
+    "score_table",
     "item_picker",
     "scoped_key",
     "offer_scoring",
@@ -240,14 +241,41 @@ def show_item(detail: analysis.ItemDetail, *, key: str, show_scores: bool = True
         )
     if show_scores and not detail.scores.empty:
         st.markdown("###### Metric scores")
-        scores = detail.scores.assign(details=detail.scores["details"].map(analysis.format_details))
+        table, others = score_table(detail.scores)
         st.dataframe(
-            formatting.display_frame(
-                scores[["metric_id", "config_hash", "value", "decision", "details"]],
-                {"metric_id": "Metric", "config_hash": "Configuration", "value": "Score",
-                 "decision": "Says correct", "details": "Details"},
-            ),
+            table,
             hide_index=True,
             key=f"{key}_scores",
             column_config={"Details": st.column_config.TextColumn(width="large")},
-        )  # fmt: skip
+        )
+        if others:
+            st.caption(
+                "Latest configuration per metric. Also scored under other settings: "
+                + "; ".join(others)
+                + " (the Metric explorer can compare configurations)."
+            )
+
+
+def score_table(scores: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """An item's scores for its detail panel: one row per metric, the most recently scored
+    configuration (the one the analysis pages use), named in words, not by its hash (issue 21,
+    item 9: after a robust fit every metric was listed twice, told apart by a hash). Also
+    returns the other configurations scored on the item, in words, for a caption.
+
+    ``scores`` is :func:`qaeval_core.store.repo.item_scores`' frame: newest first per metric.
+    """
+    labelled = scores.assign(
+        setting=[
+            formatting.config_label(m, h)
+            for m, h in zip(scores["metric_id"], scores["config_hash"], strict=True)
+        ],
+        details=scores["details"].map(analysis.format_details),
+    )
+    latest = ~labelled.duplicated("metric_id")
+    others = [f"{r.metric_id} ({r.setting})" for r in labelled[~latest].itertuples()]
+    table = formatting.display_frame(
+        labelled.loc[latest, ["metric_id", "setting", "value", "decision", "details"]],
+        {"metric_id": "Metric", "setting": "Settings", "value": "Score",
+         "decision": "Says correct", "details": "Details"},
+    )  # fmt: skip
+    return table.reset_index(drop=True), others

@@ -25,7 +25,7 @@ from app.components import analysis_widgets as aui
 from app.components import auth, judge_trace, safe_text
 from app.components import triage_widgets as tw
 from qaeval_core import analysis
-from qaeval_core.analysis.formatting import display_frame
+from qaeval_core.analysis.formatting import config_label, display_frame
 from qaeval_core.errors import QAEvalError
 
 ITEM_KEY = "explorer_item"
@@ -161,8 +161,8 @@ def _metric(url: str, frames: analysis.Frames, picker: Any) -> None:
     metric_id = picker.selectbox("Metric", frames.metric_ids, key="explorer_metric")
     view = analysis.metric_view(frames, metric_id, limit=None)
     st.caption(
-        f"config {view.config_hash} · {int(view.statistics['n_items'])} items with a human "
-        "verdict · the latest scored configuration of each metric is used"
+        f"{config_label(metric_id, view.config_hash)} · {int(view.statistics['n_items'])} items "
+        "with a human verdict · the latest scored configuration of each metric is used"
     )
     for col, (stat, title) in zip(st.columns(len(TILES)), TILES.items(), strict=True):
         col.metric(title, aui.fmt(view.statistics[stat]))

@@ -7,6 +7,7 @@ one place keeps "2 clearly correct" and "4 More details" worded the same everywh
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ import pandas as pd
 from qaeval_core.schema import RULES, LabelValue
 
 __all__ = [
+    "config_label",
     "display_frame",
     "format_details",
     "header_text",
@@ -61,6 +63,37 @@ def display_frame(
             out[column] = values.map(lambda v: "" if is_missing(v) else f"{v:.{digits}f}")
     names = dict(headers or {})
     return out.rename(columns={c: names.get(c, header_text(c)) for c in out.columns})
+
+
+@lru_cache(maxsize=256)
+def _known_configs(metric_id: str) -> dict[str, str]:
+    """``{config hash: words}`` for the configurations a metric is scored with out of the box:
+    its default parameters at every normalisation profile (``qaeval score``, the Calibrate
+    page's robust fit). Empty for a metric this install does not know (a plugin's)."""
+    from qaeval_core.errors import QAEvalError
+    from qaeval_core.metrics._support.profiles import PROFILES, with_profile
+    from qaeval_core.metrics.base import get_metric
+
+    try:
+        metric = get_metric(metric_id)
+    except (QAEvalError, KeyError, TypeError, ValueError):
+        return {}
+    out: dict[str, str] = {}
+    for profile in PROFILES:
+        try:
+            variant = with_profile(metric, profile)
+        except (QAEvalError, TypeError, ValueError):
+            continue
+        words = "default settings" if profile == "squad" else f"default settings, {profile} reading"
+        out.setdefault(variant.config_hash(), words)
+    return out
+
+
+def config_label(metric_id: str, config_hash: str) -> str:
+    """A metric configuration in words for tables (a hash means nothing to a reader):
+    ``"default settings"``, ``"default settings, robust reading"`` (answers read with the
+    robust profile), else ``"custom settings"``."""
+    return _known_configs(str(metric_id)).get(str(config_hash), "custom settings")
 
 
 def label_text(value: Any) -> str:

@@ -1,0 +1,54 @@
+"""An item's detail panel lists each metric once, its configuration in words (issue 21, item 9).
+
+After a robust fit (the Calibrate page's "Read answers as a person does" scores every input
+again at the robust profile) every metric was listed twice in the Explorer's and the
+Disagreements page's item details, told apart only by a config hash.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.components.analysis_widgets import score_table
+from qaeval_core import analysis, workflows
+from qaeval_core.analysis.formatting import config_label
+from qaeval_core.metrics._support.profiles import with_profile
+from qaeval_core.metrics.base import get_metric
+from qaeval_core.store import repo
+from qaeval_core.store import session as store_session
+
+ROWS = [
+    {"id": f"q{i}", "question": f"who wrote book {i}?", "references": [f"Author {i}"],
+     "candidate": f"**Author {i}**[1]"}
+    for i in range(3)
+]  # fmt: skip
+
+
+def test_one_row_per_metric_with_the_latest_configuration_in_words(tmp_path: Path) -> None:
+    url = store_session.upgrade(f"sqlite:///{tmp_path / 's.sqlite'}")
+    repo.import_items(url, "ds", ROWS, source="test")
+    workflows.score_dataset(url, "ds", ["f1", "em"])  # the default settings first
+    robust = [with_profile(get_metric(m), "robust") for m in ("f1", "em")]
+    workflows.score_dataset(url, "ds", robust)  # then what a robust fit stores
+    item_id = int(repo.load_items(url, "ds")[0].meta["item_id"])
+
+    detail = analysis.item_detail(url, item_id)
+    assert len(detail.scores) == 4  # both configurations are stored
+
+    table, others = score_table(detail.scores)
+    assert sorted(table["Metric"]) == ["em", "f1"]  # one row per metric
+    assert set(table["Settings"]) == {"default settings, robust reading"}  # the latest one
+    assert "config_hash" not in table.columns and "Configuration" not in table.columns
+    hashes = set(detail.scores["config_hash"])
+    assert not any(str(cell) in hashes for cell in table.to_numpy().ravel())
+    assert sorted(others) == ["em (default settings)", "f1 (default settings)"]
+
+
+def test_config_label_names_known_settings_and_never_shows_a_hash() -> None:
+    f1 = get_metric("f1")
+    assert config_label("f1", f1.config_hash()) == "default settings"
+    assert config_label("f1", with_profile(f1, "robust").config_hash()) == (
+        "default settings, robust reading"
+    )
+    assert config_label("f1", get_metric("f1", threshold=0.8).config_hash()) == "custom settings"
+    assert config_label("no_such_metric", "0123abcd") == "custom settings"
