@@ -234,22 +234,25 @@ def _curve_rows(curve: list[Any], where: str) -> list[dict[str, float]]:
 
 
 def _check_band_on_curve(band: TriageBand, where: str) -> None:
-    """The band must be the curve's row at its share (what :func:`fit_band` writes)."""
+    """The band must route what the curve says: its share one of the curve's, and (when it
+    routes anything) its threshold that row's, as :func:`fit_band` writes them. The reported
+    accuracies are left alone: they decide nothing."""
     shares = np.array([row["share"] for row in band.curve])
     row = band.curve[int(np.argmin(np.abs(shares - band.share)))]
-    pairs = {
-        "share": ("share", band.share),
-        "threshold": ("threshold", band.threshold),
-        "cv_accuracy_confident": ("confident_accuracy", band.cv_accuracy_confident),
-        "cv_accuracy_combined": ("combined_accuracy", band.cv_accuracy_combined),
-    }
-    for name, (key, value) in pairs.items():
-        if not math.isclose(value, row[key], rel_tol=1e-9, abs_tol=1e-12):
-            raise ConfigError(
-                f"{where}.{name} is {value:g} but the file's own effort curve gives "
-                f"{row[key]:g} at share {row['share']:g}; the band was edited after "
-                "calibration. Re-run `qaeval calibrate` (or pick a share with --human-share)."
-            )
+    if abs(row["share"] - band.share) > 0.005:
+        raise ConfigError(
+            f"{where}.share is {band.share:g}, which the file's own effort curve does not hold "
+            f"(shares {shares.min():g}-{shares.max():g}); the band was edited after "
+            "calibration. Re-run `qaeval calibrate` (or pick a share with --human-share)."
+        )
+    if band.share > 0 and not math.isclose(
+        band.threshold, row["threshold"], rel_tol=1e-9, abs_tol=1e-12
+    ):
+        raise ConfigError(
+            f"{where}.threshold is {band.threshold:g} but the file's own effort curve routes "
+            f"share {row['share']:g} at {row['threshold']:g}; the band was edited after "
+            "calibration. Re-run `qaeval calibrate` (or pick a share with --human-share)."
+        )
 
 
 def check_share(share: float) -> float:
