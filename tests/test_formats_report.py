@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from test_calibrate_cli import _write_dataset, fake_cost_measuring
 
 from qaeval_core.analysis.harness_report import harness_results
 from qaeval_core.cli.main import main as cli_main
@@ -103,3 +104,24 @@ def test_no_harness_items_no_section(sqlite_url: str, tmp_path: Path) -> None:
     assert harness_results(sqlite_url, "nq") is None
     assert cli_main(["score", "--dataset", "nq", "-m", "em", "--db", sqlite_url]) == 0
     assert "harness" not in _report(sqlite_url, tmp_path)
+
+
+def test_a_saved_calibration_is_one_more_judge(
+    sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--calibration NAME``: the calibrated judge's accuracy and PPI beside the metrics'."""
+    fake_cost_measuring(monkeypatch, tmp_path / "cache")
+    train = _write_dataset(tmp_path / "train.jsonl", n=60, seed=2)
+    assert cli_main(["import", str(train), "-d", "toy", "--db", sqlite_url]) == 0
+    args = ["calibrate", "-d", "toy", "-m", "f1,recall", "--candidates", "threshold"]
+    out = ["-o", str(tmp_path / "judge.json"), "--name", "cal", "--db", sqlite_url]
+    assert cli_main([*args, *out]) == 0
+    _import_and_score(sqlite_url)
+    numbers = harness_results(sqlite_url, "nq", calibration="cal")
+    assert numbers is not None and numbers["judges"] == ["em", "f1", "judge"]
+    rows = {(r["model"], r["variant"]): r for r in numbers["rows"]}
+    small = rows[(SMALL, "remove_whitespace")]["judges"]["judge"]
+    large = rows[(LARGE, "remove_whitespace")]["judges"]["judge"]
+    assert small["n_scored"] == 12 and 0.0 <= small["accuracy"] <= 1.0
+    assert large["accuracy"] >= small["accuracy"]  # a lenient f1/recall judge credits qa-large
+    assert small["ppi"] is None and "human label" in small["reason"]
