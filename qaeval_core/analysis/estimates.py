@@ -23,6 +23,15 @@ Three estimates per model (:func:`estimate_accuracy`):
 * ``judge_only``: the mean prediction over all items, with **no valid interval** (the judge's
   bias is unknown without labels), so none is given.
 
+**A degenerate PPI variance is never believed.** PPI's standard error comes from the spread of
+the labelled items' rectifier ``y - lam * f``. When that spread is zero (every label equal, or
+every label exactly what the judge predicted), the estimated variance is zero and the interval
+a point ([1.0, 1.0] from 12 labels that all say "correct"), a certainty 12 labels cannot give.
+Then the PPI interval is widened to cover the Wilson interval of the same random labels
+(the hull of both; ``ppi_note`` says so and ``ppi_se`` is the hull's): the Wilson interval is
+valid on its own, so the hull covers at least as often, and it is as wide as the labels alone
+justify (12 of 12 correct: [0.76, 1.00] at 95%).
+
 Estimator choices, each tested:
 
 * **Selection: non-random labels are left out.** PPI and the classical interval need the
@@ -42,7 +51,9 @@ Estimator choices, each tested:
   A model with fewer than ``min_labels`` random labels gets no ``ppi`` / ``human_only``
   estimate and says why in ``reason``.
 
-:func:`compare_models` gives pairwise PPI differences; :func:`estimates_to_json` the JSON form
+:func:`compare_models` gives pairwise PPI differences, bounded: every pair of up to
+:data:`ALL_PAIRS_MODELS` models, else only models adjacent in the PPI ranking (``pairs``; 1,500
+models would make 1.1 million pairs: 520 s and 5.8 GB); :func:`estimates_to_json` the JSON form
 that ``qaeval estimate`` writes.
 
 Why it is one module: the three estimates, their intervals and the pairwise differences all
@@ -68,8 +79,9 @@ from qaeval_core.io.labels import LABEL_SCALES
 from qaeval_core.schema import LabelValue, join_models, split_models
 
 __all__ = [
-    "ALL_MODELS", "RANDOM_SAMPLE", "ROW_SCALE_COLUMN", "compare_estimates", "compare_models",
-    "correct_labels", "default_prediction", "estimate_accuracy", "estimates_to_json",
+    "ALL_MODELS", "ALL_PAIRS_MODELS", "MAX_PAIRS", "PAIR_MODES", "RANDOM_SAMPLE",
+    "ROW_SCALE_COLUMN", "compare_estimates", "compare_models", "correct_labels",
+    "default_prediction", "estimate_accuracy", "estimates_to_json",
 ]  # fmt: skip
 
 #: The model name of the overall row.
@@ -80,13 +92,26 @@ RANDOM_SAMPLE = "random"
 ROW_SCALE_COLUMN = "label_scale"
 _PREDICTIONS = ("judge_probability", "judge_correct")
 _NO_JUDGE_CI = "no valid CI: the judge's bias is unknown without labels"
+#: ``ppi_note`` of a PPI interval widened to the labels' Wilson interval (module docstring).
+DEGENERATE_NOTE = (
+    "PPI variance estimate is zero (the random labels never vary against the judge): interval "
+    "widened to cover the labels' Wilson interval"
+)
+#: Which pairs :func:`compare_estimates` compares: ``auto`` (every pair up to
+#: :data:`ALL_PAIRS_MODELS` models, else ``adjacent``), ``all``, ``adjacent`` (each model and
+#: the next one down the PPI ranking) or ``top`` (every pair among the ``top`` best ranked).
+PAIR_MODES = ("auto", "all", "adjacent", "top")
+#: Most models ``pairs="auto"`` compares all pairs of (190 pairs).
+ALL_PAIRS_MODELS = 20
+#: Most pairs any mode computes: pairs grow with the square of the models.
+MAX_PAIRS = 20_000
 _TRUE = {"true": 1, "yes": 1, "false": 0, "no": 0}
 
 COLUMNS = [
     "model", "n_items", "n_labelled", "n_not_random",
     "ppi_estimate", "ppi_ci_low", "ppi_ci_high", "ppi_se",
     "human_only_estimate", "human_only_ci_low", "human_only_ci_high",
-    "judge_only_estimate", "reason",
+    "judge_only_estimate", "reason", "ppi_note",
 ]  # fmt: skip
 
 
@@ -282,14 +307,19 @@ def _row(name, rows, y, rnd, f, alpha, min_labels) -> dict[str, Any]:
     row: dict[str, Any] = dict.fromkeys(COLUMNS, np.nan)
     row.update(
         model=name, n_items=len(rows), n_labelled=n, n_not_random=int((labelled & ~rnd).sum()),
-        judge_only_estimate=float(f.mean()) if len(f) else np.nan, reason="",
+        judge_only_estimate=float(f.mean()) if len(f) else np.nan, reason="", ppi_note="",
     )  # fmt: skip
     if n < min_labels:
         row["reason"] = f"only {n} random labels (needs >= {min_labels})"
         return row
     est, low, high, se = _ppi(y[used], f[used], f, alpha)
-    row.update(ppi_estimate=est, ppi_ci_low=low, ppi_ci_high=high, ppi_se=se)
     h_low, h_high = _wilson(y[used], alpha)
+    y_lab, f_lab = y[used], f[used]
+    if np.ptp(y_lab) == 0 or np.ptp(y_lab - f_lab) == 0 or not se > 0:
+        low, high = min(low, h_low), max(high, h_high)
+        se = (high - low) / (2 * _z(alpha))
+        row["ppi_note"] = DEGENERATE_NOTE
+    row.update(ppi_estimate=est, ppi_ci_low=low, ppi_ci_high=high, ppi_se=se)
     row.update(
         human_only_estimate=float(y[used].mean()), human_only_ci_low=h_low,
         human_only_ci_high=h_high,
@@ -369,8 +399,62 @@ def _check_min_labels(min_labels: int) -> int:
     return int(min_labels)
 
 
-def compare_estimates(table: pd.DataFrame, confidence: float | None = None) -> pd.DataFrame:
-    """Every pair of models of an :func:`estimate_accuracy` table (``(all)`` left out).
+def _ranked(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Models with a PPI estimate, best first (ties by name, so the order is stable)."""
+    have = [r for r in rows if not np.isnan(r["ppi_estimate"])]
+    return sorted(have, key=lambda r: (-r["ppi_estimate"], str(r["model"])))
+
+
+def _pairs(
+    rows: list[dict[str, Any]], pairs: str, top: int
+) -> tuple[str, list[tuple[dict, dict]], str]:
+    """The mode used, the pairs to compare and the note saying what was left out."""
+    if pairs not in PAIR_MODES:
+        raise InputError(f"pairs must be one of {', '.join(PAIR_MODES)}; got {pairs!r}")
+    m = len(rows)
+    every = m * (m - 1) // 2
+    if pairs == "auto":
+        pairs = "all" if m <= ALL_PAIRS_MODELS else "adjacent"
+    if pairs == "all":
+        if every > MAX_PAIRS:
+            raise InputError(
+                f"{m:,} models make {every:,} pairs (more than {MAX_PAIRS:,}); compare the "
+                "models adjacent in the ranking (pairs 'adjacent') or every pair of the best "
+                "(pairs 'top' with top=K)"
+            )
+        return pairs, list(itertools.combinations(rows, 2)), ""
+    ranked = _ranked(rows)
+    unranked = m - len(ranked)
+    without = f"; {unranked} model(s) without a PPI estimate are not compared" if unranked else ""
+    if pairs == "adjacent":
+        note = (
+            f"adjacent-rank pairs only: each of the {len(ranked):,} ranked models against the "
+            f"next one down ({max(len(ranked) - 1, 0):,} of {every:,} pairs){without}"
+        )
+        return pairs, list(itertools.pairwise(ranked)), note
+    if isinstance(top, bool) or not isinstance(top, int | np.integer) or top < 2:
+        raise InputError(f"top must be a whole number >= 2; got {top!r}")
+    best = ranked[: int(top)]
+    if len(best) * (len(best) - 1) // 2 > MAX_PAIRS:
+        raise InputError(f"top={top} makes more than {MAX_PAIRS:,} pairs; choose a smaller top")
+    note = f"every pair of the {len(best)} best-ranked models only (of {m:,} models){without}"
+    return pairs, list(itertools.combinations(best, 2)), note
+
+
+def compare_estimates(
+    table: pd.DataFrame,
+    confidence: float | None = None,
+    *,
+    pairs: str = "auto",
+    top: int = 10,
+) -> pd.DataFrame:
+    """Pairs of models of an :func:`estimate_accuracy` table (``(all)`` left out).
+
+    Which pairs: ``pairs`` (:data:`PAIR_MODES`; ``auto``: every pair of up to
+    :data:`ALL_PAIRS_MODELS` models, else the models adjacent in the PPI ranking, since pairs
+    grow with the square of the models); no mode computes more than :data:`MAX_PAIRS`. The
+    result's ``attrs`` hold ``pairs`` (the mode used) and ``note`` (what was left out, empty
+    when every pair is there).
 
     Columns ``model_a, model_b, difference`` (PPI accuracy of a minus b), ``ci_low, ci_high``
     (normal approximation, ``sqrt(se_a**2 + se_b**2)``), ``significant`` (the interval excludes 0)
@@ -382,8 +466,9 @@ def compare_estimates(table: pd.DataFrame, confidence: float | None = None) -> p
     confidence = table.attrs.get("confidence", 0.95) if confidence is None else confidence
     z = _z(_check_confidence(confidence))
     rows = table[table["model"] != ALL_MODELS].to_dict("records")
+    mode, chosen, note = _pairs(rows, pairs, top)
     out = []
-    for a, b in itertools.combinations(rows, 2):
+    for a, b in chosen:
         rec = dict.fromkeys(["difference", "ci_low", "ci_high"], np.nan)
         rec.update(model_a=a["model"], model_b=b["model"], significant=False, reason="")
         missing = [r["model"] for r in (a, b) if np.isnan(r["ppi_estimate"])]
@@ -396,14 +481,18 @@ def compare_estimates(table: pd.DataFrame, confidence: float | None = None) -> p
             rec["significant"] = bool(diff - half > 0 or diff + half < 0)
         out.append(rec)
     cols = ["model_a", "model_b", "difference", "ci_low", "ci_high", "significant", "reason"]
-    return pd.DataFrame(out, columns=cols)
+    result = pd.DataFrame(out, columns=cols)
+    result.attrs.update(pairs=mode, note=note)
+    return result
 
 
-def compare_models(frame: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
-    """Pairwise PPI accuracy differences: :func:`compare_estimates` of
+def compare_models(
+    frame: pd.DataFrame, *, pairs: str = "auto", top: int = 10, **kwargs: Any
+) -> pd.DataFrame:
+    """Pairwise PPI accuracy differences: :func:`compare_estimates` (``pairs``, ``top``) of
     :func:`estimate_accuracy` ``(frame, **kwargs)`` (same arguments, same independence
     assumption)."""
-    return compare_estimates(estimate_accuracy(frame, **kwargs))
+    return compare_estimates(estimate_accuracy(frame, **kwargs), pairs=pairs, top=top)
 
 
 def estimates_to_json(table: pd.DataFrame) -> dict[str, Any]:
@@ -417,6 +506,8 @@ def estimates_to_json(table: pd.DataFrame) -> dict[str, Any]:
         entry = {k: rec[k] for k in ("n_items", "n_labelled", "n_not_random")}
         for kind in ("ppi", "human_only"):
             entry[kind] = {k: rec[f"{kind}_{k}"] for k in ("estimate", "ci_low", "ci_high")}
+        if rec.get("ppi_note"):
+            entry["ppi"]["note"] = rec["ppi_note"]
         entry["judge_only"] = {
             "estimate": rec["judge_only_estimate"], "ci_low": None, "ci_high": None,
             "note": _NO_JUDGE_CI,

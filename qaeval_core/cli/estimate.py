@@ -2,9 +2,12 @@
 
 FILE is what ``qaeval score --config judge.json`` wrote; some of its rows carry a human label
 (``gold_label``, else the import fields ``label`` / ``human_label`` / ``is_correct`` or
-``human.label``). The numbers come from :mod:`qaeval_core.analysis.estimates`; this module reads
-the file, picks the columns and prints / writes the result. Every flag is checked before the
-file is read, and nothing is written when anything is wrong.
+``human.label``). qaeval's own final-labels export (``qaeval export --what final``) is read as
+it is: its ``final_label`` counts where a person gave it (``source`` adjudication or
+annotators), never where the judge decided. The numbers come from
+:mod:`qaeval_core.analysis.estimates`; this module reads the file, picks the columns and prints
+/ writes the result. Every flag is checked before the file is read, and nothing is written when
+anything is wrong; errors name the file's columns and the option to pass, never an internal one.
 """
 
 from __future__ import annotations
@@ -21,7 +24,10 @@ from qaeval_core.errors import ConfigError, InputError
 #: The label fields read when ``--label`` is not given, in order (first present per row wins).
 LABEL_FIELDS = ("gold_label", "label", "human_label", "is_correct")
 MODEL_FIELDS = ("qa_model", "model", "system")
-_LABEL = "__label__"
+#: The label column of ``qaeval export --what final`` (3-point scale), its ``source`` column and
+#: the sources that are a person's label (the judge's are predictions, not labels).
+FINAL_LABEL, FINAL_SOURCE = "final_label", "source"
+HUMAN_SOURCES = ("adjudication", "annotators")
 _SCALE = "label_scale"
 
 
@@ -43,10 +49,30 @@ def _human_label(human: Any, number: int) -> tuple[Any, Any]:
     return human.get("label"), human.get("scale")
 
 
+def _final_label(rec: dict[str, Any], number: int) -> tuple[Any, Any]:
+    """A final-labels export row's label and scale: ``final_label`` on the 3-point scale where
+    a person gave it, none where the judge decided (or nobody)."""
+    source = rec.get(FINAL_SOURCE)
+    if _blank(source):
+        raise InputError(
+            f"row {number} has {FINAL_LABEL} but no {FINAL_SOURCE}: in a `qaeval export --what "
+            f"final` file the {FINAL_SOURCE} column says whether a person or the judge gave the "
+            "label; export it again, or name a human label column with --label."
+        )
+    if str(source).strip() not in HUMAN_SOURCES:
+        return None, None
+    return rec.get(FINAL_LABEL), "three"
+
+
 def labels_from_records(
     records: list[tuple[int, dict[str, Any]]], label: str | None
 ) -> tuple[list[Any], list[Any]]:
-    """One raw label and its row's scale (or None) per record."""
+    """One raw label and its row's scale (or None) per record.
+
+    A ``final_label`` (``qaeval export --what final``, read by default or named with ``--label``)
+    counts only on rows whose ``source`` is a person's: the judge's verdicts are predictions,
+    and counting them as labels of a random sample would bias every estimate.
+    """
     values: list[Any] = []
     scales: list[Any] = []
     for number, rec in records:
@@ -56,18 +82,57 @@ def labels_from_records(
                 "per item; adjudicate the raters into gold_label first."
             )
         value, scale = None, rec.get(_SCALE)
-        if label is not None:
-            value = rec.get(label)
-        else:
+        field = None
+        if label is None:
             field = next((f for f in LABEL_FIELDS if not _blank(rec.get(f))), None)
-            if field is not None:
-                value = rec[field]
-            elif not _blank(rec.get("human")):
-                value, human_scale = _human_label(rec["human"], number)
-                scale = human_scale if not _blank(human_scale) else scale
+        if label == FINAL_LABEL or (label is None and field is None and FINAL_LABEL in rec):
+            value, final_scale = _final_label(rec, number)
+            scale = final_scale or scale
+        elif label is not None:
+            value = rec.get(label)
+        elif field is not None:
+            value = rec[field]
+        elif not _blank(rec.get("human")):
+            value, human_scale = _human_label(rec["human"], number)
+            scale = human_scale if not _blank(human_scale) else scale
         values.append(None if _blank(value) else value)
         scales.append(None if _blank(scale) else scale)
     return values, scales
+
+
+def _label_name(frame: Any, label: str | None) -> str:
+    """The label column as the user knows it: ``--label``, the one field the file uses, or
+    the fields read in order."""
+    if label is not None:
+        return label
+    used = [f for f in LABEL_FIELDS if f in frame.columns]
+    if "human" in frame.columns:
+        used.append("human.label")
+    if not used and FINAL_LABEL in frame.columns:
+        return FINAL_LABEL
+    return used[0] if len(used) == 1 else "/".join([*LABEL_FIELDS, "human.label"])
+
+
+def _no_labels(file: Path, frame: Any, label: str | None, shown: str) -> str:
+    """Why no row has a human label, in terms of the file's columns and the option to pass."""
+    columns = ", ".join(map(str, frame.columns))
+    if label is not None or shown == FINAL_LABEL:
+        where = (
+            f"{FINAL_LABEL} comes only from the judge (or nobody) on every row: no person "
+            "labelled these items"
+            if shown == FINAL_LABEL
+            else f"column {shown!r} is empty on every row"
+        )
+        return (
+            f"No row has a human label in {file}: {where}. PPI needs human labels on a random "
+            f"sample of the items (its columns: {columns})."
+        )
+    looked = ", ".join([*LABEL_FIELDS, "human.label", FINAL_LABEL])
+    return (
+        f"No row has a human label in {file}: it has none of the label columns read by default "
+        f"({looked}); its columns are {columns}. Name the column holding the human labels "
+        "with --label COLUMN."
+    )
 
 
 def _fmt(est: float, low: float | None = None, high: float | None = None) -> str:
@@ -98,6 +163,14 @@ def _print(table: Any, pairs: Any, confidence: float) -> None:
             _fmt(r["judge_only_estimate"]), r["reason"],
         )  # fmt: skip
     console.print(out)
+    for note in sorted({r["ppi_note"] for r in table.to_dict("records") if r.get("ppi_note")}):
+        console.print(f"PPI: {note}.", markup=False, soft_wrap=True)
+    if pairs.attrs.get("note"):
+        console.print(
+            f"Comparisons: {pairs.attrs['note']} (--pairs all|top to choose others).",
+            markup=False,
+            soft_wrap=True,
+        )
     if len(pairs):
         diff = Table(title=f"PPI accuracy differences (a - b, {pct} CI, independence assumed)")
         for col in ("a", "b", "difference", "significant", "reason"):
@@ -148,6 +221,16 @@ def register(app: typer.Typer) -> None:
         fmt: Annotated[
             str | None, typer.Option("--format", help="Input format (default: from suffix).")
         ] = None,
+        pair_mode: Annotated[
+            str,
+            typer.Option(
+                "--pairs",
+                help="Which model pairs to compare: auto (every pair of up to 20 models, "
+                "else adjacent), all, adjacent (each model and the next in the PPI ranking) "
+                "or top (every pair of the --top best).",
+            ),
+        ] = "auto",
+        top: Annotated[int, typer.Option(help="With --pairs top: how many models.")] = 10,
     ) -> None:
         """Accuracy per QA model: PPI (judge on every item + random human labels), human-only
         and judge-only; writes JSON with the pairwise differences and prints a table."""
@@ -160,6 +243,12 @@ def register(app: typer.Typer) -> None:
             raise ConfigError(f"--confidence must be in (0, 1), e.g. 0.95; got {confidence}.")
         if min_labels < 2:
             raise ConfigError(f"--min-labels must be at least 2; got {min_labels}.")
+        if pair_mode not in est.PAIR_MODES:
+            raise ConfigError(
+                f"--pairs must be one of {', '.join(est.PAIR_MODES)}; got {pair_mode!r}."
+            )
+        if top < 2:
+            raise ConfigError(f"--top must be at least 2; got {top}.")
         if label_scale is not None and label_scale not in LABEL_SCALES:
             raise ConfigError(
                 f"--label-scale must be one of {', '.join(LABEL_SCALES)}; got {label_scale!r}."
@@ -184,20 +273,24 @@ def register(app: typer.Typer) -> None:
             if column is not None and column not in frame.columns:
                 raise InputError(f"{what} {column!r} is not a column of {file}.")
         values, scales = labels_from_records(records, label)
-        frame[_LABEL] = pd.Series(values, index=frame.index, dtype=object)
+        shown = _label_name(frame, label)
+        if all(v is None for v in values):
+            raise InputError(_no_labels(file, frame, label, shown))
+        # The parsed labels go in the column they came from (its name is what errors show).
+        frame[shown] = pd.Series(values, index=frame.index, dtype=object)
         frame[_SCALE] = pd.Series(scales, index=frame.index, dtype=object)
         model = model or next((m for m in MODEL_FIELDS if m in frame.columns), MODEL_FIELDS[0])
         table = est.estimate_accuracy(
-            frame, prediction=prediction, label=_LABEL, model=model, sample=sample,
+            frame, prediction=prediction, label=shown, model=model, sample=sample,
             confidence=confidence, min_labels=min_labels, label_scale=label_scale,
         )  # fmt: skip
-        pairs = est.compare_estimates(table)
+        pairs = est.compare_estimates(table, pairs=pair_mode, top=top)
         from qaeval_core.jsonable import to_jsonable
 
         result = {
             "confidence": confidence,
             "prediction": table.attrs["prediction"],
-            "label": label or "/".join([*LABEL_FIELDS, "human.label"]),
+            "label": shown,
             "label_scale": label_scale or "inferred",
             "min_labels": min_labels,
             "method": (
@@ -206,6 +299,7 @@ def register(app: typer.Typer) -> None:
             ),
             "estimates": est.estimates_to_json(table),
             "comparisons": to_jsonable(pairs),
+            "comparisons_scope": {"pairs": pairs.attrs["pairs"], "note": pairs.attrs["note"]},
         }
         _print(table, pairs, confidence)
         target.parent.mkdir(parents=True, exist_ok=True)
