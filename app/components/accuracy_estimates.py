@@ -5,7 +5,7 @@ For a saved calibration, each QA model's accuracy three ways
 :func:`qaeval_core.workflows.estimation_frame`): prediction-powered inference (the judge on
 every item, corrected by the random audit labels; valid CI), the random audit labels alone
 (valid CI), and the judge alone (no valid CI: its bias is unknown without labels). Then the
-ranking with its CIs and whether two models differ (:func:`compare_models`). Only labels of a
+ranking with its CIs and whether two models differ (:func:`compare_estimates`). Only labels of a
 random audit sample count; without any the section says so and links to the Assign page.
 
 Model names come from the data: charts get them HTML-escaped, text gets them markdown-escaped.
@@ -23,7 +23,7 @@ import streamlit as st
 from app.components import analysis_widgets as aui
 from app.components import safe_text
 from app.components import triage_widgets as tw
-from qaeval_core.analysis.estimates import ALL_MODELS, compare_models, estimate_accuracy
+from qaeval_core.analysis.estimates import ALL_MODELS, compare_estimates, estimate_accuracy
 from qaeval_core.errors import QAEvalError
 
 __all__ = ["estimates_section", "estimates_table", "ranking_chart"]
@@ -141,7 +141,8 @@ def _comparison(frame: pd.DataFrame, table: pd.DataFrame, confidence: float, min
     if a == b:
         st.info("Pick two different models.")
         return
-    pairs = compare_models(frame, confidence=confidence, min_labels=min_labels, **COLUMNS)
+    # Only the chosen pair: a large leaderboard's default comparison is adjacent ranks only.
+    pairs = compare_estimates(table[table["model"].isin([a, b])], confidence, pairs="all")
     row = pairs[(pairs["model_a"] == a) & (pairs["model_b"] == b)]
     sign = 1.0
     if row.empty:
