@@ -152,7 +152,8 @@ def test_researcher_adjudicates_a_disagreement(store: str) -> None:
     at.text_area(key=f"adjudicate_reason_{item_id}").input("373.15 K is not what was asked")
     at.button(key="adjudicate").click().run()
     assert not at.exception, at.exception
-    assert f"Item {item_id}: final label 0 clearly incorrect saved by res" in at.success[0].value
+    saved = f"Item {row['external_id']}: final label 0 clearly incorrect saved by res"
+    assert saved in at.success[0].value
     history = analysis.adjudication_history(store, item_id)
     assert history[["user", "value", "reason"]].values.tolist() == [
         ["res", 0, "373.15 K is not what was asked"]
@@ -190,7 +191,8 @@ def test_explorer_shows_confusion_worst_items_and_the_item(store: str) -> None:
     assert len(worst) == len(view.worst.head(100))
     assert worst["Metric details"].str.contains("best_reference").all()
     # open another item: its full text, labels and every metric's score appear
-    item_id = int(worst["Item"].iloc[3])
+    items = analysis.load_frames(store, DEMO).items  # the table names items as annotators do
+    item_id = int(items.loc[items["external_id"] == worst["Item"].iloc[3], "item_id"].iloc[0])
     at.selectbox(key="explorer_item").set_value(item_id).run()
     assert not at.exception, at.exception
     detail = analysis.item_detail(store, item_id)

@@ -197,6 +197,7 @@ def test_assign_routes_the_uncertain_items_and_says_what_was_skipped(store: str)
     assert uncertain > 0
     shown = metrics(at)
     assert shown["Selected"] == shown["Dealt"] == str(uncertain)
+    assert at.success[0].value.startswith(f"Routed {uncertain} of {uncertain} selected")
     items = table(at, "What happened", "P(verdict wrong)")
     assert set(items["What happened"]) == {"dealt"} and len(items) == uncertain
     no_missing_cells(items)
@@ -219,6 +220,9 @@ def test_assign_routes_the_uncertain_items_and_says_what_was_skipped(store: str)
     at.button(key="triage_submit").click().run()
     ok(at)
     assert metrics(at)["Skipped: labelled"] == "5" and metrics(at)["Dealt"] == "0"
+    # nothing routed: a warning, not a green success (issue 21, item 11)
+    assert not at.success
+    assert any(w.value.startswith("Routed 0 of 5 selected item(s)") for w in at.warning)
     assert set(table(at, "What happened")["What happened"]) == {
         "skipped: already has a human label"
     }
@@ -275,7 +279,8 @@ def test_data_page_exports_final_labels_with_their_source(store: str) -> None:
 
 
 def test_explorer_filters_items_by_final_label_source(store: str) -> None:
-    first = repo.list_items(store, FRESH)["item_id"].iloc[0]
+    listed = repo.list_items(store, FRESH)
+    first, first_id = listed["item_id"].iloc[0], str(listed["external_id"].iloc[0])
     ann.deal(FRESH, ["ann"], url=store)
     ann.save_label("ann", int(first), 2, url=store)
     at = open_page("explorer.py")
@@ -294,7 +299,7 @@ def test_explorer_filters_items_by_final_label_source(store: str) -> None:
     no_missing_cells(shown)
     at.multiselect(key="explorer_final_sources").set_value(["annotators"]).run()
     shown = table(at, "From", "Question")
-    assert shown["Item"].tolist() == [int(first)]
+    assert shown["Item"].tolist() == [first_id]  # the id annotators see
     assert at.selectbox(key="explorer_final_item").value == int(first)
     at.multiselect(key="explorer_final_sources").set_value(["adjudication"]).run()
     assert any("No item has its final label" in i.value for i in at.info)
@@ -324,7 +329,7 @@ def test_explorer_shows_the_judges_trace_of_the_opened_item(store: str) -> None:
     total = sum(judged["trace"]["contributions"].values())
     assert pushes["push (logit)"].sum() == pytest.approx(total)
     final = table(at, "From", "Question")
-    row = final[final["Item"] == item_id].iloc[0]
+    row = final[final["Item"] == analysis.item_detail(store, item_id).item["external_id"]].iloc[0]
     assert row["Final label"] == (
         "2 clearly correct" if judged["judge_correct"] else "0 clearly incorrect"
     )

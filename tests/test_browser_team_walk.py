@@ -277,16 +277,17 @@ def test_a_new_team_walks_through_the_app(served: tuple[str, str]) -> None:
         pick(
             admin,
             admin.get_by_test_id("stSelectbox").filter(has_text="Item"),
-            re.compile(rf"^{item_id} · "),
-            search=f"{item_id} · ",
+            re.compile(rf"^{re.escape(disputed[0])} · "),
+            search=f"{disputed[0]} · ",
         )
         decide = _form(admin, "Save final label")
         expect(decide).to_be_visible()
         expect(admin.get_by_role("combobox", name="Item")).to_have_value(
-            re.compile(rf"^{item_id} · ")
+            re.compile(rf"^{re.escape(disputed[0])} · ")
         )
-        # The item's own form is mounted once its detail shows (the form is keyed by item).
-        expect(admin.get_by_text(f"item {item_id} · id {disputed[0]}")).to_be_visible()
+        # The item's own form is mounted once its detail shows (the form is keyed by item); the
+        # page names the item as annotators see it.
+        expect(admin.get_by_text(f"Item {disputed[0]} · dataset")).to_be_visible()
         _settled(admin)
         choice, reason = decide.get_by_role("radio", name=final), "Most raters saw it so."
         for _ in range(3):  # a click during a rerun can land on the form being replaced
@@ -301,7 +302,7 @@ def test_a_new_team_walks_through_the_app(served: tuple[str, str]) -> None:
                 continue
         decide.get_by_role("button", name="Save final label").click()
         expect(
-            admin.get_by_text(f"Item {item_id}: final label {final} saved by admin")
+            admin.get_by_text(f"Item {disputed[0]}: final label {final} saved by admin")
         ).to_be_visible()
 
         # ... and edits the guidelines: version 2.

@@ -212,7 +212,9 @@ def show_labels(labels: Sequence[dict[str, Any]] | pd.DataFrame, *, key: str) ->
 def show_item(detail: analysis.ItemDetail, *, key: str, show_scores: bool = True) -> None:
     """An item in full: question, references, answer, labels, adjudications and scores."""
     item = detail.item
-    st.text(f"item {item['item_id']} · id {item['external_id']} · dataset {item['dataset']}")
+    # One id for an item everywhere: the one annotators see on the Annotate page (issue 21,
+    # item 11: researchers saw the store's number next to it, annotators only this one).
+    st.text(f"Item {item['external_id']} · dataset {item['dataset']}")
     _text_block("Question", item["question"])
     _text_block("References", "\n".join(map(str, item["references"])))
     _text_block("Answer", item["candidate"])

@@ -164,8 +164,7 @@ def final_table(final: pd.DataFrame, items: pd.DataFrame | None = None) -> pd.Da
     ``items`` (item_id, question, candidate, references) adds the item's text."""
     out = pd.DataFrame(
         {
-            "Item": final["item_id"].astype(int),
-            "ID": final["external_id"].map(cell),
+            "Item": final["external_id"].map(cell),  # the id annotators see
             "QA model": final["qa_model"].map(cell),
             "Final label": final["final_label"].map(analysis.label_text),
             "From": final["source"].map(lambda s: SOURCE_NAMES.get(s, cell(s))),

@@ -68,19 +68,23 @@ def label_count_chart(label_counts: pd.DataFrame) -> go.Figure:
     )
 
 
-#: Column headers of the annotator-quality table (the frame's names are snake_case).
+#: Column headers of the annotator-quality table (the frame's names are snake_case), in the
+#: order shown: the Dawid-Skene columns come right after the rater, and the headers are short,
+#: so the table fits a 1400 px window (issue 21, item 10: Dawid-Skene was off screen).
 QUALITY_HEADERS = {
     "rater": "Rater",
     "n_labels": "Labels",
-    "n_adjudicated": "Adjudicated items",
-    "agree_adjudicated": "Agreement with adjudication",
-    "kappa_adjudicated": "Kappa with adjudication",
-    "n_vs_rest": "Items vs others",
-    "agree_rest": "Agreement with others' majority",
-    "kappa_rest": "Kappa with others",
-    "agree_dawid_skene": "Agreement with Dawid-Skene",
     "ds_accuracy": "Dawid-Skene accuracy",
+    "agree_dawid_skene": "Agrees with Dawid-Skene",
+    "n_adjudicated": "Adjudicated items",
+    "agree_adjudicated": "Agrees with adjudication",
+    "kappa_adjudicated": "Kappa, adjudication",
+    "n_vs_rest": "Items vs others",
+    "agree_rest": "Agrees with others",
+    "kappa_rest": "Kappa, others",
 }
+#: Rates and kappas: one format (three decimals) in every row.
+_RATE = st.column_config.NumberColumn(format="%.3f")
 
 
 def _quality_section(url: str, dataset: str | None) -> None:
@@ -92,7 +96,14 @@ def _quality_section(url: str, dataset: str | None) -> None:
         return
     # display_frame: an undefined rate (no adjudicated item, nobody else) is a blank cell,
     # not Streamlit's "None"; rates are shown with three decimals either way.
-    st.dataframe(display_frame(quality, QUALITY_HEADERS), hide_index=True, key="agreement_quality")
+    shown = quality[[c for c in QUALITY_HEADERS if c in quality.columns]]
+    rates = [h for c, h in QUALITY_HEADERS.items() if c.startswith(("agree", "kappa", "ds_"))]
+    st.dataframe(
+        display_frame(shown, QUALITY_HEADERS),
+        hide_index=True,
+        key="agreement_quality",
+        column_config=dict.fromkeys(rates, _RATE),
+    )
     st.caption(
         "Agreement on the 3-point label with the researchers' adjudications; binary agreement "
         "and kappa with the majority of the other raters; Dawid-Skene (crowd-kit) weighs each "

@@ -20,6 +20,7 @@ import streamlit as st
 from app.components import auth, safe_text
 from app.components import triage_widgets as tw
 from qaeval_core import workflows
+from qaeval_core.analysis.formatting import percent_text
 from qaeval_core.errors import QAEvalError
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
@@ -225,17 +226,33 @@ def _triage_form(dataset: str, people: list[str], url: str, user: str) -> None:
     _triage_result(result)
 
 
+def routed_notice(
+    dealt: int, selected: int, added: int, per_annotator: dict[str, int]
+) -> tuple[str, str]:
+    """What routing says, and how (the Streamlit call's name): a success only when every
+    selected item went to people; nothing routed is a warning (issue 21, item 11: "Routed 0 of
+    10" was a green success), some routed is neutral information."""
+    per = ", ".join(f"{n}: +{k}" for n, k in per_annotator.items())
+    text = f"Routed {dealt} of {selected} selected item(s)"
+    if dealt == 0:
+        return "warning", (
+            f"{text}: each one already has a human label or is in someone's queue (see "
+            "'What happened' below); nobody got a new item."
+        )
+    kind = "success" if dealt == selected else "info"
+    return kind, f"{text} ({added} new assignment(s): {per})."
+
+
 def _triage_result(result: workflows.TriageResult) -> None:
     items = result.items
     skipped = result.skipped
     if items.empty:
         st.info(f"The judge is sure of every item ({result.selection}): nothing to route.")
         return
-    per = ", ".join(f"{n}: +{k}" for n, k in result.deal.per_annotator.items())
-    st.success(
-        f"Routed {len(result.dealt)} of {len(items)} selected item(s) "
-        f"({result.deal.added} new assignment(s): {per})."
+    kind, text = routed_notice(
+        len(result.dealt), len(items), result.deal.added, result.deal.per_annotator
     )
+    getattr(st, kind)(text)
     m = st.columns(4)
     m[0].metric("Selected", len(items))
     m[1].metric("Dealt", len(result.dealt))
@@ -244,12 +261,13 @@ def _triage_result(result: workflows.TriageResult) -> None:
     st.caption(f"Selected: {result.selection}, most doubtful first.")
     st.dataframe(
         pd.DataFrame({
-            "Item": items["item_id"].astype(int),
-            "ID": items["external_id"].map(tw.cell),
+            "Item": items["external_id"].map(tw.cell),
             "QA model": items["qa_model"].map(tw.cell),
             "Judge P(correct)": items["judge_probability"].map(tw.cell),
             "P(verdict wrong)": items["judge_doubt"].map(tw.cell),
-            "Judge says": items["judge_outcome"].map(tw.cell),
+            "Judge says": items["judge_outcome"].map(
+                lambda s: tw.OUTCOME_NAMES.get(s, tw.cell(s))
+            ),
             "What happened": items["status"].map(_STATUS),
         }),
         hide_index=True, key="triage_items",
@@ -281,7 +299,7 @@ def _progress(dataset: str, url: str) -> list[str]:
     st.progress(
         prog.fraction,
         text=f"{prog.done_assignments} of {prog.assignments} assignments done "
-        f"({prog.fraction:.0%})",
+        f"({percent_text(prog.fraction)})",
     )
     m = st.columns(4)
     m[0].metric("Items", prog.items)
@@ -297,7 +315,7 @@ def _progress(dataset: str, url: str) -> list[str]:
             "assigned": [p.assigned for p in prog.annotators],
             "labelled": [p.labelled for p in prog.annotators],
             "remaining": [p.remaining for p in prog.annotators],
-            "done": [p.fraction for p in prog.annotators],
+            "done": [100.0 * p.fraction for p in prog.annotators],
             # Text, blank before the first label: a number column would show "None" there.
             "mean seconds": [
                 "" if p.seconds_mean is None else f"{p.seconds_mean:.1f}" for p in prog.annotators
@@ -308,8 +326,9 @@ def _progress(dataset: str, url: str) -> list[str]:
         frame,
         hide_index=True,
         column_config={
+            # The app's one percentage format (percent_text): one decimal, "19.6%".
             "done": st.column_config.ProgressColumn(
-                "done", format="percent", min_value=0, max_value=1
+                "done", format="%.1f%%", min_value=0, max_value=100
             ),
         },
     )

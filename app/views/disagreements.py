@@ -24,7 +24,7 @@ ITEM_KEY = "disagreements_item"
 TABLE_KEY = "disagreements_table"
 FLASH_KEY = "disagreements_flash"
 TABLE_HEADERS = {
-    "item_id": "Item",
+    "external_id": "Item",  # the id annotators see (one id per item on every page)
     "status": "Status",
     "question": "Question",
     "candidate": "Answer",
@@ -67,7 +67,7 @@ def _adjudication_form(url: str, user: auth.SessionUser, row: pd.Series) -> None
         safe_text.show_error(exc)
         return
     st.session_state[FLASH_KEY] = (
-        f"Item {record.item_id}: final label {analysis.label_text(record.value)} saved by "
+        f"Item {row['external_id']}: final label {analysis.label_text(record.value)} saved by "
         f"{record.user} at {record.created_at:%Y-%m-%d %H:%M:%S} UTC."
     )
     st.rerun()
@@ -101,7 +101,7 @@ def main() -> None:
     table_key, item_key = aui.scoped_key(TABLE_KEY, dataset), ITEM_KEY
     st.dataframe(
         display_frame(
-            table[["item_id", "status", "question", "candidate", "summary", "adjudicated"]],
+            table[list(TABLE_HEADERS)],
             TABLE_HEADERS,
         ),
         hide_index=True,
@@ -120,7 +120,10 @@ def main() -> None:
         "Item",
         item_ids,
         key=item_key,
-        format_func=lambda i: f"{i} · {by_id.loc[i, 'status']} · {by_id.loc[i, 'question'][:80]}",
+        format_func=lambda i: (
+            f"{by_id.loc[i, 'external_id']} · {by_id.loc[i, 'status']} · "
+            f"{by_id.loc[i, 'question'][:80]}"
+        ),
     )
     detail = analysis.item_detail(url, int(item_id))
     aui.show_item(detail, key="disagreements_detail")

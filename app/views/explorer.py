@@ -35,7 +35,7 @@ FINAL_TABLE_KEY = "explorer_final_table"
 #: The worst-disagreements table's columns, in order, with their headers ("value" is renamed
 #: after the metric).
 WORST_HEADERS = {
-    "item_id": "Item",
+    "external_id": "Item",  # the id annotators see (one id per item on every page)
     "confidence": "Confidence",
     "value": "Score",
     "human": "Human verdict",
@@ -147,7 +147,8 @@ def _final_labels(url: str, dataset: str, frames: analysis.Frames) -> None:
         selection_mode="single-row", height=320,
     )  # fmt: skip
     st.caption(f"{len(shown)} item(s). Select a row to open the item.")
-    item_id = aui.item_picker("Item", item_ids, key=FINAL_ITEM_KEY)
+    names = dict(zip(item_ids, shown["external_id"].astype(str), strict=True))
+    item_id = aui.item_picker("Item", item_ids, key=FINAL_ITEM_KEY, format_func=names.get)
     detail = analysis.item_detail(url, int(item_id))
     aui.show_item(detail, key="explorer_final_detail")
     judge_trace.trace_section(url, calibration, detail.item, key="explorer_final_trace")
@@ -205,7 +206,8 @@ def _metric(url: str, frames: analysis.Frames, picker: Any) -> None:
         },
     )  # fmt: skip
     st.caption("Select a row to open the item.")
-    item_id = aui.item_picker("Item", item_ids, key=ITEM_KEY)
+    names = dict(zip(item_ids, worst["external_id"].astype(str), strict=True))
+    item_id = aui.item_picker("Item", item_ids, key=ITEM_KEY, format_func=names.get)
     aui.show_item(analysis.item_detail(url, int(item_id)), key="explorer_detail")
 
 

@@ -11,8 +11,25 @@ from __future__ import annotations
 import streamlit as st
 
 from app.components import auth
+from qaeval_core.analysis.formatting import display_frame
 from qaeval_core.errors import QAEvalError
 from qaeval_core.store import repo
+
+#: The flags table's columns, in order, with headers in words (issue 21, item 10: the code
+#: names were the headers). The store's item id stays out: the item is named by the id
+#: annotators see (``external_id``).
+FLAG_HEADERS = {
+    "flag_id": "Flag",
+    "dataset": "Dataset",
+    "external_id": "Item",
+    "question": "Question",
+    "user": "Flagged by",
+    "reason": "Reason",
+    "created_at": "Flagged at (UTC)",
+    "resolved_at": "Resolved at (UTC)",
+    "resolved_by": "Resolved by",
+    "resolution": "What was decided",
+}
 
 
 def _resolve(url: str, user: str) -> None:
@@ -51,7 +68,12 @@ def main() -> None:
         st.success("No open flags." if show != "all" else "Nobody flagged an item yet.")
         return
     st.caption(f"{len(flags)} flag(s), newest first. Text is shown as typed (never as markup).")
-    st.dataframe(flags, hide_index=True, width="stretch")
+    st.dataframe(
+        display_frame(flags[list(FLAG_HEADERS)], FLAG_HEADERS),
+        hide_index=True,
+        width="stretch",
+        column_config={"Question": st.column_config.TextColumn(width="medium")},
+    )
     open_flags = flags[flags["resolved_at"].isna()]
     if open_flags.empty:
         return

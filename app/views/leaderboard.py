@@ -42,6 +42,24 @@ RANKING_HEADERS = {
 }
 
 
+#: Headers of the judge-outcomes table (``judge_outcome_table``' columns; the reasons are
+#: those of docs/outcomes.md), in words (issue 21, item 10: the code names were the headers).
+OUTCOME_HEADERS = {
+    "model": "QA model",
+    "n_items": "Items",
+    "matched": "Matched",
+    "not_matched": "Not matched",
+    "uncertain": "Uncertain (to people)",
+    "not_attempted": "Not attempted",
+    "extraction_failed": "No number or date found",
+    "hedged": "Hedged",
+    "judge_error": "Metric error",
+    "judge_accuracy": "Judge accuracy",
+    "judge_accuracy_attempted": "Judge accuracy, attempted",
+    "not_attempted_share": "Share not attempted",
+}
+
+
 def model_headers(metric_ids: list[str]) -> dict[str, str]:
     """Headers of the per-model table: metric ids stay as typed (``rougeL``, not "RougeL"), one
     accuracy and one rank column each."""
@@ -102,10 +120,11 @@ def _outcomes_section(url: str, dataset: str | None) -> None:
     if "judge_reason" not in frame.columns:
         return
     st.markdown("###### Judge outcomes per QA model")
-    percent = st.column_config.NumberColumn(format="%.3f")
+    rate = st.column_config.NumberColumn(format="%.3f")
     st.dataframe(
-        judge_outcome_table(frame), hide_index=True, key="leaderboard_outcomes",
-        column_config={c: percent for c in
+        display_frame(judge_outcome_table(frame), OUTCOME_HEADERS), hide_index=True,
+        key="leaderboard_outcomes",
+        column_config={OUTCOME_HEADERS[c]: rate for c in
                        ("judge_accuracy", "judge_accuracy_attempted", "not_attempted_share")},
     )  # fmt: skip
     st.caption(

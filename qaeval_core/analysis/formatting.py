@@ -22,6 +22,7 @@ __all__ = [
     "header_text",
     "is_missing",
     "label_text",
+    "percent_text",
     "rule_text",
 ]
 
@@ -94,6 +95,14 @@ def config_label(metric_id: str, config_hash: str) -> str:
     ``"default settings"``, ``"default settings, robust reading"`` (answers read with the
     robust profile), else ``"custom settings"``."""
     return _known_configs(str(metric_id)).get(str(config_hash), "custom settings")
+
+
+def percent_text(fraction: Any) -> str:
+    """A share as the app's one percentage format, one decimal: ``0.1961`` -> ``"19.6%"``
+    (issue 21, item 10: "19.61%" was shown next to "91.3%"); empty when missing."""
+    if is_missing(fraction):
+        return ""
+    return f"{100.0 * float(fraction):.1f}%"
 
 
 def label_text(value: Any) -> str:

@@ -1,0 +1,144 @@
+"""Tables and messages as people read them (issue 21, items 10 and 11), through AppTest on the
+demo store.
+
+* Item 10: the Flags page and the judge-outcomes table name their columns in words, not code
+  names; the annotator-quality table puts the Dawid-Skene columns next to the rater (it ran
+  off a 1400 px screen); one percentage format.
+* Item 11: an item has one id on every page, the one annotators see; routing that routes
+  nothing is a warning, not a green success.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from _apptest import DEMO, build_demo_store, copy_store, finish_store, logged_in
+from streamlit.testing.v1 import AppTest
+
+from qaeval_core import analysis
+from qaeval_core.analysis.accuracy_report import judge_outcome_table
+from qaeval_core.analysis.formatting import percent_text
+from qaeval_core.judge.outcomes import REASONS
+from qaeval_core.store import annotation as ann
+from qaeval_core.workflows import score_dataset
+
+
+@pytest.fixture(scope="module")
+def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo store, scored with F1, with one flag raised by the annotator ``ann``."""
+    path, url = build_demo_store(tmp_path_factory.mktemp("screens-demo"))
+    score_dataset(url, DEMO, ["f1"])
+    ann.deal(DEMO, ["ann"], url=url)
+    item = ann.next_item("ann", DEMO, url=url)
+    assert item is not None
+    ann.flag_item("ann", item.id, "the reference is <b>wrong</b>", url=url)
+    finish_store(url)
+    return path
+
+
+@pytest.fixture
+def store(demo_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    return copy_store(demo_file, tmp_path, monkeypatch)
+
+
+def open_page(page: str) -> AppTest:
+    at = logged_in("res")
+    at.switch_page(f"views/{page}").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def frame_with(at: AppTest, *columns: str) -> pd.DataFrame:
+    return next(d.value for d in at.dataframe if set(columns) <= set(d.value.columns))
+
+
+def external_ids(url: str) -> dict[int, str]:
+    items = analysis.load_frames(url, DEMO).items
+    return dict(zip(items["item_id"].astype(int), items["external_id"].astype(str), strict=True))
+
+
+# -- item 10 -----------------------------------------------------------------------------------
+def test_flags_table_has_headers_in_words_and_the_annotators_item_id(store: str) -> None:
+    at = open_page("flags.py")
+    flags = frame_with(at, "Reason")
+    assert list(flags.columns) == [
+        "Flag", "Dataset", "Item", "Question", "Flagged by", "Reason", "Flagged at (UTC)",
+        "Resolved at (UTC)", "Resolved by", "What was decided",
+    ]  # fmt: skip
+    assert flags["Item"].iloc[0] in set(external_ids(store).values())
+    assert flags["Reason"].iloc[0] == "the reference is <b>wrong</b>"  # text, as typed
+
+
+def test_annotator_quality_shows_dawid_skene_next_to_the_rater(store: str) -> None:
+    at = open_page("agreement.py")
+    quality = frame_with(at, "Rater", "Dawid-Skene accuracy")
+    columns = list(quality.columns)
+    assert columns[:4] == ["Rater", "Labels", "Dawid-Skene accuracy", "Agrees with Dawid-Skene"]
+    assert not [c for c in columns if "_" in c]
+    assert max(len(c) for c in columns) <= 24  # short headers: the table fits 1400 px
+
+
+def test_judge_outcome_headers_cover_every_reason_in_words() -> None:
+    from app.views.leaderboard import OUTCOME_HEADERS
+
+    frame = pd.DataFrame(
+        {"qa_model": ["a", "a", "b"], "judge_reason": ["matched", "hedged", "not_attempted"],
+         "judge_correct": [True, False, False]}
+    )  # fmt: skip
+    table = judge_outcome_table(frame)
+    assert set(table.columns) <= set(OUTCOME_HEADERS)
+    assert set(REASONS) <= set(OUTCOME_HEADERS)
+    assert not [h for h in OUTCOME_HEADERS.values() if "_" in h]
+
+
+def test_one_percentage_format() -> None:
+    assert percent_text(0.1961) == "19.6%"
+    assert percent_text(0.913) == "91.3%"
+    assert percent_text(1) == "100.0%"
+    assert percent_text(float("nan")) == ""
+
+
+# -- item 11 -----------------------------------------------------------------------------------
+def test_explorer_and_disagreements_name_an_item_by_the_annotators_id(store: str) -> None:
+    names = external_ids(store)
+    at = open_page("explorer.py")
+    worst = frame_with(at, "Item", "Human verdict")
+    assert set(worst["Item"]) <= set(names.values())
+    picked = at.selectbox(key="explorer_item")
+    assert picked.format_func(picked.value) == names[int(picked.value)]
+    header = next(t.value for t in at.text if t.value.startswith("Item "))
+    assert header == f"Item {names[int(picked.value)]} · dataset {DEMO}"
+
+    at = open_page("disagreements.py")
+    queue = frame_with(at, "Item", "Status")
+    assert set(queue["Item"]) <= set(names.values())
+    picked = at.selectbox(key="disagreements_item")
+    assert picked.format_func(picked.value).startswith(f"{names[int(picked.value)]} · ")
+    assert not [t.value for t in at.text if t.value.startswith(f"item {picked.value} ")]
+
+
+def test_routing_nothing_is_a_warning_and_all_a_success() -> None:
+    from app.views.assign import routed_notice
+
+    kind, text = routed_notice(0, 10, 0, {"ann": 0})
+    assert kind == "warning" and text.startswith("Routed 0 of 10 selected item(s)")
+    assert routed_notice(4, 10, 4, {"ann": 4})[0] == "info"
+    kind, text = routed_notice(10, 10, 10, {"ann": 6, "bob": 4})
+    assert kind == "success" and "ann: +6, bob: +4" in text
+
+
+def test_assign_progress_uses_the_one_percentage_format(store: str) -> None:
+    item = ann.next_item("ann", DEMO, url=store)
+    assert item is not None
+    ann.save_label("ann", item.id, 2, url=store)
+    at = open_page("assign.py")
+    at.selectbox(key="assign_dataset").set_value(DEMO).run()
+    assert not at.exception, at.exception
+    prog = ann.dataset_progress(DEMO, url=store)
+    bar = next(p for p in at.get("progress") if "assignments done" in p.proto.text)
+    assert f"({percent_text(prog.fraction)})" in bar.proto.text
+    done = frame_with(at, "annotator", "done")
+    mine = ann.user_progress("ann", DEMO, url=store).fraction
+    assert done["done"].tolist() == pytest.approx([100.0 * mine])  # drawn as "%.1f%%"
