@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
-EXTRAS=${QAEVAL_EXTRAS:-models,postgres,distributed,onnx,dev}
+EXTRAS=${QAEVAL_EXTRAS:-models,llm,postgres,distributed,onnx,dev}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi

@@ -21,7 +21,7 @@ fit would still run, but the LLM would only add noise and cost.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,17 +30,23 @@ import pandas as pd
 from scipy.stats import mannwhitneyu
 from sklearn.linear_model import LogisticRegression
 
+from qaeval_core.calibrate.fit import CalibrationReport
 from qaeval_core.calibrate.protocol import assign_folds
 from qaeval_core.errors import InputError
+from qaeval_core.judge import Judge
 from qaeval_core.judge.cascade import LLMTier, llm_logit
 from qaeval_core.judge.combiners.base import as_binary
 from qaeval_core.judge.features import FeatureSpec
 from qaeval_core.judge.triage import doubt
+from qaeval_core.llm.packaged import DEFAULT_JUDGE_LLM
+from qaeval_core.metrics.base import get_metric
+from qaeval_core.schema import Item
 
 __all__ = [
     "LLM_SHARES",
     "HUMAN_SHARES",
     "ChanceWarning",
+    "add_llm_tier",
     "cascade_curve",
     "fit_cascade",
     "llm_agreement",
@@ -227,3 +233,58 @@ def fit_cascade(
         curve=curve.to_dict(orient="records"),
     )
     return tier.at(llm_share=llm_share, human_share=human_share)
+
+
+def add_llm_tier(
+    judge: Judge,
+    report: CalibrationReport,
+    items: Sequence[Item],
+    y: Any,
+    *,
+    groups: Sequence[Any] | np.ndarray | None = None,
+    model: str = DEFAULT_JUDGE_LLM,
+    url: str | None = None,
+    prompt: str = "naqt",
+    llm_share: float | None = None,
+    human_share: float = 0.0,
+    n_splits: int = 5,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> Judge:
+    """``judge`` with an LLM tier fitted on the rows it was calibrated on (same order as the
+    report's out-of-fold scores). The LLM reads every calibration row once (cached on disk)."""
+    say = progress or (lambda _msg: None)
+    if judge.probability is None:
+        raise InputError("An LLM tier needs a judge with calibrated probabilities.")
+    oof = report.oof_proba[report.winner]
+    if len(oof) != len(items):
+        raise InputError(
+            f"{len(items)} items for {len(oof)} calibration rows; pass the calibration's items."
+        )
+    metric = get_metric("llm_judge", model=model, url=url, prompt=prompt)
+    say(f"LLM tier: {model} reads the {len(items)} calibration rows (cached verdicts reused) ...")
+    result = metric.score_batch(list(items))
+    seconds = [float(d["seconds"]) for d in result.details if d.get("seconds")]
+    unreadable = sum(1 for d in result.details if d.get("unreadable"))
+    if unreadable:
+        say(f"LLM tier: {unreadable} answer(s) could not be read as yes/no (scored 0.5).")
+    cheap_cost = None if not judge.cost else judge.cost.get("judge_s_per_1000")
+    tier = fit_cascade(
+        judge.probability.predict(oof),
+        result.scores,
+        y,
+        FeatureSpec.from_metric(metric),
+        groups=groups,
+        llm_share=llm_share,
+        human_share=human_share,
+        llm_seconds_per_item=float(np.median(seconds)) if seconds else 0.0,
+        cheap_s_per_1000=None if cheap_cost is None else float(cheap_cost),
+        n_splits=n_splits,
+        seed=seed,
+    )
+    say(
+        f"LLM tier: ROC AUC {tier.llm_auc:.3f} on these labels; LLM share {tier.llm_share:.0%}, "
+        f"cross-validated accuracy {tier.cv_accuracy:.1%} at human share {tier.human_share:.0%}."
+    )
+    judge.cascade = tier
+    return judge

@@ -70,12 +70,15 @@ def _read_frame(path: Path, fmt: str | None) -> Any:
 
     from qaeval_core import io
     from qaeval_core.errors import ValidationError
+    from qaeval_core.io import score_rows
 
     records, errors = io.read_records(path, fmt=fmt)
     if errors:
-        raise ValidationError(str(path), list(errors))
+        raise ValidationError(str(path), list(errors), outcome=score_rows.OUTCOME)
     if not records:
         raise ConfigError(f"{path} contains no rows; nothing to score.")
+    # The checks --engine ray runs on the driver too: the same rows refused, the same message.
+    score_rows.check_records(records, str(path))
     return pd.DataFrame([rec for _, rec in records])
 
 
@@ -222,6 +225,22 @@ def register(app: typer.Typer) -> None:
                 "matched reference, the NAQT rule; docs/outcomes.md).",
             ),
         ] = False,
+        llm_share: Annotated[
+            float | None,
+            typer.Option(
+                "--llm-share",
+                help="With a --config that has an LLM tier: send about this share of items to "
+                "the LLM, read off the judge's cascade curve (default: its own).",
+            ),
+        ] = None,
+        dry_run: Annotated[
+            bool,
+            typer.Option(
+                "--dry-run",
+                help="With --config: count the rows and predict the time (cheap inputs, the "
+                "LLM tier) from the judge's measured costs; score nothing.",
+            ),
+        ] = False,
         db: DbOption = None,
     ) -> None:
         """Score a file (writes FILE + one column per metric and its details) or a stored
@@ -257,9 +276,17 @@ def register(app: typer.Typer) -> None:
             resolve_metrics(specs)  # unknown ids and bad parameters fail here
         if human_share is not None and config is None:
             raise ConfigError("--human-share needs --config judge.json (a calibrated judge).")
+        if (llm_share is not None or dry_run) and config is None:
+            raise ConfigError("--llm-share and --dry-run need --config judge.json.")
         judge = _load_judge(config) if config is not None else None
         if judge is not None and human_share is not None:
             judge = judge.with_share(human_share)
+        if judge is not None and llm_share is not None:
+            judge = judge.with_llm_share(llm_share)
+        if dry_run:
+            assert judge is not None
+            _dry_run(judge, file, dataset, fmt, db)
+            return
         if trace:
             if judge is None:
                 raise ConfigError("--trace needs --config judge.json (a calibrated judge).")
@@ -325,6 +352,31 @@ def _score_file(
     console.print(f"Wrote {len(frame)} rows to {target}.", markup=False, soft_wrap=True)
 
 
+def _dry_run(judge: Any, file: Path | None, dataset: str | None, fmt: str | None, db) -> None:  # type: ignore[no-untyped-def]
+    """Print the predicted seconds of ``qaeval score --config`` on these rows."""
+    if file is not None:
+        n = len(_read_frame(file, fmt))
+    else:
+        from qaeval_core.store import repo
+        from qaeval_core.store import session as store_session
+
+        n = len(repo.load_items(store_session.upgrade(db), str(dataset)))
+    cheap = (judge.cost or {}).get("judge_s_per_1000")
+    if cheap is None and judge.cascade is not None:
+        cheap = judge.cascade.cheap_s_per_1000
+    cheap_s = None if cheap is None else float(cheap) * n / 1000
+    line = f"{n} rows: cheap inputs " + ("unmeasured" if cheap_s is None else f"~{cheap_s:.1f} s")
+    if judge.cascade is not None:
+        pred = judge.cascade.predicted_seconds(n)
+        line += (
+            f"; LLM tier ~{pred['llm_items']} rows ({judge.cascade.llm_share:.0%}) x "
+            f"{judge.cascade.llm_seconds_per_item:.2f} s = ~{pred['llm_s']:.0f} s; people get "
+            f"~{judge.cascade.human_share:.0%}; total ~{(cheap_s or 0) + pred['llm_s']:.0f} s "
+            "(costs measured where the judge was calibrated; cached verdicts cost nothing)."
+        )
+    console.print(line, markup=False, soft_wrap=True)
+
+
 def _judge_summary(frame: Any) -> None:
     uncertain = (
         f"; share uncertain {(frame['judge_outcome'] == 'uncertain').mean():.3f}"
@@ -337,9 +389,15 @@ def _judge_summary(frame: Any) -> None:
         if "judge_reason" in frame
         else ""
     )
+    tiers = (
+        "; decided by: "
+        + ", ".join(f"{k} {v}" for k, v in frame["judge_tier"].value_counts().items())
+        if "judge_tier" in frame
+        else ""
+    )
     console.print(
         f"judge: share correct {frame['judge_correct'].mean():.3f} "
-        f"(mean score {frame['judge_score'].mean():.3f}){uncertain}{reasons}",
+        f"(mean score {frame['judge_score'].mean():.3f}){uncertain}{reasons}{tiers}",
         markup=False,
         soft_wrap=True,
     )

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from qaeval_core.errors import ConfigError
+from qaeval_core.judge.cascade import LLMTier
 from qaeval_core.judge.combiners import model_from_dict
 from qaeval_core.judge.combiners.base import check_number
 from qaeval_core.judge.features import FeatureSpec
@@ -148,6 +149,14 @@ def read_config(data: Any, label: str) -> dict[str, Any]:
         raise ConfigError(f"{label}: {exc}") from None
     if triage is not None and probability is None:
         raise ConfigError(f"{label}: a triage band needs a probability calibration.")
+    cascade = None
+    if data.get("cascade") is not None:
+        if probability is None:
+            raise ConfigError(f"{label}: an LLM tier needs a probability calibration.")
+        try:
+            cascade = LLMTier.from_dict(data["cascade"])
+        except ConfigError as exc:
+            raise ConfigError(f"{label}: {exc}") from None
     cost = data.get("cost")
     if cost is not None:
         _check_cost(cost, f"{label}: cost")
@@ -165,6 +174,7 @@ def read_config(data: Any, label: str) -> dict[str, Any]:
         "probability": probability,
         "triage": triage,
         "cost": cost,
+        "cascade": cascade,
     }
 
 

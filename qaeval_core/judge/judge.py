@@ -86,6 +86,7 @@ import pandas as pd
 from qaeval_core.errors import ConfigError
 from qaeval_core.io.frames import items_frame, items_from_frame
 from qaeval_core.jsonable import to_jsonable
+from qaeval_core.judge.cascade import CascadeResult, LLMTier
 from qaeval_core.judge.combiners import CalibratedClassifier
 from qaeval_core.judge.config_file import (
     JUDGE_KIND,
@@ -149,6 +150,7 @@ class Judge:
         triage: TriageBand | None = None,
         cost: Mapping[str, Any] | None = None,
         forced_incorrect: Iterable[str] = FORCED_INCORRECT,
+        cascade: LLMTier | None = None,
     ) -> None:
         self.features = list(features)
         self.model = model
@@ -160,6 +162,8 @@ class Judge:
         self.traced = False
         #: Measured input costs and the cost-aware input selection (see the format above).
         self.cost = None if cost is None else dict(cost)
+        #: The LLM tier (cheap judge -> LLM -> people), or None (:mod:`.cascade`).
+        self.cascade = cascade
         self.name = name
         self.fitted_on = dict(fitted_on or {})
         self.quality = dict(quality or {})
@@ -191,6 +195,8 @@ class Judge:
         }
         if self.cost is not None:  # written only when measured: older files stay as they were
             config["cost"] = to_jsonable(self.cost)
+        if self.cascade is not None:  # likewise only with an LLM tier
+            config["cascade"] = to_jsonable(self.cascade.to_dict())
         config["checksum"] = config_checksum(config)
         return config
 
@@ -319,6 +325,16 @@ class Judge:
             if self.triage is None
             else self.triage.uncertain(item_doubt)
         )
+        tiers = None
+        if self.cascade is not None:
+            decided = self._cascade(scores, items, prob)
+            verdict, prob, item_doubt, routed = (
+                decided.verdict,
+                decided.probability,
+                decided.doubt,
+                decided.routed,
+            )
+            tiers = decided
         if (trace or errors is not None) and (items is None or len(items) != len(scores)):
             raise ConfigError("A trace or per-row errors need the scored items (one per row).")
         answer = None if items is None else answer_reasons(items)
@@ -337,6 +353,9 @@ class Judge:
             },
             index=scores.index,
         )
+        if tiers is not None:
+            out["judge_tier"] = tiers.tier
+            out["judge_llm_probability"] = tiers.llm_probability
         if trace:
             assert items is not None and answer is not None
             out["judge_trace"] = judge_traces(
@@ -344,6 +363,34 @@ class Judge:
                 probability=final.probability, reason=final.reason, answer=answer, errors=errors,
             )  # fmt: skip
         return out
+
+    def _cascade(
+        self, scores: pd.DataFrame, items: Sequence[Item] | None, cheap: np.ndarray
+    ) -> CascadeResult:
+        """Tiers 2 and 3: the LLM on the band tier 1 doubts (stored ``llm_judge`` scores in
+        ``scores`` are used where present), the combined verdict, and people."""
+        assert self.cascade is not None
+        column = self.cascade.column
+        known = scores[column].to_numpy(dtype=float) if column in scores.columns else None
+        band = self.cascade.to_llm(doubt(cheap, cheap >= 0.5))
+        lacking = band.any() and (known is None or not np.isfinite(known[band]).all())
+        if lacking and (items is None or len(items) != len(scores)):
+            raise ConfigError(
+                "This judge asks an LLM about the items it doubts: pass the items too."
+            )
+        llm = self.cascade.llm_probabilities(items or [], cheap, known=known)
+        return self.cascade.decide(cheap, llm)
+
+    def with_llm_share(self, llm_share: float) -> Judge:
+        """The same judge sending about ``llm_share`` of the items to its LLM tier, read off
+        the cascade curve stored at calibration (no refitting)."""
+        if self.cascade is None:
+            raise ConfigError(
+                "This judge has no LLM tier; re-run `qaeval calibrate --llm MODEL` to add one."
+            )
+        judge = copy.copy(self)
+        judge.cascade = self.cascade.at(llm_share=llm_share)
+        return judge
 
     def with_share(self, share: float) -> Judge:
         """The same judge routing about ``share`` of the items to people (0: none), read off
@@ -356,6 +403,8 @@ class Judge:
             )
         judge = copy.copy(self)
         judge.triage = self.triage.at_share(share)
+        if self.cascade is not None:  # with an LLM tier, people get what the cascade doubts
+            judge.cascade = self.cascade.at(human_share=share)
         return judge
 
     def with_forced_incorrect(self, reasons: Iterable[str]) -> Judge:

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from qaeval_core.errors import ModelLoadError
-from qaeval_core.metrics._support.loading import cache_dir
 
 __all__ = [
     "DEFAULT_JUDGE_LLM",
@@ -77,6 +76,9 @@ def _part_paths(spec: PackagedGGUF) -> list[Path]:
 
 def assemble_packaged(alias: str) -> Path:
     """The local GGUF path of a packaged model, assembled and hash-checked on first use."""
+    # Imported here: the metrics package imports this module while it registers llm_judge.
+    from qaeval_core.metrics._support.loading import cache_dir
+
     spec = PACKAGED_LLMS[alias]
     target = cache_dir() / "models" / spec.filename
     marker = target.with_suffix(".sha256")

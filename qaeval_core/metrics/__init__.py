@@ -6,8 +6,8 @@ from qaeval_core.metrics import (
     embedding,  # noqa: F401
     extract,  # noqa: F401
     lave,  # noqa: F401
-    llm_judge,  # noqa: F401
     lexical,  # noqa: F401
+    llm_judge,  # noqa: F401
     ngram,  # noqa: F401
     panda,  # noqa: F401
     shape,  # noqa: F401
