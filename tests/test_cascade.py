@@ -159,3 +159,16 @@ def test_dry_run_predicts_the_time_and_scores_nothing(cascade_judge, tmp_path):
     assert "500 rows" in result.output and "LLM tier" in result.output
     assert "~1.0 s" in result.output  # cheap inputs: 2 s per 1,000 rows
     assert not list(tmp_path.glob("answers.scored*"))
+
+
+def test_the_trace_says_which_tier_decided_and_what_the_llm_said(cascade_judge):
+    from qaeval_core.schema import Item
+
+    judge, _, frame = cascade_judge
+    items = [Item(question=f"q{i}", references=("a",), candidate="b") for i in range(len(frame))]
+    out = judge.apply_scores(frame, items, trace=True)
+    traces = [json.loads(t) for t in out["judge_trace"]]
+    assert [t["tier"] for t in traces] == out["judge_tier"].tolist()
+    for t, llm in zip(traces, out["judge_llm_probability"], strict=True):
+        assert (t["llm_probability"] is None) == bool(np.isnan(llm))
+        assert 0.0 <= t["cheap_probability"] <= 1.0

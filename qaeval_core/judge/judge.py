@@ -102,7 +102,7 @@ from qaeval_core.judge.outcomes import (
     check_forced,
     row_errors,
 )
-from qaeval_core.judge.trace import judge_traces
+from qaeval_core.judge.trace import judge_traces, tier_trace
 from qaeval_core.judge.triage import ProbabilityCalibrator, TriageBand, doubt, outcomes
 from qaeval_core.metrics.base import Metric
 from qaeval_core.schema import Item
@@ -326,6 +326,7 @@ class Judge:
             else self.triage.uncertain(item_doubt)
         )
         tiers = None
+        cheap_prob = prob
         if self.cascade is not None:
             decided = self._cascade(scores, items, prob)
             verdict, prob, item_doubt, routed = (
@@ -362,6 +363,14 @@ class Judge:
                 self.model, X, items, inputs=scores[self.columns], score=p,
                 probability=final.probability, reason=final.reason, answer=answer, errors=errors,
             )  # fmt: skip
+            if tiers is not None:
+                out["judge_trace"] = [
+                    tier_trace(text, tier, cheap, llm)
+                    for text, tier, cheap, llm in zip(
+                        out["judge_trace"], tiers.tier, cheap_prob, tiers.llm_probability,
+                        strict=True,
+                    )
+                ]  # fmt: skip
         return out
 
     def _cascade(

@@ -46,6 +46,7 @@ __all__ = [
     "judge_traces",
     "matched_reference",
     "naqt_rule",
+    "tier_trace",
     "trace_json",
 ]
 
@@ -173,6 +174,16 @@ def _logit(p: float) -> float:
 def trace_json(trace: Mapping[str, Any]) -> str:
     """A trace as compact JSON text (the ``judge_trace`` column)."""
     return json.dumps(trace, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def tier_trace(text: str, tier: str, cheap: float, llm: float) -> str:
+    """A trace with the cascade's part added: which tier decided (``cheap``, ``llm``,
+    ``people``), the cheap judge's own P(correct) and the LLM's (null where it was not asked)."""
+    trace = json.loads(text)
+    trace["tier"] = str(tier)
+    trace["cheap_probability"] = float(cheap)
+    trace["llm_probability"] = None if not math.isfinite(float(llm)) else float(llm)
+    return trace_json(trace)
 
 
 def judge_traces(
