@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from qaeval_core.calibrate.progress import Progress
 from qaeval_core.cli.main import main
 from qaeval_core.judge import Judge
 from qaeval_core.store import repo
@@ -170,8 +171,9 @@ def test_a_second_calibration_reuses_every_stored_score(tmp_path: Path, monkeypa
     assert main(["import", str(_write_dataset(tmp_path / "d.jsonl")), "-d", "toy", "--db", db]) == 0
     runs = []
     for _ in range(2):
-        said: list[str] = []
-        result = workflows.calibrate_dataset(db, "toy", n_boot=50, progress=said.append)
+        heard: list[Progress] = []
+        result = workflows.calibrate_dataset(db, "toy", n_boot=50, progress=heard.append)
+        said = [p.message for p in heard]
         runs.append((said, result))
     first, second = runs[0][0], runs[1][0]
     assert sum("scoring" in line for line in first) == 3

@@ -27,12 +27,14 @@ from qaeval_core import analysis, workflows
 from qaeval_core.calibrate import active, summary
 from qaeval_core.calibrate.fit import CANDIDATES, DEFAULT_CANDIDATES
 from qaeval_core.calibrate.inputs import DEFAULT_METRICS, FEATURE_ONLY
+from qaeval_core.calibrate.progress import Progress, Steps
 from qaeval_core.errors import QAEvalError
 from qaeval_core.judge import Judge
 from qaeval_core.metrics.base import Metric, get_metric
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
 from qaeval_core.workflows import DatasetCalibration, calibrate_dataset, score_dataset
+from qaeval_core.workflows.calibration import calibration_steps
 
 _RESULT = "calibrate_result"
 #: What "score with fast CPU metrics" runs (seconds for thousands of items).
@@ -126,15 +128,20 @@ def _fit_form(url: str, dataset: str) -> None:
         if BAND_CHOICES[band_by] == "share"
         else {"target_accuracy": float(target)}
     )
+    measures_costs = inputs != "all" or bool(max_cost)
+    names = [*calibration_steps(measures_costs=measures_costs), QUALITY_STEP]
+    names += [CURVES_STEP] if curves else []
     try:
-        with st.status("Fitting...", expanded=False) as status:
+        with st.status("Fitting ...", expanded=True) as status:
+            shown = FitProgress(status)
+            steps = Steps(shown, names)
             fit = calibrate_dataset(
                 url, dataset, metrics=metrics, max_labels=int(max_labels) or None,
                 seed=int(seed), candidates=candidates, n_splits=int(folds), n_boot=int(n_boot),
-                name=f"{dataset}-judge", progress=status.write, inputs=inputs,
+                name=f"{dataset}-judge", progress=steps.relay, inputs=inputs,
                 max_cost=float(max_cost) or None, normalize=normalize, **band,
             )  # fmt: skip
-            status.write("Bootstrapping quality of every judge ...")
+            steps.start(QUALITY_STEP, "Bootstrapping the quality of every judge ...")
             metric_ids = None if metrics is None else [m.id for m in metrics]
             data = workflows.labelled_data(
                 url, dataset, fit.used_item_ids, metrics=metric_ids, normalize=normalize
@@ -142,12 +149,12 @@ def _fit_form(url: str, dataset: str) -> None:
             quality = summary.quality_table(fit, data, n_boot=int(n_boot))
             curve = pd.DataFrame()
             if curves:
-                status.write("Learning curves ...")
+                steps.start(CURVES_STEP, "Fitting on growing shares of the labels ...")
                 curve = summary.learning_curves(
                     data, candidates=list(dict.fromkeys([fit.report.winner, "threshold"])),
                     seeds=(0, 1), n_boot=300, columns=_curve_columns(fit),
                 )  # fmt: skip
-            status.update(label=f"Fitted on {fit.report.n_labels} labels.", state="complete")
+            shown.finish(f"Fitted on {fit.report.n_labels} labels.")
     except (QAEvalError, ValueError) as exc:
         st.error(str(exc), icon=":material/error:")
         return
@@ -159,6 +166,36 @@ def _fit_form(url: str, dataset: str) -> None:
         "quality": quality,
         "curves": curve,
     }
+
+
+#: The page's own steps after the workflow's (:func:`calibration_steps`).
+QUALITY_STEP = "Bootstrapping quality"
+CURVES_STEP = "Learning curves"
+
+
+class FitProgress:
+    """Draws a fit's progress (issue 21, item 8: the default fit took minutes behind a
+    collapsed "Fitting..."): the status box's label says the step ("Step 3 of 8: Measuring
+    input costs"), a line is written as each step starts, and a bar shows the share done
+    with what is happening now. Names of inputs and datasets are escaped (plain text)."""
+
+    def __init__(self, status: Any) -> None:
+        self.status = status
+        self.bar = st.progress(0.0, text="Starting ...")
+        self.step: str | None = None
+
+    def __call__(self, p: Progress) -> None:
+        label = f"Step {p.index} of {p.steps}: {p.step}"
+        if p.step != self.step:
+            self.step = p.step
+            self.status.update(label=label)
+            self.status.write(safe_text.escape_markdown(label))
+        self.bar.progress(p.fraction, text=safe_text.escape_markdown(p.message))
+
+    def finish(self, label: str) -> None:
+        """Every step done: a full bar, and the box says so (collapsed, its lines kept)."""
+        self.bar.progress(1.0, text="Done.")
+        self.status.update(label=label, state="complete", expanded=False)
 
 
 def _curve_columns(fit: DatasetCalibration) -> list[str] | None:

@@ -57,7 +57,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -467,6 +467,7 @@ def measure_costs(
     cache: bool = True,
     remeasure: bool = False,
     progress: Any = None,
+    on_family: Callable[[int, int], None] | None = None,
 ) -> CostTable:
     """Time every input on (a seeded sample of at most ``sample`` of) ``items``, family by
     family; see the module docstring. ``isolate=False`` measures in this process (faster,
@@ -475,7 +476,8 @@ def measure_costs(
     With ``cache`` (and ``isolate``) a family measured before on this machine, with the same
     metric configurations, qaeval version and datasets, is read from the cost cache instead
     of measured; ``remeasure=True`` measures every family again and updates the cache.
-    ``progress`` (a callable taking a message) hears which families are measured or cached.
+    ``progress`` (a callable taking a message) hears which families are measured or cached;
+    ``on_family(done, total)`` hears each family finished (measured or read from the cache).
     """
     say = progress or (lambda _msg: None)
     items = list(items)
@@ -499,6 +501,7 @@ def measure_costs(
     fallbacks: list[str] = []
     cached: dict[str, dict[str, Any]] = {}
     fresh: dict[str, Any] = {}
+    per_family_done: set[str] = set()
     for family, members in families.items():
         key = _cache_key(family, members, items) if use_cache else ""
         hit = _cached_timings(stored.get(key), members) if use_cache else None
@@ -510,6 +513,9 @@ def measure_costs(
             for t in hit:
                 per_row[t["column"]] = (family, float(t["per_row_s"]), float(t["load_s"]))
             say(f"{family}: cost from the cache (measured {cached[family]['measured_at']}).")
+            per_family_done.add(family)
+            if on_family is not None:
+                on_family(len(per_family_done), len(families))
             continue
         rows: list[dict[str, Any]] = []
         in_child = False
@@ -530,6 +536,9 @@ def measure_costs(
         ]
         for t in timings:
             per_row[t["column"]] = (family, t["per_row_s"], t["load_s"])
+        per_family_done.add(family)
+        if on_family is not None:
+            on_family(len(per_family_done), len(families))
         if use_cache and in_child:
             fresh[key] = {"family": family, "timings": timings, "rows": n,
                           "machine": machine, "measured_at": now}  # fmt: skip

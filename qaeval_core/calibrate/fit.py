@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from qaeval_core.calibrate.cost import CostTable, cost_record
+from qaeval_core.calibrate.progress import ProgressCallback, Steps
 from qaeval_core.calibrate.protocol import (
     assign_folds,
     bootstrap_ci,
@@ -79,6 +80,7 @@ __all__ = [
     "check_candidates",
     "feature_scores",
     "fit_judge",
+    "fit_steps",
     "score_items",
     "used_columns",
 ]
@@ -94,6 +96,18 @@ CANDIDATES: dict[str, Callable[[], CalibratedClassifier]] = {
 }
 #: Compared by default; the first is preferred unless another is clearly better (see above).
 DEFAULT_CANDIDATES: tuple[str, ...] = ("stacker", "threshold", "fusion")
+
+
+#: The steps of :func:`fit_judge` as its ``progress`` names them.
+CHOOSING_INPUTS = "Choosing inputs"
+COMPARING = "Comparing combiners"
+FINISHING = "Refitting the winner, baselines and triage band"
+
+
+def fit_steps(with_costs: bool) -> list[str]:
+    """The steps :func:`fit_judge` reports, in order: choosing inputs only when it is given
+    measured ``costs``."""
+    return ([CHOOSING_INPUTS] if with_costs else []) + [COMPARING, FINISHING]
 
 
 def check_candidates(names: Sequence[str]) -> list[str]:
@@ -250,6 +264,7 @@ def fit_judge(
     inputs: str = "cheap",
     max_cost: float | None = None,
     cost_tolerance: float = DEFAULT_COST_TOLERANCE,
+    progress: ProgressCallback | None = None,
 ) -> tuple[Judge, CalibrationReport]:
     """Compare candidate combiners by grouped CV, refit the winner on all labels, wrap it.
 
@@ -268,6 +283,9 @@ def fit_judge(
     chosen input families are used (see the module docstring); either way the costs, the
     selection and its accuracy/cost frontier go into the judge's ``cost`` record. Without
     ``costs`` every input is used and nothing is recorded.
+
+    ``progress`` hears the steps of :func:`fit_steps` as they go (input sets evaluated,
+    combiners compared; :mod:`qaeval_core.calibrate.progress`); nothing is printed.
     """
     yb = as_binary(y)
     check_share(human_share)
@@ -293,6 +311,14 @@ def fit_judge(
     # Input sets are compared with the first candidate that reads only scores (the stacker by
     # default: it reads every column it is given); a text-only list keeps every input.
     score_only = [f for f in factories.values() if not getattr(f(), "needs_text", False)]
+    steps = Steps(progress, fit_steps(costs is not None))
+    if costs is not None:
+        steps.start(CHOOSING_INPUTS, "Choosing the cheapest inputs as accurate as the best ...")
+
+    def evaluated(done: int, at_most: int) -> None:
+        steps.advance(f"{done} input set(s) evaluated (at most {at_most})", done=done,
+                      total=at_most)  # fmt: skip
+
     selection = choose_inputs(
         X,
         yb,
@@ -304,6 +330,7 @@ def fit_judge(
         fold_ids=folds,
         groups=g,
         seed=seed,
+        progress=evaluated,
     )
     if selection is not None:
         keep = set(selection.columns)
@@ -326,17 +353,23 @@ def fit_judge(
         return XT
 
     rows, oof = [], {}
-    for cname, factory in factories.items():
+    names = list(factories)
+    steps.start(COMPARING, f"Comparing {', '.join(names)} by {n_splits}-fold cross-validation",
+                total=len(names))  # fmt: skip
+    for k, (cname, factory) in enumerate(factories.items()):
+        steps.advance(f"{cname}: cross-validating ({k + 1} of {len(names)})", done=k)
         proba = cross_val_predict_proba(factory(), design(factory), yb, folds, groups=g)
         pred = proba >= 0.5
         q = quality(yb, pred)
         _, lo, hi = bootstrap_ci(yb, pred, "accuracy", n_boot=n_boot, seed=seed, groups=g)
         rows.append({"candidate": cname, **q, "accuracy_lo": lo, "accuracy_hi": hi})
         oof[cname] = proba
+    steps.advance(f"Compared {len(names)} combiner(s)", done=len(names))
     table = pd.DataFrame(rows)
     best = float(table["accuracy"].max())
     winner = next(r["candidate"] for r in rows if r["accuracy"] >= best - tolerance)
 
+    steps.start(FINISHING, f"Refitting {winner} on every label; baselines; triage band ...")
     base_rows = []
     if default_decisions is not None:
         for col in default_decisions.columns:

@@ -321,6 +321,7 @@ def select_inputs(
     repeats: int = DEFAULT_SELECTION_REPEATS,
     confidence: float | None = DEFAULT_SELECTION_CONFIDENCE,
     tune_once: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> InputSelection:
     """The cheapest set of input families whose CV accuracy is within ``tolerance`` of the best.
 
@@ -348,6 +349,9 @@ def select_inputs(
 
     The result is the cheapest evaluated set within ``tolerance`` of the best evaluated one,
     among sets costing at most ``max_cost`` (seconds per 1,000 rows) when given.
+
+    ``progress(evaluated, at_most)`` hears each newly evaluated set: how many so far, and the
+    most the search can evaluate (``F(F+1)/2`` sets).
     """
     yb = as_binary(y)
     if len(scores) != len(yb):
@@ -403,12 +407,16 @@ def select_inputs(
     def cost_of(fset: frozenset[str]) -> float:
         return float(sum(float(costs[f]) for f in fset))
 
+    at_most = len(order) * (len(order) + 1) // 2  # F prefixes + at most F(F-1)/2 drops
+
     def evaluate(fset: frozenset[str]) -> tuple[float, float]:
         if fset not in seen:
             probas = [predict(columns_of(fset)) for predict in predictors]
             right[fset] = np.array([(p >= 0.5) == yb for p in probas], dtype=float)
             seen[fset] = (cost_of(fset), float(right[fset].mean()))
             oof[fset] = probas[0]
+            if progress is not None:
+                progress(len(seen), at_most)
         return seen[fset]
 
     def within(fset: frozenset[str], best: frozenset[str]) -> bool:
@@ -497,9 +505,11 @@ def choose_inputs(
     seed: int = 0,
     repeats: int = DEFAULT_SELECTION_REPEATS,
     confidence: float | None = DEFAULT_SELECTION_CONFIDENCE,
+    progress: Callable[[int, int], None] | None = None,
 ) -> InputSelection | None:
     """:func:`select_inputs` over the families of ``costs``, or None when every input is kept
-    (``inputs="all"`` without ``max_cost``, no costs, or no score-reading ``make_model``)."""
+    (``inputs="all"`` without ``max_cost``, no costs, or no score-reading ``make_model``).
+    ``progress`` is :func:`select_inputs`' (sets evaluated, at most)."""
     if inputs not in INPUT_RULES:
         raise InputError(f"inputs must be one of {list(INPUT_RULES)}, got {inputs!r}.")
     if max_cost is not None and not (np.isfinite(max_cost) and max_cost > 0):
@@ -530,4 +540,5 @@ def choose_inputs(
         max_cost=max_cost,
         repeats=repeats,
         confidence=confidence,
+        progress=progress,
     )

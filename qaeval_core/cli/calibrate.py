@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from qaeval_core.cli.common import DbOption, console, err_console
+from qaeval_core.cli.common import DbOption, console
+from qaeval_core.cli.progress import calibration_progress
 from qaeval_core.errors import ConfigError
 
 
@@ -247,24 +248,25 @@ def register(app: typer.Typer) -> None:
                     f"A calibration named {name!r} already exists; choose another --name or "
                     "add --overwrite."
                 )
-        result = calibrate_dataset(
-            url,
-            dataset,
-            metrics=_split(metrics),
-            max_labels=max_labels,
-            seed=seed,
-            candidates=chosen,
-            human_share=human_share or 0.0,
-            target_accuracy=target_accuracy,
-            n_splits=folds,
-            inputs=inputs,
-            max_cost=max_cost,
-            cost_tolerance=cost_tolerance / 100.0,
-            remeasure_costs=remeasure_costs,
-            normalize=normalize,
-            name=name or output.stem,
-            progress=lambda msg: err_console.print(msg, markup=False),
-        )
+        with calibration_progress() as progress:
+            result = calibrate_dataset(
+                url,
+                dataset,
+                metrics=_split(metrics),
+                max_labels=max_labels,
+                seed=seed,
+                candidates=chosen,
+                human_share=human_share or 0.0,
+                target_accuracy=target_accuracy,
+                n_splits=folds,
+                inputs=inputs,
+                max_cost=max_cost,
+                cost_tolerance=cost_tolerance / 100.0,
+                remeasure_costs=remeasure_costs,
+                normalize=normalize,
+                name=name or output.stem,
+                progress=progress,
+            )
         report = result.report
 
         table = Table(title=f"Cross-validated quality on {report.n_labels} labels (%)")

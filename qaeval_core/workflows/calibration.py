@@ -7,16 +7,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from qaeval_core import analysis
-from qaeval_core.calibrate.cost import measure_costs
-from qaeval_core.calibrate.fit import DEFAULT_CANDIDATES, CalibrationReport, fit_judge
+from qaeval_core.calibrate.cost import input_family, measure_costs
+from qaeval_core.calibrate.fit import DEFAULT_CANDIDATES, CalibrationReport, fit_judge, fit_steps
 from qaeval_core.calibrate.inputs import FEATURE_ONLY, metric_specs, question_groups
+from qaeval_core.calibrate.progress import ProgressCallback, Steps
 from qaeval_core.calibrate.protocol import held_out_split
 from qaeval_core.calibrate.select import DEFAULT_COST_TOLERANCE, INPUT_RULES
 from qaeval_core.calibrate.summary import LabelledData
@@ -30,7 +31,18 @@ from qaeval_core.scoring import ScoringJob, run_jobs
 from qaeval_core.store import repo
 from qaeval_core.workflows.stored_scoring import score_rows, stored_scores
 
-__all__ = ["DatasetCalibration", "calibrate_dataset", "labelled_data", "profile_specs"]
+__all__ = [
+    "DatasetCalibration",
+    "calibrate_dataset",
+    "calibration_steps",
+    "labelled_data",
+    "profile_specs",
+]
+
+#: The steps of :func:`calibrate_dataset` before the fit's own (:func:`calibration_steps`).
+READING = "Reading labels"
+SCORING = "Scoring inputs"
+MEASURING = "Measuring input costs"
 
 
 def _item_id(item: Item) -> int:
@@ -59,6 +71,13 @@ def profile_specs(
     return [(column, with_profile(metric, normalize)) for column, metric in specs]
 
 
+def calibration_steps(*, measures_costs: bool) -> list[str]:
+    """The steps :func:`calibrate_dataset` reports through ``progress``, in order (the cost
+    measurement and the input choice only when the fit is cost-aware)."""
+    middle = [MEASURING] if measures_costs else []
+    return [READING, SCORING, *middle, *fit_steps(measures_costs)]
+
+
 def _calibration_inputs(
     db: repo.Store,
     dataset: str,
@@ -66,25 +85,29 @@ def _calibration_inputs(
     used: Sequence[Item],
     *,
     store_scores: bool,
-    say: Callable[[str], None],
+    steps: Steps,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Scores and default decisions of every input on the used items, in their order.
 
     A column whose scores are all stored is read back; any other is scored on all used items
     at once (A-VERT draws its distractors from the batch, so a column is never assembled from
-    two batches) and, with ``store_scores``, stored.
+    two batches) and, with ``store_scores``, stored. ``steps`` hears each input read back or
+    scored (the scoring step's units are the inputs).
     """
     used_ids = [_item_id(it) for it in used]
     stored = stored_scores(db, dataset, [m for _, m in specs])
     score_cols: dict[str, np.ndarray] = {}
     decision_cols: dict[str, np.ndarray] = {}
     jobs = []
+    steps.start(SCORING, f"{len(specs)} input(s) on {len(used)} items", total=len(specs))
+    done = 0
     for column, metric in specs:
         have = stored[
             (stored["metric_id"] == metric.id) & (stored["config_hash"] == metric.config_hash())
         ].set_index("item_id")
         if set(used_ids) <= set(have.index):
-            say(f"{column}: reusing stored scores.")
+            done += 1
+            steps.advance(f"{column}: reusing stored scores.", done=done)
             score_cols[column] = have.loc[used_ids, "value"].to_numpy(dtype=float)
             thr = getattr(metric, "threshold", None)
             decision_cols[column] = (
@@ -93,16 +116,19 @@ def _calibration_inputs(
                 else have.loc[used_ids, "decision"].fillna(False).to_numpy(dtype=bool)
             )
             continue
-        say(f"{column}: scoring {len(used)} items ...")
         jobs.append(ScoringJob(column, metric, used))
 
     def save(job: ScoringJob, result: MetricResult) -> None:
         if store_scores:
             repo.add_scores(db, score_rows(job.label, job.metric, job.items, result))
 
-    for column, result in run_jobs(jobs, on_result=save).items():
-        score_cols[column] = result.scores
-        decision_cols[column] = result.decisions
+    for job in jobs:  # one at a time, so the progress names the input being scored
+        steps.advance(f"{job.label}: scoring {len(used)} items ...")
+        result = run_jobs([job], on_result=save)[job.label]
+        score_cols[job.label] = result.scores
+        decision_cols[job.label] = result.decisions
+        done += 1
+        steps.advance(f"{job.label}: scored.", done=done)
     columns = [column for column, _ in specs]
     return (
         pd.DataFrame({c: score_cols[c] for c in columns}),
@@ -122,7 +148,7 @@ def calibrate_dataset(
     n_boot: int = 2000,
     name: str | None = None,
     store_scores: bool = True,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressCallback | None = None,
     human_share: float = 0.0,
     target_accuracy: float | None = None,
     inputs: str = "cheap",
@@ -153,11 +179,18 @@ def calibrate_dataset(
     ``normalize="robust"`` fits a judge whose every input that normalises reads the answer
     with the robust profile (:func:`profile_specs`): formatting, glued tokens and footnote
     digits change no verdict.
+
+    ``progress`` (optional) is called with a :class:`~qaeval_core.calibrate.progress.Progress`
+    at every step of :func:`calibration_steps` and every unit of work inside one (an input
+    scored, an input family measured, an input set evaluated, a combiner compared): the
+    library prints nothing; the page and the CLI draw these.
     """
     check_profile(normalize)
     if inputs not in INPUT_RULES:
         raise ConfigError(f"--inputs must be one of {', '.join(INPUT_RULES)}, got {inputs!r}.")
-    say = progress or (lambda _msg: None)
+    measures_costs = inputs != "all" or max_cost is not None
+    steps = Steps(progress, calibration_steps(measures_costs=measures_costs))
+    steps.start(READING, f"Reading the labels of {dataset} ...")
     frames = analysis.load_frames(db, dataset, metrics=())  # labels only: scores below
     verdicts = analysis.human_verdicts(frames)
     verdicts = verdicts[verdicts["final"].notna()]
@@ -185,22 +218,32 @@ def calibrate_dataset(
             f"The {len(y)} labels chosen are all {'correct' if y.all() else 'incorrect'}; "
             "calibration needs both. Label more items or raise --max-labels."
         )
-    say(f"{len(used)} of {n_labelled} labelled items used for fitting ({int(y.sum())} correct).")
+    steps.advance(
+        f"{len(used)} of {n_labelled} labelled items used for fitting ({int(y.sum())} correct)."
+    )
 
     specs_in = profile_specs(metric_specs(metrics), normalize)
     scores, decisions = _calibration_inputs(
-        db, dataset, specs_in, used, store_scores=store_scores, say=say
+        db, dataset, specs_in, used, store_scores=store_scores, steps=steps
     )
     # Answer-shape inputs are not judges: leave them out of the uncalibrated baselines.
     decisions = decisions[[c for c in decisions.columns if c not in FEATURE_ONLY]]
     specs = [FeatureSpec.from_metric(m, column) for column, m in specs_in]
     costs = None
-    if inputs != "all" or max_cost is not None:
-        say(f"Input costs on {min(len(used), cost_sample)} items (cost cache, else measured) ...")
-        costs = measure_costs(
-            specs_in, used, sample=cost_sample, seed=seed, remeasure=remeasure_costs, progress=say
+    if measures_costs:
+        families = len({input_family(m) for _, m in specs_in})
+        steps.start(
+            MEASURING,
+            f"Input costs on {min(len(used), cost_sample)} items (cost cache, else measured) ...",
+            total=families,
         )
-    say(f"Comparing {', '.join(candidates)} by {n_splits}-fold CV grouped by question ...")
+        costs = measure_costs(
+            specs_in, used, sample=cost_sample, seed=seed, remeasure=remeasure_costs,
+            progress=steps.advance,
+            on_family=lambda done, total: steps.advance(
+                f"{done} of {total} input families measured or cached", done=done, total=total
+            ),
+        )  # fmt: skip
     judge, report = fit_judge(
         scores,
         y,
@@ -219,6 +262,7 @@ def calibrate_dataset(
         inputs=inputs,
         max_cost=max_cost,
         cost_tolerance=cost_tolerance,
+        progress=steps.relay,
         fitted_on={
             "dataset": dataset,
             "n_labelled_available": n_labelled,
