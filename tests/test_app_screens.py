@@ -10,6 +10,7 @@ demo store.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -78,6 +79,12 @@ def test_annotator_quality_shows_dawid_skene_next_to_the_rater(store: str) -> No
     assert columns[:4] == ["Rater", "Labels", "Dawid-Skene accuracy", "Agrees with Dawid-Skene"]
     assert not [c for c in columns if "_" in c]
     assert max(len(c) for c in columns) <= 24  # short headers: the table fits 1400 px
+    element = next(d for d in at.dataframe if "Dawid-Skene accuracy" in d.value.columns)
+    formats = json.loads(element.proto.columns)  # the page's column formats, by header
+    assert formats["Dawid-Skene accuracy"]["type_config"]["format"] == "%.3f"
+    for header in set(formats) & set(quality.columns):
+        # a number format on a text column would draw "None" in its blank cells
+        assert pd.api.types.is_numeric_dtype(quality[header]), header
 
 
 def test_judge_outcome_headers_cover_every_reason_in_words() -> None:

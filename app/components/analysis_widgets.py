@@ -252,9 +252,8 @@ def show_item(detail: analysis.ItemDetail, *, key: str, show_scores: bool = True
         )
         if others:
             st.caption(
-                "Latest configuration per metric. Also scored under other settings: "
-                + "; ".join(others)
-                + " (the Metric explorer can compare configurations)."
+                "The latest configuration of each metric (the one the analysis pages use). "
+                "Also scored under other settings: " + "; ".join(others) + "."
             )
 
 

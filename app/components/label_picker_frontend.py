@@ -41,6 +41,8 @@ button kbd, .keys kbd { font-family: var(--st-code-font, monospace); font-size: 
   border: 1px solid currentColor; border-radius: 0.25rem; padding: 0 0.25rem; margin-right: 0.4rem;
   opacity: 0.8; }
 .labels { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); gap: 0.3rem; }
+.labels button { font-size: 0.9rem; padding: 0.3rem 0.4rem; }
+.labels button kbd { margin-right: 0.3rem; }
 .rules { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 0.3rem; }
 .rules button { font-size: 0.85rem; padding: 0.25rem 0.45rem; }
 .saverow { display: flex; align-items: stretch; gap: 0.5rem; margin-top: 0.5rem; }

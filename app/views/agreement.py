@@ -7,6 +7,8 @@ the others, and how many items have enough labels to measure agreement at all.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -87,6 +89,13 @@ QUALITY_HEADERS = {
 _RATE = st.column_config.NumberColumn(format="%.3f")
 
 
+def rate_columns(frame: pd.DataFrame, names: list[str]) -> dict[str, Any]:
+    """Column formats giving every rate the same three decimals (Streamlit otherwise prints
+    "0.5" above "0.9662"). Only numeric columns: a column that :func:`display_frame` turned
+    into text for its blanks is formatted already, and a number format would show "None"."""
+    return {n: _RATE for n in names if n in frame and pd.api.types.is_numeric_dtype(frame[n])}
+
+
 def _quality_section(url: str, dataset: str | None) -> None:
     """Each annotator against the adjudicated labels, the others and Dawid-Skene."""
     st.subheader("Annotator quality")
@@ -96,13 +105,12 @@ def _quality_section(url: str, dataset: str | None) -> None:
         return
     # display_frame: an undefined rate (no adjudicated item, nobody else) is a blank cell,
     # not Streamlit's "None"; rates are shown with three decimals either way.
-    shown = quality[[c for c in QUALITY_HEADERS if c in quality.columns]]
+    shown = display_frame(
+        quality[[c for c in QUALITY_HEADERS if c in quality.columns]], QUALITY_HEADERS
+    )
     rates = [h for c, h in QUALITY_HEADERS.items() if c.startswith(("agree", "kappa", "ds_"))]
     st.dataframe(
-        display_frame(shown, QUALITY_HEADERS),
-        hide_index=True,
-        key="agreement_quality",
-        column_config=dict.fromkeys(rates, _RATE),
+        shown, hide_index=True, key="agreement_quality", column_config=rate_columns(shown, rates)
     )
     st.caption(
         "Agreement on the 3-point label with the researchers' adjudications; binary agreement "
@@ -187,9 +195,12 @@ def main() -> None:
         )
 
     st.subheader("Each rater against the others' majority")
+    raters = display_frame(tables.raters, RATER_HEADERS)
+    rater_rates = ["Agreement", RATER_HEADERS["kappa"], RATER_HEADERS["alpha_without"]]
     st.dataframe(
-        display_frame(tables.raters, RATER_HEADERS), hide_index=True, key="agreement_raters"
-    )
+        raters, hide_index=True, key="agreement_raters",
+        column_config=rate_columns(raters, rater_rates),
+    )  # fmt: skip
     st.caption(
         "Alpha without: nominal alpha of everyone else; a rater whose removal raises it a lot "
         "is the one to talk to."
