@@ -188,7 +188,8 @@ class FitProgress:
         label = f"Step {p.index} of {p.steps}: {p.step}"
         if p.step != self.step:
             self.step = p.step
-            self.status.update(label=label)
+            # expanded again: an update without it collapses the box (Streamlit clears it)
+            self.status.update(label=label, expanded=True)
             self.status.write(safe_text.escape_markdown(label))
         self.bar.progress(p.fraction, text=safe_text.escape_markdown(p.message))
 
