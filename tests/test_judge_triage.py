@@ -193,10 +193,37 @@ def test_a_tampered_band_fails_its_checksum_or_validation() -> None:
         Judge.from_config(config)
 
 
-def test_a_version_1_config_written_before_the_refactor_gives_byte_identical_scores() -> None:
+#: How far a reproduced score may sit from the one written in ``tests/data/judge_v1/``.
+#: Why not bit for bit: the stacker's logit is a BLAS dot product, and BLAS sums in an order
+#: that depends on the thread count, the CPU's kernel and the machine's load (issue 21: a fresh
+#: clone under load gave ``...552411`` for ``...5524113``, one unit in the last place). Two
+#: ULPs are ~4e-16 relative; 1e-12 leaves room for a few and still catches any change to the
+#: computation (a changed formula, input or weight moves a score by far more).
+V1_RTOL = 1e-12
+
+
+def _assert_same_scores(got: list[float], written: list[str], column: str) -> None:
+    """``got`` equal to the ``repr`` strings ``written``, to :data:`V1_RTOL` relative."""
+    want = np.array([float(v) for v in written])
+    np.testing.assert_allclose(
+        np.asarray(got, dtype=float), want, rtol=V1_RTOL, atol=0, err_msg=column
+    )
+
+
+def test_the_version_1_comparison_allows_the_last_bit_and_nothing_more() -> None:
+    """The digits issue 21 saw: one ULP apart is the same score; a real change is not."""
+    written = ["0.0003489875995524113"]
+    _assert_same_scores([0.000348987599552411], written, "judge_score")
+    _assert_same_scores([float(np.nextafter(np.float64(written[0]), 1.0))], written, "s")
+    with pytest.raises(AssertionError):
+        _assert_same_scores([0.0003489875995524113 * (1 + 1e-9)], written, "judge_score")
+
+
+def test_a_version_1_config_written_before_the_refactor_gives_the_same_scores() -> None:
     """``tests/data/judge_v1/`` was written by qaeval at c4d47c3 (before the package layout
     and triage changes): the config, its input and the scores that code gave (repr of each
-    float). Today's code must load it and reproduce every score bit for bit."""
+    float). Today's code must load it, give the same verdicts exactly and the same scores to
+    :data:`V1_RTOL` (see there why not bit for bit)."""
     here = Path(__file__).parent / "data" / "judge_v1"
     judge = Judge.from_config(here / "judge.json")
     assert json.loads((here / "judge.json").read_text())["schema_version"] == 1
@@ -207,7 +234,7 @@ def test_a_version_1_config_written_before_the_refactor_gives_byte_identical_sco
         if isinstance(values[0], bool):
             assert got == values, column
         else:
-            assert [repr(float(v)) for v in got] == values, column
+            _assert_same_scores(got, values, column)
     assert set(out["judge_outcome"]) <= {"correct", "incorrect"}
 
 
