@@ -11,12 +11,20 @@ scheduler of ours to get wrong.
   :func:`~qaeval_core.io.frames.items_from_frame` (so column aliases and ``/``-separated
   references are read exactly as locally) plus a row number; files (JSON lines or Parquet, one
   file or a folder of them) are read by Ray itself (``ray.data.read_json`` /
-  ``read_parquet``), so a large input never passes through the driver.
+  ``read_parquet``), so a large input never passes through the driver's memory.
+* **Checked first.** Before Ray starts, the driver reads a local input once, a row at a time,
+  through the checks the local engine runs (:mod:`qaeval_core.io.score_rows`): a bad row is the
+  same row-numbered :class:`~qaeval_core.errors.ValidationError` on both engines, and nothing
+  is scored. Arrow reads one JSON type per column, so a JSON lines input whose columns mix
+  types (a number among the candidates, a string of references among lists), which the local
+  engine reads as it is, is rewritten next to the input (``.qaeval-uniform-*``, removed after
+  the run) with one type per column: the item fields as the scorers read them, other mixed
+  columns as text. Remote inputs (``s3://...``) are read by Ray unchecked.
 * **Batches.** The rows are re-cut into blocks of exactly ``batch_size`` consecutive rows
   (``repartition(target_num_rows_per_block=..., strict=True)``, order preserved) and each block
   is one ``map_batches`` batch, so every metric sees the batches the local loop sees with the
-  same ``batch_size``. Only A-VERT cares (it draws distractors from its batch); every other
-  metric scores an item on its own, so its scores do not depend on the batch size at all.
+  same ``batch_size``. No metric's score for an item depends on its batch (A-VERT's
+  distractors come from a fixed pool), so the batch size changes only the work per call.
   Frames check the cut on every batch (the row numbers must be one aligned chunk).
 * **Workers.** A callable class in an autoscaling actor pool: each actor unpickles the steps
   once (metric objects, a judge) and keeps them, so models load once per actor, not per batch.
@@ -361,6 +369,66 @@ def _check_folder(output: str) -> None:
         )
 
 
+def _input_files(source: str, fmt: str) -> list[Path]:
+    """The files Ray will read: ``source`` itself, or those of its folder with the suffixes
+    of ``fmt``, in name order, skipping names starting with ``.`` or ``_`` as Ray does."""
+    path = Path(source)
+    if not path.is_dir():
+        return [path]
+    suffixes = {s for s, f in FORMATS.items() if f == fmt}
+    return sorted(
+        p
+        for p in path.rglob("*")
+        if p.is_file()
+        and p.suffix.lower() in suffixes
+        and not any(part.startswith((".", "_")) for part in p.relative_to(path).parts)
+    )
+
+
+@contextlib.contextmanager
+def _checked_input(source: str, fmt: str) -> Iterator[str]:
+    """``source`` checked row by row on the driver (a ValidationError before anything runs),
+    as the path Ray should read: ``source`` itself, or a copy with one JSON type per column
+    when its columns mix types (module docstring), removed afterwards."""
+    import shutil
+    import tempfile
+
+    from qaeval_core.io import score_rows
+
+    if _is_remote(source):
+        yield source
+        return
+    files = _input_files(source, fmt)
+    if fmt == "parquet":
+        for file in files:
+            score_rows.check_parquet(file)
+        yield source
+        return
+    scan = score_rows.JsonlScan()
+    for file in files:
+        scan = score_rows.scan_jsonl(file, scan=scan)
+    if not scan.mixed:
+        yield source
+        return
+    is_dir = Path(source).is_dir()
+    # Beside the input, not inside a folder input (its next run would read the copy too).
+    base = Path(source).resolve().parent
+    try:
+        folder = Path(tempfile.mkdtemp(prefix=".qaeval-uniform-", dir=base))
+    except OSError:  # a read-only input folder: the system's temporary folder
+        folder = Path(tempfile.mkdtemp(prefix="qaeval-uniform-"))
+    try:
+        for file in files:
+            rel = file.relative_to(source) if is_dir else Path(file.name)
+            target = (folder / rel).with_suffix(".jsonl")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with target.open("w", encoding="utf-8") as fh:
+                score_rows.write_uniform(file, fh, scan.mixed)
+        yield str(folder if is_dir else (folder / files[0].name).with_suffix(".jsonl"))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def map_files(
     source: str | os.PathLike[str],
     output: str | os.PathLike[str],
@@ -390,9 +458,9 @@ def map_files(
     folder = output_is_folder(output)
     if folder:
         _check_folder(output)
-    with _session(options, progress) as ray:
+    with _checked_input(source, fmt) as readable, _session(options, progress) as ray:
         pool = _pool(ray, options, needs_models)
-        mapped = _score(ray, _read(ray, source, fmt), (steps, _batch_size(batch_size)), pool)
+        mapped = _score(ray, _read(ray, readable, fmt), (steps, _batch_size(batch_size)), pool)
         if not folder:
             frame = mapped.to_pandas()
             io.write_records(frame, output)

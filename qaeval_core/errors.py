@@ -61,11 +61,16 @@ class RowError:
 class ValidationError(QAEvalError):
     """An input file has invalid rows; nothing was imported. Carries every bad row."""
 
-    def __init__(self, source: str, errors: list[RowError], *, limit: int = 50) -> None:
+    def __init__(
+        self,
+        source: str,
+        errors: list[RowError],
+        *,
+        limit: int = 50,
+        outcome: str = "nothing was imported",
+    ) -> None:
         self.source = source
         self.errors = errors
         shown = "\n".join(f"  {e}" for e in errors[:limit])
         more = f"\n  ... and {len(errors) - limit} more" if len(errors) > limit else ""
-        super().__init__(
-            f"{source}: {len(errors)} invalid row(s); nothing was imported.\n{shown}{more}"
-        )
+        super().__init__(f"{source}: {len(errors)} invalid row(s); {outcome}.\n{shown}{more}")

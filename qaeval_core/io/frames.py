@@ -20,7 +20,7 @@ from qaeval_core.errors import ConfigError
 from qaeval_core.io.rows import FIELD_ALIASES
 from qaeval_core.schema import Item, join_models
 
-__all__ = ["items_from_frame", "items_frame"]
+__all__ = ["field_aliases", "items_from_frame", "items_frame"]
 
 
 _FRAME_ALIASES: dict[str, tuple[str, ...]] = {
@@ -36,10 +36,14 @@ _FRAME_ALIASES: dict[str, tuple[str, ...]] = {
 }
 
 
+def field_aliases(field: str) -> tuple[str, ...]:
+    """The columns read for an item field, in priority order: the importer's aliases first,
+    then the ones only frames use (the file checks of ``qaeval score`` read the same)."""
+    return tuple(dict.fromkeys([*FIELD_ALIASES.get(field, ()), *_FRAME_ALIASES[field]]))
+
+
 def _column(frame: pd.DataFrame, field: str) -> str | None:
-    # The importer's aliases first, then the ones only frames use.
-    aliases = tuple(dict.fromkeys([*FIELD_ALIASES.get(field, ()), *_FRAME_ALIASES[field]]))
-    return next((c for c in aliases if c in frame.columns), None)
+    return next((c for c in field_aliases(field) if c in frame.columns), None)
 
 
 def _is_missing(value: Any) -> bool:
