@@ -13,9 +13,10 @@ score means the same thing whichever path computed it:
   them as ``judge_error``). A configuration or model-loading error, the first few retries all
   failing, or every item failing re-raises instead (the metric, not a row, is broken).
 * **Batches.** Each metric sees all its items in one ``score_batch`` call unless
-  ``batch_size`` is given: embedding metrics then embed each unique string once, and A-VERT
-  draws its distractors from the whole set (it picks them within a batch, so chunking changes
-  its wrong group).
+  ``batch_size`` is given: embedding metrics then embed each unique string once. Batches are
+  only about speed: no metric's score for an item depends on the items batched with it or on
+  their order (``tests/test_batch_independence.py``; A-VERT's distractors come from a fixed
+  pool).
 * **Progress** bars count items over all jobs.
 
 This module knows nothing of the store; metrics are :class:`~qaeval_core.metrics.base.Metric`

@@ -8,6 +8,7 @@ meteorologist!".
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -15,12 +16,15 @@ import pytest
 from _tiny_models import tiny_cross_encoder
 
 from qaeval_core.errors import ConfigError
+from qaeval_core.metrics._support.text import normalize_answer
 from qaeval_core.metrics.avert import (
     REFUSAL_TARGETS,
     AVert,
+    _top_distractors,
     build_groups,
     enhance_choice,
     enhance_open,
+    load_distractor_pool,
     normalise_groups,
     select_distractors,
 )
@@ -147,25 +151,76 @@ def test_sky_example_hard_negative(cache_dir) -> None:
     assert not AVert().score_batch([sky("The sky is green.")]).decisions[0]
 
 
+def _pool_targets() -> set[str]:
+    """Every wrong target the shipped pool can give (its answers and their enhancements)."""
+    return set(enhance_open(load_distractor_pool().answers))
+
+
 @pytest.mark.slow
-def test_distractors_from_other_questions_and_batch_consistency(cache_dir) -> None:
+def test_distractors_come_from_the_fixed_pool_not_the_batch(cache_dir) -> None:
+    """Issue 21: version 1 took them from the other items of the batch, so the same item
+    scored 0.884 alone and 0.648 inside a 6-row file."""
     items = [
         Item("What year did World War II end?", ("1945",), "It ended in 1945.", dataset="d"),
         Item("When was Barack Obama born?", ("1961",), "He was born in 1961.", dataset="d"),
         Item("When did the Berlin Wall fall?", ("1989",), "In 1989.", dataset="d"),
         Item("Who wrote Hamlet?", ("Shakespeare",), "William Shakespeare.", dataset="d"),
-        Item("What year did World War II end?", ("1945",), "The war ended in 1961.", dataset="d"),
     ]
     res = AVert(k_distractors=2).score_batch(items)
-    assert res.decisions.tolist() == [True, True, True, True, False]
+    assert res.decisions.tolist() == [True, True, True, True]
+    pool = _pool_targets()
     for it, det in zip(items, res.details, strict=True):
         assert det["wrong_source"] == "distractors"
+        assert det["best_targets"]["wrong"] in pool
         assert it.references[0] not in det["best_targets"]["wrong"]
-    # items with their own wrong answers do not depend on the rest of the batch
+    # the pool's most similar answers to a year are years
+    assert re.search(r"\b1\d{3}\b", res.details[0]["best_targets"]["wrong"])
+    # neither another item that answers "1961" nor the order changes an item's score
+    alone = [AVert(k_distractors=2).score_batch([it]).scores[0] for it in items]
+    np.testing.assert_allclose(res.scores, alone, atol=1e-5)
+    # items with their own wrong answers never depended on the batch
     own = [sky("Blue."), sky("Probably green.")]
     batch = AVert().score_batch(own).scores
     single = [AVert().score_batch([it]).scores[0] for it in own]
     np.testing.assert_allclose(batch, single, atol=1e-6)
+
+
+def test_the_shipped_pool_and_a_pool_file(tmp_path: Path) -> None:
+    shipped = load_distractor_pool()
+    assert len(shipped.answers) > 500 and "Richard Nixon" in shipped.answers
+    # an answer of the item's own question is never its distractor
+    q = "which president supported the creation of the environmental protection agency (epa)"
+    assert normalize_answer(q) in shipped.owners["Richard Nixon"]
+    text = tmp_path / "pool.txt"
+    text.write_text("1939\n1961\n\nCharles Dickens\n", encoding="utf-8")
+    assert load_distractor_pool(str(text)).answers == ("1939", "1961", "Charles Dickens")
+    lines = tmp_path / "pool.jsonl"
+    lines.write_text(
+        '{"answer": "1939", "questions": ["When did WW2 begin?"]}\n{"answer": "1961"}\n',
+        encoding="utf-8",
+    )
+    pool = load_distractor_pool(str(lines))
+    sims = np.array([0.9, 0.8])
+    pick = _top_distractors(["1945"], sims, pool.answers, pool.owners, "when did ww2 begin", 2)
+    assert pick == ["1961"]  # 1939 answers this very question
+    assert _top_distractors(["1945"], sims, pool.answers, pool.owners, "other", 2) == [
+        "1939",
+        "1961",
+    ]
+    # the content identifies the scores, not the path
+    copy = tmp_path / "copy.txt"
+    copy.write_bytes(text.read_bytes())
+    base = AVert(distractor_pool=str(text)).config_hash()
+    assert AVert(distractor_pool=str(copy)).config_hash() == base
+    assert "distractor_pool" not in AVert(distractor_pool=str(text)).config()["params"]
+    copy.write_text("1939\n", encoding="utf-8")
+    assert AVert(distractor_pool=str(copy)).config_hash() != base  # edited: read again
+    assert AVert().config_hash() != base
+    with pytest.raises(ConfigError, match="cannot read the distractor pool"):
+        AVert(distractor_pool=str(tmp_path / "missing.txt")).config()
+    (tmp_path / "bad.jsonl").write_text('{"text": "1939"}\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="line 1"):
+        load_distractor_pool(str(tmp_path / "bad.jsonl"))
 
 
 @pytest.mark.slow
@@ -187,4 +242,4 @@ def test_cross_encoder_ranker_with_a_tiny_model(tmp_path: Path, cache_dir) -> No
              Item("Who wrote Hamlet?", ("Shakespeare",), "Shakespeare", dataset="d")]  # fmt: skip
     res = metric.score_batch(plain)
     assert [d["wrong_source"] for d in res.details] == ["distractors", "distractors"]
-    assert res.details[0]["best_targets"]["wrong"].count("Shakespeare") == 1
+    assert all(d["best_targets"]["wrong"] in _pool_targets() for d in res.details)

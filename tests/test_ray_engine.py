@@ -104,9 +104,7 @@ def test_a_worker_that_dies_mid_run_is_retried_without_lost_or_repeated_rows(
 
 @needs_ray
 @pytest.mark.slow
-def test_batch_dependent_avert_and_an_embedding_metric_match_local_batches(
-    local_ray, nq_rows
-) -> None:
+def test_avert_and_an_embedding_metric_match_the_local_engine(local_ray, nq_rows) -> None:
     frame = pd.DataFrame(nq_rows[:120])
     metrics = ["avert", "embed_cosine"]
     local = qa.score(frame, metrics, batch_size=40)
@@ -118,10 +116,10 @@ def test_batch_dependent_avert_and_an_embedding_metric_match_local_batches(
     for column in details:
         for got, want in zip(on_ray[column], local[column], strict=True):
             _assert_close(json.loads(got), json.loads(want), column)
-    # A-VERT draws distractors from its batch: other batches give other scores, so equality
-    # above needs Ray's batches to be exactly the local ones.
-    whole = qa.score(frame, ["avert"])
-    assert not np.array_equal(whole["avert"].to_numpy(), local["avert"].to_numpy())
+    # No batch changes a score (issue 21: A-VERT drew its distractors from the batch until
+    # version 2; now from a fixed pool), so one unbatched local run agrees too.
+    whole = qa.score(frame, metrics)
+    pd.testing.assert_frame_equal(whole.drop(columns=details), local.drop(columns=details))
 
 
 def _assert_close(got: object, want: object, where: str) -> None:
@@ -236,6 +234,13 @@ def test_cli_ray_scores_parquet_into_a_folder_with_a_judge(
     for column in want.columns:
         if column == "references":
             assert [list(v) for v in got[column]] == [list(v) for v in want[column]]
+        elif want[column].dtype.kind == "f":
+            # The judge's logit is a BLAS dot product, and a Ray worker runs BLAS on one
+            # thread (OMP_NUM_THREADS=1) where this process may use more: the sum may round
+            # its last bit differently (issue 21). 1e-12 still catches any other difference.
+            np.testing.assert_allclose(
+                got[column].to_numpy(), want[column].to_numpy(), rtol=1e-12, atol=0, err_msg=column
+            )
         else:
             np.testing.assert_array_equal(got[column].to_numpy(), want[column].to_numpy(), column)
     # A non-empty output folder is refused rather than mixed with the old files.

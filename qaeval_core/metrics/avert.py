@@ -28,13 +28,26 @@ all-options template; we follow the paper's text.
 **Wrong group, decision rule** (in order): the item's ``choices`` minus the correct one
 (multiple-choice mode; the correct option is the choice equal to a reference after SQuAD
 normalisation, or the option letter when the reference is a single letter A-Z); else the item's
-``wrong_answers``; else ``k_distractors`` references of *other questions of the same dataset in
-the same batch*, those most similar by embedding (max cosine to any of this item's references)
-and therefore plausible answers of the same type (a year for a year, a person for a person).
-Candidates equal to, containing or contained in one of this item's normalised references are
-excluded, so an alias of the gold answer is not used as a distractor when it is spelled the same.
-Score the whole dataset in one batch for good distractors; with no distractor available the
-wrong group is left out and the details say so (the decision is then weak).
+``wrong_answers``; else ``k_distractors`` answers from a **fixed distractor pool**, those most
+similar by embedding (max cosine to any of this item's references) and therefore plausible
+answers of the same type (a year for a year, a person for a person). Pool answers equal to,
+containing or contained in one of this item's normalised references are excluded, so an alias
+of the gold answer is not used as a distractor when it is spelled the same, and so are the
+pool's answers to this item's own question. With no distractor available the wrong group is
+left out and the details say so (the decision is then weak).
+
+**Decision: the pool is fixed, never the batch.** Version 1 drew the distractors from the
+references of the other items of the same batch, so an item's score depended on what it was
+scored with and in which chunk (issue 21: 0.884 alone, 0.648 inside a 6-row file, and the
+Explorer's trace, which scores one item, disagreed with the stored score). The shipped pool
+(``distractor_pool=None``) is the 538 reference answers of the 301 NQ-301 questions
+(``qaeval_core/data/avert_distractors.jsonl``, built by ``scripts/build_avert_distractors.py``:
+people, places, years, dates, numbers, titles); ``distractor_pool=<file>`` gives another
+(``.txt``: one answer per line; ``.jsonl``: ``{"answer": ..., "questions": [...]}``) for data
+whose answers look different. Either way the pool's content is hashed into the configuration,
+so a changed pool never reuses stored scores; version 2 marks the change of rule. Each item's
+similarities to the pool are computed from its own references alone, so even the rounding of
+the products does not depend on the batch.
 
 Group scores: similarities are clipped at 0 before normalising (normalisation needs
 non-negative scores; raw cosines can dip below 0). **Decision**: correct when the normalised
@@ -53,9 +66,14 @@ only meaningful inside it.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -81,6 +99,9 @@ __all__ = [
     "build_groups",
     "select_distractors",
     "normalise_groups",
+    "DistractorPool",
+    "load_distractor_pool",
+    "DEFAULT_DISTRACTOR_POOL",
 ]
 
 #: The paper's instruction for instruction-aware rankers (section 3.2.3).
@@ -243,20 +264,87 @@ def select_distractors(
     return [pool[keep[j]] for j in order[:k]]
 
 
-#: Rows of the (questions x pool) similarity matrix computed at once.
-_BLOCK = 256
+#: The shipped distractor pool (``qaeval_core/data``); see the module docstring.
+DEFAULT_DISTRACTOR_POOL = "avert_distractors.jsonl"
+
+
+@dataclass(frozen=True)
+class DistractorPool:
+    """A fixed list of answers A-VERT draws distractors from, with the normalised questions
+    each answers (an answer is never a distractor for its own question), and a content hash
+    that goes into the metric's configuration."""
+
+    answers: tuple[str, ...]
+    owners: dict[str, frozenset[str]]
+    sha256: str
+
+
+def _pool_rows(path: Path) -> list[tuple[str, list[str]]]:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix != ".jsonl":
+        return [(line.strip(), []) for line in text.splitlines() if line.strip()]
+    rows: list[tuple[str, list[str]]] = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            answer = str(row["answer"]).strip()
+            questions = [normalize_answer(str(q)) for q in row.get("questions", [])]
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ConfigError(
+                f"A-VERT distractor pool {path}, line {n}: expected "
+                f'{{"answer": text, "questions": [text, ...]}} ({exc}).'
+            ) from None
+        if answer:
+            rows.append((answer, questions))
+    return rows
+
+
+def load_distractor_pool(path: str | None = None) -> DistractorPool:
+    """The pool in ``path`` (``.txt``: one answer per line; ``.jsonl``: ``{"answer",
+    "questions"}`` per line), or the shipped one for None. Read once per file version (path,
+    modification time and size), so an edited file is read again, with its new hash."""
+    where = (
+        Path(str(resources.files("qaeval_core.data") / DEFAULT_DISTRACTOR_POOL))
+        if path is None
+        else Path(path).expanduser()
+    )
+    try:
+        stat = where.stat()
+    except OSError as exc:
+        raise ConfigError(f"A-VERT cannot read the distractor pool {where}: {exc}.") from None
+    return _load_pool(str(where), stat.st_mtime_ns, stat.st_size)
+
+
+@cache
+def _load_pool(where: str, mtime_ns: int, size: int) -> DistractorPool:
+    """:func:`load_distractor_pool` of one file version (the last two arguments key the
+    cache)."""
+    path = Path(where)
+    try:
+        rows = _pool_rows(path)
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    except OSError as exc:
+        raise ConfigError(f"A-VERT cannot read the distractor pool {path}: {exc}.") from None
+    owners: dict[str, set[str]] = {}
+    for answer, questions in rows:
+        owners.setdefault(answer, set()).update(questions)
+    if not owners:
+        raise ConfigError(f"A-VERT distractor pool {path} holds no answer.")
+    return DistractorPool(tuple(owners), {a: frozenset(q) for a, q in owners.items()}, digest)
 
 
 def _top_distractors(
     references: Sequence[str],
     sims: np.ndarray,
     pool: Sequence[str],
-    owners: dict[str, set[str]],
+    owners: dict[str, frozenset[str]],
     question: str,
     k: int,
 ) -> list[str]:
     """:func:`select_distractors` given each pool string's best similarity to the references,
-    over the pool strings that answer another question, walking only the most similar
+    over the pool strings that do not answer ``question``, walking only the most similar
     candidates (``argpartition``) instead of sorting the whole pool."""
     refs_norm = [normalize_answer(r) for r in references]
     m = min(len(pool), 8 * k + 32)
@@ -266,8 +354,8 @@ def _top_distractors(
         chosen: list[str] = []
         for j in order:
             text = pool[j]
-            if not owners[text] - {question}:
-                continue  # only this question's own references
+            if question in owners.get(text, frozenset()):
+                continue  # an answer of this very question
             if any(_matches(normalize_answer(text), rn) for rn in refs_norm):
                 continue
             chosen.append(text)
@@ -300,10 +388,13 @@ class AVert(ProfileParam, Metric):
     instruction : None, "default" (the paper's instruction) or a template with ``{query}``.
     enhance : apply the enhancement templates.
     refusal : include the refusal group.
-    k_distractors : distractors taken from other questions when an item has no choices or
-        known wrong answers.
+    k_distractors : distractors taken from the distractor pool when an item has no choices
+        or known wrong answers.
     distractor_model : embedding model that picks those distractors; None means ``model``
         with the embedding ranker and the default MiniLM with a cross-encoder.
+    distractor_pool : file of answers to draw distractors from (``.txt`` or ``.jsonl``, see
+        :func:`load_distractor_pool`); None uses the shipped NQ-301 answers. Its content, not
+        its path, identifies the scores.
     threshold : used only when re-deciding from scores (``decide``); ``score_batch`` decides by
         argmax, which for two groups equals share >= 0.5.
     backend : embedding encoder backend (:mod:`._support.backends`); ``"auto"`` and the other
@@ -313,7 +404,9 @@ class AVert(ProfileParam, Metric):
     """
 
     id = "avert"
-    version = "1"
+    #: 2: distractors from a fixed pool instead of the batch (issue 21), so version-1 scores,
+    #: which depended on the batch, are never reused.
+    version = "2"
     kind = "embedding"
     description = "A-VERT: max-similarity ranking of correct / wrong / refusal target groups"
     needs_models = True
@@ -329,6 +422,7 @@ class AVert(ProfileParam, Metric):
         refusal: bool = True,
         k_distractors: int = 4,
         distractor_model: str | None = None,
+        distractor_pool: str | None = None,
         threshold: float = 0.5,
         device: str | None = None,
         backend: str = "auto",
@@ -341,6 +435,7 @@ class AVert(ProfileParam, Metric):
         self.refusal = refusal
         self.k_distractors = k_distractors
         self.distractor_model = distractor_model
+        self.distractor_pool = distractor_pool
         self.threshold = threshold
         self.device = device
         self.backend = backend
@@ -349,6 +444,10 @@ class AVert(ProfileParam, Metric):
     def config(self) -> dict[str, Any]:
         cfg = super().config()
         hash_params(cfg["params"])
+        # The pool is identified by its content: an edited file never reuses stored scores.
+        pool = cfg["params"].pop("distractor_pool", None)
+        if int(self.k_distractors) > 0:
+            cfg["distractor_pool_sha256"] = load_distractor_pool(pool).sha256
         return cfg
 
     # -- helpers ------------------------------------------------------------------------------
@@ -378,12 +477,11 @@ class AVert(ProfileParam, Metric):
         return template.replace("{query}", candidate)
 
     def _distractors(self, items: Sequence[Item], need: list[int]) -> dict[int, list[str]]:
-        """Distractors for the items in ``need``, chosen per dataset in matrix form.
+        """Distractors for the items in ``need``, from the fixed pool (module docstring).
 
-        Items that share a question and references share their distractors, so the work is
-        one similarity block per dataset (unique questions x pool) plus a short walk down
-        each row's top candidates; the result equals :func:`select_distractors` on the pool
-        of other questions' references.
+        Items that share a question and references share their distractors, so each unique
+        (question, references) key is one small product of its reference vectors with the
+        pool's, computed alone: its value, rounding included, is the same in any batch.
         """
         k = int(self.k_distractors)
         if not need or k == 0:
@@ -392,42 +490,20 @@ class AVert(ProfileParam, Metric):
             self.model if self.ranker == "embedding" else DEFAULT_EMBEDDING_MODEL
         )
         cache = get_cache(chooser, self.device, self.backend)
-        need_by_dataset: dict[str | None, list[int]] = {}
+        pool = load_distractor_pool(self.distractor_pool)
+        pool_vecs = cache.encode(list(pool.answers))
+        keys: dict[tuple[str, tuple[str, ...]], list[int]] = {}
         for i in need:
-            need_by_dataset.setdefault(items[i].dataset, []).append(i)
+            refs = tuple(str(r).strip() for r in items[i].references if str(r).strip())
+            if refs:
+                q = normalize_answer(items[i].question or "")
+                keys.setdefault((q, refs), []).append(i)
         out: dict[int, list[str]] = {}
-        for ds, wanted in need_by_dataset.items():
-            # The pool: every reference of the dataset, with the questions it answers.
-            owners: dict[str, set[str]] = {}
-            for it in items:
-                if it.dataset != ds:
-                    continue
-                q = normalize_answer(it.question or "")
-                for r in it.references:
-                    text = str(r).strip()
-                    if text:
-                        owners.setdefault(text, set()).add(q)
-            pool = list(owners)
-            if not pool:
-                continue
-            pool_vecs = cache.encode(pool)
-            keys: dict[tuple[str, tuple[str, ...]], list[int]] = {}
-            for i in wanted:
-                refs = tuple(str(r).strip() for r in items[i].references if str(r).strip())
-                if refs:
-                    q = normalize_answer(items[i].question or "")
-                    keys.setdefault((q, refs), []).append(i)
-            key_list = list(keys)
-            # Similarity of every (question, references) key to the pool, in row blocks.
-            for start in range(0, len(key_list), _BLOCK):
-                block = key_list[start : start + _BLOCK]
-                flat = [r for _, refs in block for r in refs]
-                bounds = np.cumsum([0] + [len(refs) for _, refs in block[:-1]])
-                sims = np.maximum.reduceat(cache.encode(flat) @ pool_vecs.T, bounds, axis=0)
-                for row, (q, refs) in zip(sims, block, strict=True):
-                    chosen = _top_distractors(refs, row, pool, owners, q, k)
-                    for i in keys[(q, refs)]:
-                        out[i] = chosen
+        for (q, refs), owners in keys.items():
+            sims = (cache.encode(list(refs)) @ pool_vecs.T).max(axis=0)
+            chosen = _top_distractors(refs, sims, pool.answers, pool.owners, q, k)
+            for i in owners:
+                out[i] = chosen
         return out
 
     def _rank(self, pairs: list[tuple[str, str]]) -> np.ndarray:

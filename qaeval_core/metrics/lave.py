@@ -19,7 +19,8 @@ one for other questions, Table 6) and the test item; the LLM writes a rationale 
 * Binary decision: correct only for rating 3 ("unclear" is not correct, METHODS.md), i.e.
   score >= 0.75 with scores in {0, 0.5, 1}.
 * Greedy decoding (temperature 0). Identical prompts are sent once; an empty candidate scores 0
-  without a call.
+  without a call. A local model completes one prompt per forward pass (``LocalChatLM``), so a
+  rating never depends on the items scored with it (a padded batch rounds differently).
 
 Backends (:mod:`qaeval_core.metrics._support.llm_backend`): a local transformers causal LM by path,
 alias or hub name (default ``smollm2``, the packaged SmolLM2-135M-Instruct: it runs offline and
@@ -280,6 +281,19 @@ class Lave(Metric):
         self.filter_p = filter_p
         self.threshold = threshold
         self.device = device
+
+    def config(self) -> dict[str, Any]:
+        """The parameters; a local model also records that it reads one prompt per pass.
+
+        Before issue 21 a local model completed 8 prompts per padded batch, so a stored local
+        rating could depend on the items scored with it; the ``local_batch`` key moves those
+        configurations' hash so they are scored again. An endpoint always received one prompt
+        per request: its hash, and its stored scores, stay.
+        """
+        cfg = super().config()
+        if not self.url:
+            cfg["local_batch"] = 1
+        return cfg
 
     def backend(self) -> Any:
         if not 0 <= int(self.num_shots) <= 8:

@@ -90,8 +90,7 @@ def _calibration_inputs(
     """Scores and default decisions of every input on the used items, in their order.
 
     A column whose scores are all stored is read back; any other is scored on all used items
-    at once (A-VERT draws its distractors from the batch, so a column is never assembled from
-    two batches) and, with ``store_scores``, stored. ``steps`` hears each input read back or
+    at once and, with ``store_scores``, stored. ``steps`` hears each input read back or
     scored (the scoring step's units are the inputs).
     """
     used_ids = [_item_id(it) for it in used]

@@ -136,6 +136,12 @@ class LocalChatLM:
 
     Conversations are rendered with the tokenizer's chat template when it has one, else the
     message contents are joined by blank lines (a plain completion prompt).
+
+    ``batch_size`` is 1 by default, so a prompt's completion never depends on the prompts sent
+    with it (issue 21: a verdict must not depend on the batch). A batch left-pads its shorter
+    prompts, and the padded shapes round the logits differently in the last bits; greedy
+    decoding turns a near-tie into another token, so LAVE's rating of one item could change with
+    the items around it. Larger batches are faster on a GPU and are the caller's choice.
     """
 
     def __init__(
@@ -144,7 +150,7 @@ class LocalChatLM:
         *,
         device: str | None = None,
         max_new_tokens: int = 64,
-        batch_size: int = 8,
+        batch_size: int = 1,
     ) -> None:
         self.model = model
         self.device = device
