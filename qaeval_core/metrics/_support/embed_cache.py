@@ -18,6 +18,13 @@ simply encoded again when asked for.
 
 One cache per (model, device, backend) in a process (:func:`get_cache`); the backends that
 give torch's vectors up to float rounding share the persistent store (:mod:`.backends`).
+
+**Every stored vector says what made it** (``source``: ``torch``, or ``onnx:<seal>`` for the
+ONNX export whose sealed record made it, :mod:`.onnx_encoder`). When an export fails its
+verification, :func:`drop_vectors` deletes its vectors and records the source as revoked, so
+no backend reads them again (a torch run once reused the vectors of a tampered export). The
+vectors of the store's first layout (table ``emb``) carry no source and cannot be traced to a
+verified encoder: they are dropped, and their texts are simply encoded again.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import os
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +43,7 @@ from qaeval_core.metrics._support.backends import check_backend, load_encoder, s
 from qaeval_core.metrics._support.encoder import Encoded, TextEncoder
 from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL, cache_dir, choose_device
 
-__all__ = ["EmbeddingCache", "get_cache"]
+__all__ = ["EmbeddingCache", "drop_vectors", "get_cache", "store_path"]
 
 _SQL_CHUNK = 500
 _TOKEN_MEMO_MB = 512
@@ -52,6 +59,45 @@ def _token_budget_bytes() -> int:
 
 def _key(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+
+
+def store_path() -> Path:
+    """The persistent embedding store shared by every metric (under the cache directory)."""
+    return cache_dir() / "embeddings.sqlite"
+
+
+def _open_store(path: Path) -> sqlite3.Connection:
+    """The store at ``path``, its tables created (and the untagged first layout dropped)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, timeout=30, check_same_thread=False)
+    db.execute("PRAGMA journal_mode=WAL")
+    with db:
+        db.execute("DROP TABLE IF EXISTS emb")
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS vectors (model TEXT, key BLOB, vec BLOB, "
+            "source TEXT NOT NULL, PRIMARY KEY (model, key))"
+        )
+        db.execute("CREATE TABLE IF NOT EXISTS revoked (source TEXT PRIMARY KEY)")
+    return db
+
+
+def drop_vectors(sources: Iterable[str], path: str | Path | None = None) -> int:
+    """Delete the stored vectors made by ``sources`` and revoke them (a vector with a revoked
+    source is never read, even if a process still running writes one later); the number
+    deleted. ``path``: the store (default :func:`store_path`)."""
+    sources = sorted(set(sources))
+    target = Path(path) if path else store_path()
+    if not sources or not target.exists():
+        return 0
+    db = _open_store(target)
+    try:
+        with db:
+            db.executemany("INSERT OR IGNORE INTO revoked VALUES (?)", [(s,) for s in sources])
+            marks = ",".join("?" * len(sources))
+            cur = db.execute(f"DELETE FROM vectors WHERE source IN ({marks})", sources)
+            return int(cur.rowcount)
+    finally:
+        db.close()
 
 
 class EmbeddingCache:
@@ -94,7 +140,7 @@ class EmbeddingCache:
         if path is False:
             self._db_path: Path | None = None
         else:
-            self._db_path = Path(path) if path else cache_dir() / "embeddings.sqlite"
+            self._db_path = Path(path) if path else store_path()
         self._db: sqlite3.Connection | None = None
 
     # -- persistence -------------------------------------------------------------------------
@@ -102,13 +148,7 @@ class EmbeddingCache:
         if self._db_path is None:
             return None
         if self._db is None:
-            self._db_path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self._db_path, timeout=30, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS emb (model TEXT, key BLOB, vec BLOB, "
-                "PRIMARY KEY (model, key))"
-            )
+            self._db = _open_store(self._db_path)
         return self._db
 
     def _load_persisted(self, texts: list[str]) -> None:
@@ -121,7 +161,8 @@ class EmbeddingCache:
             chunk = keys[start : start + _SQL_CHUNK]
             marks = ",".join("?" * len(chunk))
             rows = conn.execute(
-                f"SELECT key, vec FROM emb WHERE model = ? AND key IN ({marks})",
+                f"SELECT key, vec FROM vectors WHERE model = ? AND key IN ({marks}) "
+                "AND source NOT IN (SELECT source FROM revoked)",
                 [self.store_key, *chunk],
             ).fetchall()
             for key, blob in rows:
@@ -131,12 +172,21 @@ class EmbeddingCache:
         conn = self._conn()
         if conn is None:
             return
+        encoder = self.encoder
+        source = str(getattr(encoder, "vector_source", encoder.backend))
         rows = [
-            (self.store_key, _key(t), v.astype(np.float32).tobytes())
+            (self.store_key, _key(t), v.astype(np.float32).tobytes(), source)
             for t, v in zip(texts, vecs, strict=True)
         ]
         with conn:
-            conn.executemany("INSERT OR IGNORE INTO emb VALUES (?, ?, ?)", rows)
+            # A row of a revoked source (written by a process still running an export found
+            # bad) is replaced; any other stored vector is kept.
+            conn.executemany(
+                "INSERT INTO vectors VALUES (?, ?, ?, ?) ON CONFLICT (model, key) DO UPDATE "
+                "SET vec = excluded.vec, source = excluded.source "
+                "WHERE vectors.source IN (SELECT source FROM revoked)",
+                rows,
+            )
 
     # -- encoding ----------------------------------------------------------------------------
     @property

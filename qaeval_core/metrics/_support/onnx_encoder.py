@@ -20,8 +20,21 @@ with no network.
   fingerprint being a hash of the model folder's file names, sizes and contents, so a changed
   model never reuses a stale export. Files are written under temporary names and renamed,
   so concurrent processes never read half a file.
+* **Verified on every load, never trusted blindly.** A replaced ``model.onnx`` or an edited
+  ``meta.json`` (the pooling) was once loaded without a word and flipped 66 of 200 verdicts.
+  ``meta.json`` now records the SHA-256 of ``model.onnx`` and ``tokenizer.json``, the source
+  model's fingerprint, and a ``seal`` (SHA-256 of the rest of the meta). A load checks the
+  seal, the fingerprint, the settings against the source model's own sentence-transformers
+  files (pooling, maximum length, lower-casing, dimension) and the hash of the very bytes it
+  hands to ONNX Runtime. Any difference is logged, the export is rebuilt (and checked against
+  torch again), and the vectors it made are dropped from the shared embedding store
+  (:func:`~.embed_cache.drop_vectors`): every stored vector is tagged with the export (its
+  seal) or ``torch``. Like the judge file's checksum, the hashes catch accidents and stale
+  caches, not an attacker who can rewrite the cache folder; the settings are checked against
+  the model itself, which such an edit cannot fake short of editing the model.
 * **int8** (only on request, see :mod:`.encoder`): ``onnxruntime.quantization.quantize_dynamic``
-  (per-channel int8 weights) of the exported file, cached beside it.
+  (per-channel int8 weights) of the exported file, cached beside it with the hashes of both
+  files (``model.int8.json``), rebuilt when either differs.
 """
 
 from __future__ import annotations
@@ -48,14 +61,24 @@ from qaeval_core.metrics._support.loading import (
     resolve_model_path,
 )
 
-__all__ = ["OnnxEncoder", "model_fingerprint", "export_dir", "export_model", "PARITY_TOLERANCE"]
+__all__ = [
+    "OnnxEncoder",
+    "PARITY_TOLERANCE",
+    "export_dir",
+    "export_model",
+    "meta_seal",
+    "model_fingerprint",
+    "vector_source",
+    "verify_export",
+]
 
 log = logging.getLogger(__name__)
 
 #: Largest difference from torch's vectors an export may show on the probe strings.
 PARITY_TOLERANCE = 1e-4
-#: Bumped when the export format or the meta file changes, so old exports are not reused.
-EXPORT_VERSION = "1"
+#: Bumped when the export format or the meta file changes, so old exports are not reused
+#: (2: hashes, source fingerprint and seal; version-1 exports were never verified).
+EXPORT_VERSION = "2"
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _PROBES = (
     "Paris",
@@ -133,16 +156,148 @@ def _atomic_write(target: Path, write: Any) -> None:
             os.unlink(tmp)
 
 
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def meta_seal(meta: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of ``meta`` without its ``seal``."""
+    body = {k: v for k, v in meta.items() if k != "seal"}
+    return _sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8"))
+
+
+def vector_source(meta: dict[str, Any], *, quantized_sha: str | None = None) -> str:
+    """The tag of the vectors an export makes (``onnx:<seal>``; int8: its file's hash)."""
+    if quantized_sha is not None:
+        return f"onnx-int8:{quantized_sha[:16]}"
+    return f"onnx:{str(meta.get('seal', ''))[:16]}"
+
+
+def _read_meta(folder: Path) -> dict[str, Any] | None:
+    try:
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return {}  # unreadable: verification says so and the export is rebuilt
+    return meta if isinstance(meta, dict) else {}
+
+
+def _source_settings(model: str) -> dict[str, Any]:
+    """What the source model's own sentence-transformers files say about the settings an
+    export records (pooling, max_seq_length, lower_case, dimension); missing files say nothing.
+    Read without torch, so a load can check an export against the model itself."""
+    root = Path(resolve_model_path(model))
+
+    def read(name: str) -> dict[str, Any]:
+        try:
+            value = json.loads((root / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    out: dict[str, Any] = {}
+    try:
+        modules = json.loads((root / "modules.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        modules = []
+    for module in modules if isinstance(modules, list) else []:
+        if isinstance(module, dict) and str(module.get("type", "")).endswith("Pooling"):
+            pool = read(f"{module.get('path', '')}/config.json")
+            mode = pool.get("pooling_mode")
+            if isinstance(mode, str):
+                mode = mode.lower()
+                out["pooling"] = next((m for m in ("cls", "mean") if mode.startswith(m)), mode)
+            elif pool.get("pooling_mode_cls_token"):
+                out["pooling"] = "cls"
+            elif pool.get("pooling_mode_mean_tokens"):
+                out["pooling"] = "mean"
+    bert = read("sentence_bert_config.json")
+    if "max_seq_length" in bert:
+        out["max_seq_length"] = bert["max_seq_length"]
+    if "do_lower_case" in bert:
+        out["lower_case"] = bool(bert["do_lower_case"])
+    hidden = read("config.json").get("hidden_size")
+    if hidden is not None:
+        out["dimension"] = hidden
+    return out
+
+
+def verify_export(folder: Path, model: str) -> list[str]:
+    """Why the export in ``folder`` cannot be trusted for ``model`` (empty: it can): a missing
+    or unsealed meta, a changed seal, another source model, settings the model contradicts, or
+    files whose hashes differ from the recorded ones."""
+    meta = _read_meta(folder)
+    if meta is None:
+        return ["meta.json is missing"]
+    problems = []
+    if meta.get("version") != EXPORT_VERSION or "seal" not in meta:
+        return [f"meta.json is not a sealed version-{EXPORT_VERSION} export record"]
+    if meta["seal"] != meta_seal(meta):
+        problems.append("meta.json was changed after the export (its seal differs)")
+    fingerprint = model_fingerprint(resolve_model_path(model))
+    if meta.get("source_fingerprint") != fingerprint:
+        problems.append(
+            f"it was exported from model {meta.get('source_fingerprint')!r}, not {fingerprint!r}"
+        )
+    for key, value in _source_settings(model).items():
+        if meta.get(key) != value:
+            problems.append(f"its {key} is {meta.get(key)!r} but the model says {value!r}")
+    files = meta.get("files")
+    for name in ("model.onnx", "tokenizer.json"):
+        path = folder / name
+        recorded = files.get(name) if isinstance(files, dict) else None
+        if not path.is_file():
+            problems.append(f"{name} is missing")
+        elif recorded != _file_sha256(path):
+            problems.append(f"{name} differs from the file exported (SHA-256)")
+    return problems
+
+
+def _discard(folder: Path, reasons: list[str]) -> None:
+    """Drop an export that failed :func:`verify_export`: its vectors (both the seal it
+    records and the one its current meta would have) leave the embedding store, its files go."""
+    from qaeval_core.metrics._support.embed_cache import drop_vectors
+
+    meta = _read_meta(folder) or {}
+    sources = {vector_source(meta), f"onnx:{meta_seal(meta)[:16]}"}
+    try:
+        int8 = json.loads((folder / "model.int8.json").read_text(encoding="utf-8"))
+        sources.add(vector_source(meta, quantized_sha=str(int8["sha256"])))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    dropped = drop_vectors(sources)
+    log.warning(
+        "The ONNX export in %s cannot be trusted (%s); rebuilding it and dropping the %d "
+        "stored vector(s) it made.",
+        folder,
+        "; ".join(reasons),
+        dropped,
+    )
+    for name in ("meta.json", "model.onnx", "tokenizer.json", "model.int8.onnx", "model.int8.json"):
+        (folder / name).unlink(missing_ok=True)
+
+
 def export_model(model: str) -> Path:
-    """Export ``model`` to ONNX (if not cached), check it against torch; its folder."""
+    """Export ``model`` to ONNX (if no verified export is cached), check it against torch; its
+    folder. A cached export that fails :func:`verify_export` is discarded and rebuilt."""
     import onnxruntime  # noqa: F401 - fail before exporting when the runtime is missing
 
     folder = export_dir(model)
-    if (folder / "meta.json").is_file():
-        return folder
     with _EXPORT_LOCK:
         if (folder / "meta.json").is_file():
-            return folder
+            problems = verify_export(folder, model)
+            if not problems:
+                return folder
+            _discard(folder, problems)
         import torch
 
         folder.mkdir(parents=True, exist_ok=True)
@@ -197,12 +352,20 @@ def export_model(model: str) -> Path:
 
         _atomic_write(folder / "model.onnx", _export)
         _atomic_write(folder / "tokenizer.json", lambda tmp: fast.save(tmp))
+        meta["source_fingerprint"] = model_fingerprint(resolve_model_path(model))
+        meta["files"] = {
+            name: _file_sha256(folder / name) for name in ("model.onnx", "tokenizer.json")
+        }
         enc = OnnxEncoder.from_folder(folder, meta, model=model)
         meta["parity_max_abs_diff"] = _parity(enc, model)
+        meta["seal"] = meta_seal(meta)
         _atomic_write(
             folder / "meta.json",
             lambda tmp: Path(tmp).write_text(json.dumps(meta, indent=1), encoding="utf-8"),
         )
+        problems = verify_export(folder, model)
+        if problems:  # never load an export the next process would throw away
+            raise ModelLoadError(f"the new ONNX export does not verify: {'; '.join(problems)}")
         log.info(
             "Exported %r to ONNX in %s (parity %.1e).", model, folder, meta["parity_max_abs_diff"]
         )
@@ -228,21 +391,40 @@ def _parity(enc: OnnxEncoder, model: str) -> float:
     return worst
 
 
-def _quantized(folder: Path) -> Path:
-    target = folder / "model.int8.onnx"
-    if target.is_file():
-        return target
+def _quantized(folder: Path, source_sha: str) -> tuple[Path, str]:
+    """The int8 model made from the export whose ``model.onnx`` has ``source_sha`` and its
+    SHA-256, (re)built when ``model.int8.json`` does not record exactly both files."""
+    target, record = folder / "model.int8.onnx", folder / "model.int8.json"
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     with _EXPORT_LOCK:
-        if not target.is_file():
-            _atomic_write(
-                target,
-                lambda tmp: quantize_dynamic(
-                    folder / "model.onnx", tmp, weight_type=QuantType.QInt8, per_channel=True
-                ),
-            )
-    return target
+        try:
+            known = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            known = {}
+        if (
+            isinstance(known, dict)
+            and known.get("source") == source_sha
+            and target.is_file()
+            and known.get("sha256") == _file_sha256(target)
+        ):
+            return target, str(known["sha256"])
+        if target.is_file() or record.is_file():
+            log.warning("The int8 ONNX model in %s does not match its record; rebuilding.", folder)
+        _atomic_write(
+            target,
+            lambda tmp: quantize_dynamic(
+                folder / "model.onnx", tmp, weight_type=QuantType.QInt8, per_channel=True
+            ),
+        )
+        sha = _file_sha256(target)
+        _atomic_write(
+            record,
+            lambda tmp: Path(tmp).write_text(
+                json.dumps({"source": source_sha, "sha256": sha}), encoding="utf-8"
+            ),
+        )
+        return target, sha
 
 
 class OnnxEncoder:
@@ -258,14 +440,16 @@ class OnnxEncoder:
         self, model: str, *, quantized: bool = False, batch_size: int | None = None
     ) -> None:
         folder = export_model(model)
-        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        self._setup(folder, meta, model=model, quantized=quantized, batch_size=batch_size)
+        meta = _read_meta(folder) or {}
+        self._setup(
+            folder, meta, model=model, quantized=quantized, batch_size=batch_size, verify=True
+        )
 
     @classmethod
     def from_folder(cls, folder: Path, meta: dict[str, Any], *, model: str) -> OnnxEncoder:
         """An encoder on an export folder whose meta is given (used to check a new export)."""
         self = cls.__new__(cls)
-        self._setup(folder, meta, model=model, quantized=False, batch_size=None)
+        self._setup(folder, meta, model=model, quantized=False, batch_size=None, verify=False)
         return self
 
     def _setup(
@@ -276,7 +460,11 @@ class OnnxEncoder:
         model: str,
         quantized: bool,
         batch_size: int | None,
+        verify: bool,
     ) -> None:
+        """Load the export. With ``verify``, the bytes handed to ONNX Runtime and the
+        tokenizer must hash to what ``meta`` records (read once: no window for a swap between
+        the check and the load); otherwise ModelLoadError, and the caller falls back."""
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -286,12 +474,26 @@ class OnnxEncoder:
         self.backend = "onnx-int8" if quantized else "onnx"
         self.batch_size = batch_size or default_batch_size("cpu")
         self.dimension = int(meta["dimension"])
-        path = _quantized(folder) if quantized else folder / "model.onnx"
+        files = meta.get("files") if isinstance(meta.get("files"), dict) else {}
+        data = (folder / "model.onnx").read_bytes()
+        tokenizer = (folder / "tokenizer.json").read_text(encoding="utf-8")
+        if verify and (
+            _sha256(data) != files.get("model.onnx")
+            or _sha256(tokenizer.encode("utf-8")) != files.get("tokenizer.json")
+        ):
+            raise ModelLoadError(f"the ONNX export in {folder} changed while it was loaded")
+        self.vector_source = vector_source(meta)
+        if quantized:
+            path, sha = _quantized(folder, _sha256(data))
+            data = path.read_bytes()
+            if verify and _sha256(data) != sha:
+                raise ModelLoadError(f"the int8 ONNX model in {folder} changed while loaded")
+            self.vector_source = vector_source(meta, quantized_sha=sha)
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.log_severity_level = 3
-        self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-        tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.session = ort.InferenceSession(data, opts, providers=["CPUExecutionProvider"])
+        tok = Tokenizer.from_str(tokenizer)
         tok.no_padding()
         tok.enable_truncation(int(meta["max_seq_length"]))
         self.tokenizer = tok
