@@ -35,6 +35,10 @@ with no network.
 * **int8** (only on request, see :mod:`.encoder`): ``onnxruntime.quantization.quantize_dynamic``
   (per-channel int8 weights) of the exported file, cached beside it with the hashes of both
   files (``model.int8.json``), rebuilt when either differs.
+
+Why it is one module: the export, its record (hashes, fingerprint, seal), the verification
+and the encoder that loads it are one contract, "what runs is what was checked against torch";
+apart, a loader could read a file its verifier never saw.
 """
 
 from __future__ import annotations
