@@ -21,10 +21,10 @@ give torch's vectors up to float rounding share the persistent store (:mod:`.bac
 
 **Every stored vector says what made it** (``source``: ``torch``, or ``onnx:<seal>`` for the
 ONNX export whose sealed record made it, :mod:`.onnx_encoder`). When an export fails its
-verification, :func:`drop_vectors` deletes its vectors and records the source as revoked, so
-no backend reads them again (a torch run once reused the vectors of a tampered export). The
-vectors of the store's first layout (table ``emb``) carry no source and cannot be traced to a
-verified encoder: they are dropped, and their texts are simply encoded again.
+verification, :func:`~.vector_store.drop_vectors` deletes its vectors and records the source
+as revoked, so no backend reads them again (a torch run once reused the vectors of a tampered
+export). The vectors of the store's first layout (table ``emb``) carry no source and cannot
+be traced to a verified encoder: they are dropped, and their texts are simply encoded again.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import os
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +42,7 @@ import numpy as np
 from qaeval_core.metrics._support.backends import check_backend, load_encoder, store_key
 from qaeval_core.metrics._support.encoder import Encoded, TextEncoder
 from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL, cache_dir, choose_device
+from qaeval_core.metrics._support.vector_store import drop_vectors, open_store, store_path
 
 __all__ = ["EmbeddingCache", "drop_vectors", "get_cache", "store_path"]
 
@@ -59,45 +60,6 @@ def _token_budget_bytes() -> int:
 
 def _key(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
-
-
-def store_path() -> Path:
-    """The persistent embedding store shared by every metric (under the cache directory)."""
-    return cache_dir() / "embeddings.sqlite"
-
-
-def _open_store(path: Path) -> sqlite3.Connection:
-    """The store at ``path``, its tables created (and the untagged first layout dropped)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path, timeout=30, check_same_thread=False)
-    db.execute("PRAGMA journal_mode=WAL")
-    with db:
-        db.execute("DROP TABLE IF EXISTS emb")
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS vectors (model TEXT, key BLOB, vec BLOB, "
-            "source TEXT NOT NULL, PRIMARY KEY (model, key))"
-        )
-        db.execute("CREATE TABLE IF NOT EXISTS revoked (source TEXT PRIMARY KEY)")
-    return db
-
-
-def drop_vectors(sources: Iterable[str], path: str | Path | None = None) -> int:
-    """Delete the stored vectors made by ``sources`` and revoke them (a vector with a revoked
-    source is never read, even if a process still running writes one later); the number
-    deleted. ``path``: the store (default :func:`store_path`)."""
-    sources = sorted(set(sources))
-    target = Path(path) if path else store_path()
-    if not sources or not target.exists():
-        return 0
-    db = _open_store(target)
-    try:
-        with db:
-            db.executemany("INSERT OR IGNORE INTO revoked VALUES (?)", [(s,) for s in sources])
-            marks = ",".join("?" * len(sources))
-            cur = db.execute(f"DELETE FROM vectors WHERE source IN ({marks})", sources)
-            return int(cur.rowcount)
-    finally:
-        db.close()
 
 
 class EmbeddingCache:
@@ -148,7 +110,7 @@ class EmbeddingCache:
         if self._db_path is None:
             return None
         if self._db is None:
-            self._db = _open_store(self._db_path)
+            self._db = open_store(self._db_path)
         return self._db
 
     def _load_persisted(self, texts: list[str]) -> None:

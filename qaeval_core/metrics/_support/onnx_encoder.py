@@ -28,7 +28,7 @@ with no network.
   files (pooling, maximum length, lower-casing, dimension) and the hash of the very bytes it
   hands to ONNX Runtime. Any difference is logged, the export is rebuilt (and checked against
   torch again), and the vectors it made are dropped from the shared embedding store
-  (:func:`~.embed_cache.drop_vectors`): every stored vector is tagged with the export (its
+  (:func:`~.vector_store.drop_vectors`): every stored vector is tagged with the export (its
   seal) or ``torch``. Like the judge file's checksum, the hashes catch accidents and stale
   caches, not an attacker who can rewrite the cache folder; the settings are checked against
   the model itself, which such an edit cannot fake short of editing the model.
@@ -269,7 +269,7 @@ def verify_export(folder: Path, model: str) -> list[str]:
 def _discard(folder: Path, reasons: list[str]) -> None:
     """Drop an export that failed :func:`verify_export`: its vectors (both the seal it
     records and the one its current meta would have) leave the embedding store, its files go."""
-    from qaeval_core.metrics._support.embed_cache import drop_vectors
+    from qaeval_core.metrics._support.vector_store import drop_vectors
 
     meta = _read_meta(folder) or {}
     sources = {vector_source(meta), f"onnx:{meta_seal(meta)[:16]}"}
