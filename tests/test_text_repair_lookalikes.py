@@ -117,3 +117,33 @@ def test_repaired_fields_and_the_report_of_no_repair() -> None:
     assert repaired_fields(row) == []
     assert repaired_fields(io.repair_item(row)) == ["question"]
     assert describe_repairs([]) == "Text repaired in 0 row(s): no field held provable mojibake."
+
+
+def test_the_app_import_lists_the_rows_and_fields_it_repaired(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from _apptest import logged_in
+
+    from qaeval_core.store import session as store_session
+
+    url = f"sqlite:///{tmp_path / 'app.sqlite'}"
+    store_session.upgrade(url)
+    repo.add_user(url, "res", "researcher", "pw-res")
+    monkeypatch.setenv("QAEVAL_DATABASE_URL", url)
+    rows = [
+        {"id": "a", "question": "area?", "references": ["10 Å²"], "candidate": "10 Å²"},
+        {"id": "b", "question": "who?", "references": [mojibake("Müller")], "candidate": "x"},
+    ]
+    at = logged_in("res", timeout=90)
+    at.switch_page("views/data.py").run()
+    body = "\n".join(json.dumps(r, ensure_ascii=False) for r in rows).encode("utf-8")
+    at.get("file_uploader")[0].upload("m.jsonl", body)
+    at.text_input(key="import_dataset").input("fx")
+    at.checkbox(key="import_fix_text").check()
+    at.button(key="import_submit").click().run()
+    assert not at.exception, at.exception
+    info = " ".join(i.value for i in at.info)
+    assert "Text repaired in 1 row(s)" in info and "row 2 (references)" in info
+    assert "References changed in row(s) 2" in info
+    items = {i.id: i for i in repo.load_items(url, "fx")}
+    assert list(items["a"].references) == ["10 Å²"] and list(items["b"].references) == ["Müller"]
