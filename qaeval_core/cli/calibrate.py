@@ -96,18 +96,14 @@ def _print_costs(report) -> None:  # type: ignore[no-untyped-def]
 def _add_llm_tier(  # type: ignore[no-untyped-def]
     result, url, dataset, model, llm_url, prompt, llm_share, human_share, seed, folds
 ) -> None:
-    """Fit the LLM tier on the calibration's rows and print its curve."""
-    from qaeval_core.calibrate.cascade import add_llm_tier
-    from qaeval_core.store import repo
-    from qaeval_core.workflows.calibration import labelled_data
+    """Fit the LLM tier on the calibration's rows (the library's one way, shared with the
+    Calibrate page) and print its curve."""
+    from qaeval_core.workflows.cascade import fit_llm_tier
 
-    ids = list(result.used_item_ids)
-    by_id = {int(it.meta["item_id"]): it for it in repo.load_items(url, dataset)}
-    data = labelled_data(url, dataset, ids, metrics=[])
-    add_llm_tier(
-        result.judge, result.report, [by_id[i] for i in ids], data.y, groups=data.groups,
-        model=model, url=llm_url, prompt=prompt, llm_share=llm_share, human_share=human_share,
-        n_splits=folds, seed=seed, progress=lambda msg: err_console.print(msg, markup=False),
+    fit_llm_tier(
+        url, dataset, result, model=model, url=llm_url, prompt=prompt, llm_share=llm_share,
+        human_share=human_share, n_splits=folds, seed=seed,
+        progress=lambda msg: err_console.print(msg, markup=False),
     )  # fmt: skip
     tier = result.judge.cascade
     table = Table(
