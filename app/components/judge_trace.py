@@ -2,7 +2,9 @@
 
 Why the saved judge decided as it did (:mod:`qaeval_core.judge.trace`): its ``judge_reason``
 with the evidence, the NAQT rule the evidence points to, the matched reference after
-normalisation, and how much each input pushed the verdict. Annotators never see it: their pages
+normalisation, and how much each input pushed the verdict; for a judge with an LLM tier
+(cheap judge -> LLM -> people), which tier decided and the LLM's P(correct) next to the cheap
+judge's. Annotators never see it: their pages
 stay blind to every automatic score. Computing it runs the judge's metrics on the one item
 (a model may load), so it is behind a toggle and cached per (calibration, item text).
 
@@ -24,7 +26,14 @@ from qaeval_core.judge import Judge
 from qaeval_core.schema import Item
 from qaeval_core.store import repo
 
-__all__ = ["item_judge_trace", "show_judge_trace", "trace_section"]
+__all__ = ["TIER_NAMES", "item_judge_trace", "show_judge_trace", "tier_text", "trace_section"]
+
+#: Who decided an item (``judge_tier`` / the trace's ``tier``), in words.
+TIER_NAMES = {
+    "cheap": "the cheap judge (sure enough; the LLM was not asked)",
+    "llm": "the LLM tier (the cheap judge doubted it)",
+    "people": "people (still doubtful after the LLM: uncertain)",
+}
 
 
 def item_judge_trace(url: str, calibration: str, item: dict[str, Any]) -> dict[str, Any]:
@@ -49,6 +58,20 @@ def _cached(url: str, calibration: str, item: dict[str, Any]) -> dict[str, Any]:
     return item_judge_trace(url, calibration, item)
 
 
+def tier_text(trace: dict[str, Any]) -> str | None:
+    """The cascade's line of a trace: which tier decided, the cheap judge's and the LLM's
+    P(correct); None for a judge without an LLM tier."""
+    tier = trace.get("tier")
+    if tier is None:
+        return None
+    llm = trace.get("llm_probability")
+    said = "not asked" if llm is None else f"{float(llm):.3f}"
+    return (
+        f"Decided by: {TIER_NAMES.get(str(tier), str(tier))} · cheap judge P(correct) "
+        f"{float(trace['cheap_probability']):.3f} · LLM P(correct) {said}"
+    )
+
+
 def show_judge_trace(judged: dict[str, Any], *, key: str) -> None:
     """Verdict, reason with its evidence, rule, matched reference and the inputs' pushes."""
     trace = judged["trace"]
@@ -57,6 +80,9 @@ def show_judge_trace(judged: dict[str, Any], *, key: str) -> None:
         f"Judge: {verdict} · outcome {judged['judge_outcome']} · reason {judged['judge_reason']}"
         f" · score {trace['score']:.3f} · P(correct) {trace['probability']:.3f}"
     )
+    tiers = tier_text(trace)
+    if tiers is not None:
+        st.text(tiers)
     if trace.get("answer_evidence"):
         st.text(f"Evidence: {trace['answer_evidence']}")
     if trace.get("error"):
