@@ -4,8 +4,10 @@ save it, and steer labelling to where it helps the calibration most.
 The fitting is :func:`qaeval_core.workflows.calibrate_dataset` (what ``qaeval calibrate``
 runs); the numbers shown next to it come from :mod:`qaeval_core.calibrate.summary`, the queue
 ordering from :func:`qaeval_core.workflows.reorder_queue` and the label budget from
-:mod:`qaeval_core.calibrate.active`. A fit takes seconds to
-minutes, so its result is kept in ``st.session_state`` and survives reruns until the next fit.
+:mod:`qaeval_core.calibrate.active`. An LLM tier (cheap judge -> LLM -> people) is opt-in and
+added by :func:`qaeval_core.workflows.cascade.fit_llm_tier` (:mod:`app.components.llm_tier`).
+A fit takes seconds to minutes, so its result is kept in ``st.session_state`` and survives
+reruns until the next fit.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app.components import analysis_widgets as aui
-from app.components import auth, safe_text
+from app.components import auth, llm_tier, safe_text
 from app.components.cost_frontier import cost_section
 from app.components.effort_curve import effort_section
 from app.components.triage_widgets import band_text, cell
@@ -52,6 +54,9 @@ class FitRun:
     fit: DatasetCalibration
     quality: pd.DataFrame
     curves: pd.DataFrame
+    #: The LLM tier's chance warning, or why the tier could not be fitted (None: neither).
+    llm_warning: str | None = None
+    llm_error: str | None = None
 
 
 def _metrics(columns: list[str]) -> list[Metric] | None:
@@ -118,8 +123,13 @@ def _fit_form(url: str, dataset: str) -> None:
             "normalisation, comparable with papers.",
         )  # fmt: skip
         curves = t2.toggle("Learning curves", value=True, key="calibrate_curves")
+        use_llm, llm = llm_tier.llm_controls(url)
         submitted = st.form_submit_button("Fit", type="primary", key="calibrate_fit")
     if not submitted:
+        return
+    hint = llm_tier.install_hint(llm.model, llm.url) if use_llm else None
+    if hint is not None:  # before minutes of fitting, not after
+        st.error(hint, icon=":material/error:")
         return
     metrics = _metrics(chosen)
     normalize = "robust" if robust else "squad"
@@ -129,7 +139,9 @@ def _fit_form(url: str, dataset: str) -> None:
         else {"target_accuracy": float(target)}
     )
     measures_costs = inputs != "all" or bool(max_cost)
-    names = [*calibration_steps(measures_costs=measures_costs), QUALITY_STEP]
+    names = [*calibration_steps(measures_costs=measures_costs)]
+    names += [LLM_STEP] if use_llm else []
+    names += [QUALITY_STEP]
     names += [CURVES_STEP] if curves else []
     try:
         with st.status("Fitting ...", expanded=True) as status:
@@ -141,6 +153,12 @@ def _fit_form(url: str, dataset: str) -> None:
                 name=f"{dataset}-judge", progress=steps.relay, inputs=inputs,
                 max_cost=float(max_cost) or None, normalize=normalize, **band,
             )  # fmt: skip
+            tier = llm_tier.TierOutcome()
+            if use_llm:
+                steps.start(
+                    LLM_STEP, f"The LLM reads the {len(fit.used_item_ids)} labelled items used ..."
+                )
+                tier = llm_tier.run_llm_tier(url, dataset, fit, llm, say=steps.advance)
             steps.start(QUALITY_STEP, "Bootstrapping the quality of every judge ...")
             metric_ids = None if metrics is None else [m.id for m in metrics]
             data = workflows.labelled_data(
@@ -154,7 +172,7 @@ def _fit_form(url: str, dataset: str) -> None:
                     data, candidates=list(dict.fromkeys([fit.report.winner, "threshold"])),
                     seeds=(0, 1), n_boot=300, columns=_curve_columns(fit),
                 )  # fmt: skip
-            shown.finish(f"Fitted on {fit.report.n_labels} labels.")
+            shown.finish(f"Fitted on {fit.report.n_labels} labels{_tier_note(fit, tier)}.")
     except (QAEvalError, ValueError) as exc:
         st.error(str(exc), icon=":material/error:")
         return
@@ -165,10 +183,24 @@ def _fit_form(url: str, dataset: str) -> None:
         "fit": fit,
         "quality": quality,
         "curves": curve,
+        "llm_warning": tier.chance_warning,
+        "llm_error": tier.error,
     }
 
 
+def _tier_note(fit: DatasetCalibration, tier: llm_tier.TierOutcome) -> str:
+    """The status line's word on the LLM tier (nothing when none was asked for)."""
+    if tier.error:
+        return "; the LLM tier failed (see below)"
+    cascade = fit.judge.cascade
+    if cascade is None:
+        return ""
+    auc = "" if cascade.llm_auc is None else f", LLM ROC AUC {cascade.llm_auc:.3f}"
+    return f" with an LLM tier{auc}"
+
+
 #: The page's own steps after the workflow's (:func:`calibration_steps`).
+LLM_STEP = "LLM tier"
 QUALITY_STEP = "Bootstrapping quality"
 CURVES_STEP = "Learning curves"
 
@@ -295,8 +327,24 @@ def _results(url: str, user: auth.SessionUser, run: FitRun) -> None:
     cost_section(run.fit.judge.cost, key="calibrate_cost")
 
     n_items = sum(d.n_items for d in repo.list_datasets(url) if d.name == run.dataset)
-    judge = effort_section(run.fit.judge, report.effort_curve, key="calibrate_band",
-                           n_items=n_items)  # fmt: skip
+    if run.llm_error:
+        st.error(
+            "The LLM tier could not be fitted; the judge below has none: "
+            + safe_text.escape_markdown(run.llm_error),
+            icon=":material/error:",
+        )
+    if run.fit.judge.cascade is not None:
+        st.caption(
+            "With an LLM tier, people get what the whole cascade still doubts: choose their "
+            "share on the cascade's curve below (the cheap judge's own effort curve is not used)."
+        )
+        judge = llm_tier.cascade_section(
+            run.fit.judge, key="calibrate_cascade", n_items=n_items,
+            chance_warning=run.llm_warning,
+        )  # fmt: skip
+    else:
+        judge = effort_section(run.fit.judge, report.effort_curve, key="calibrate_band",
+                               n_items=n_items)  # fmt: skip
 
     st.subheader("Save")
     with st.form("calibrate_save"):
@@ -342,11 +390,21 @@ def _saved(url: str) -> None:
             "name": c.name, "dataset": c.dataset, "by": c.created_by, "created": c.created_at,
             "judge": q.get("winner"), "labels": cell(fitted.get("n_labels")),
             "cv accuracy": cell(q.get("cv_accuracy")), "triage band": band_text(c.config),
+            "LLM tier": _tier_text(c.config),
         })  # fmt: skip
     table = pd.DataFrame(rows)
     for column in ("dataset", "by", "judge"):
         table[column] = table[column].map(cell)
     st.dataframe(table, hide_index=True, key="calibrate_saved")
+
+
+def _tier_text(config: dict[str, Any]) -> str:
+    """``"20% to qwen-coder-1.5b"`` for a judge config with an LLM tier; empty without."""
+    tier = config.get("cascade")
+    if not isinstance(tier, dict):
+        return ""
+    params = (tier.get("feature") or {}).get("metric", {}).get("params") or {}
+    return f"{float(tier.get('llm_share', 0)):.0%} to {params.get('model', 'an LLM')}"
 
 
 def _active(url: str, dataset: str, run: FitRun | None) -> None:
