@@ -16,13 +16,15 @@ labelled row is the test set. Reported on the test rows, mean over seeds:
   cascade's probability as the prediction (``triage_ppi._ppi_rows``), width over human-only.
 
 The LLM verdicts are computed most doubtful first (``llm_verdicts.py``); where some rows have
-none yet, only LLM shares whose band (with a 0.1 margin) is fully covered on both sides of the
-split are considered, and the table says how far it went.
+none yet, only LLM shares whose band is fully covered on both sides of the
+split are considered (a 0.05 margin on the calibration side, where the CV folds' thresholds
+vary), and the table says how far it went.
 Output: ``experiments/results/cascade.md`` and ``cascade_<dataset>.csv``.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -32,7 +34,9 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from experiments import triage_ppi  # noqa: E402
 from experiments.common import (  # noqa: E402
+    CACHE,
     DATASETS,
     RESULTS,
     Data,
@@ -54,7 +58,7 @@ from qaeval_core.metrics.base import get_metric  # noqa: E402
 SIZE = 300
 SEEDS = range(5)
 PEOPLE = 0.2
-MARGIN = 0.1
+MARGIN = 0.05
 
 
 def llm_probabilities(data: Data) -> tuple[np.ndarray, np.ndarray]:
@@ -89,7 +93,13 @@ def _covered_shares(d_cal: np.ndarray, d_te: np.ndarray, ok_cal, ok_te) -> list[
     return shares
 
 
-def run_seed(data: Data, scores: pd.DataFrame, p_llm, secs, seed: int) -> tuple[dict, pd.DataFrame]:
+def tier1(data: Data, scores: pd.DataFrame, seed: int) -> dict[str, np.ndarray]:
+    """The cheap judge of one split: its out-of-fold P(correct) on the calibration rows and its
+    P(correct) on the test rows (cached in ``cache/cascade_tier1_*.npz``: the fit is the slow
+    part, and the LLM verdicts the cascade needs depend on it)."""
+    path = CACHE / f"cascade_tier1_{data.name}_{seed}_{data.sha256[:12]}.npz"
+    if path.exists():
+        return dict(np.load(path))
     cols = score_columns(scores)
     by_col = {c: (mid, params) for c, mid, params in DEFAULT_METRICS}
     specs = [FeatureSpec.from_metric(get_metric(by_col[c][0], **by_col[c][1]), c) for c in cols]
@@ -99,12 +109,44 @@ def run_seed(data: Data, scores: pd.DataFrame, p_llm, secs, seed: int) -> tuple[
         X.iloc[tr].reset_index(drop=True), y[tr], specs, groups=g[tr], n_boot=200, seed=seed
     )
     assert judge.probability is not None
-    p_cal = judge.probability.predict(report.oof_proba[report.winner])
-    p_te = judge.probability.predict(
-        judge.model.predict_proba(X.iloc[te][judge.columns].reset_index(drop=True))[:, 1]
-    )
+    out = {
+        "tr": tr,
+        "te": te,
+        "p_cal": judge.probability.predict(report.oof_proba[report.winner]),
+        "p_te": judge.probability.predict(
+            judge.model.predict_proba(X.iloc[te][judge.columns].reset_index(drop=True))[:, 1]
+        ),
+    }
+    np.savez(path, **out)
+    return out
+
+
+def needed_rows(fit: dict[str, np.ndarray], max_share: float) -> np.ndarray:
+    """Rows whose LLM verdict a cascade with LLM shares up to ``max_share`` can ask for: the
+    calibration rows the CV folds' bands can reach (``max_share`` + the margin) and the test
+    rows in the widest band."""
+    d_cal = doubt(fit["p_cal"], fit["p_cal"] >= 0.5)
+    d_te = doubt(fit["p_te"], fit["p_te"] >= 0.5)
+    k = int(round(min(1.0, max_share + MARGIN) * len(d_cal)))
+    t_margin = np.sort(d_cal)[::-1][k - 1]
+    t_band = np.sort(d_cal)[::-1][max(1, int(round(max_share * len(d_cal)))) - 1]
+    return np.concatenate([fit["tr"][d_cal >= t_margin], fit["te"][d_te >= t_band]])
+
+
+def run_seed(
+    data: Data, scores: pd.DataFrame, p_llm, secs, seed: int, max_share: float
+) -> tuple[dict, pd.DataFrame]:
+    fit = tier1(data, scores, seed)
+    tr, te, p_cal, p_te = fit["tr"], fit["te"], fit["p_cal"], fit["p_te"]
+    y, g = data.y, data.groups
     ok = np.isfinite(p_llm)
-    shares = _covered_shares(doubt(p_cal, p_cal >= 0.5), doubt(p_te, p_te >= 0.5), ok[tr], ok[te])
+    shares = [
+        s
+        for s in _covered_shares(
+            doubt(p_cal, p_cal >= 0.5), doubt(p_te, p_te >= 0.5), ok[tr], ok[te]
+        )
+        if s <= max_share + 1e-9
+    ]
     llm_feature = FeatureSpec.from_metric(get_metric("llm_judge"))
     measured = secs[np.isfinite(secs) & (secs > 0)]
     tier = fit_cascade(
@@ -114,7 +156,6 @@ def run_seed(data: Data, scores: pd.DataFrame, p_llm, secs, seed: int) -> tuple[
         llm_feature,
         groups=g[tr],
         seed=seed,
-        llm_share=None if len(shares) == len(LLM_SHARES) else None,
         llm_seconds_per_item=float(np.median(measured)) if len(measured) else 0.0,
     )
     if tier.llm_share not in shares:  # the CV chose a share beyond the computed verdicts
@@ -161,23 +202,49 @@ def run_seed(data: Data, scores: pd.DataFrame, p_llm, secs, seed: int) -> tuple[
 
 
 def main() -> None:
+    import argparse
+
+    triage_ppi.LABELS = (100,)  # the one label budget this table reports
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    ap.add_argument("--seeds", type=int, default=len(SEEDS))
+    ap.add_argument("--max-llm-share", type=float, default=0.4)
+    ap.add_argument(
+        "--needs",
+        action="store_true",
+        help="only fit the cheap judges and write cache/cascade_needs.json: the rows whose LLM "
+        "verdicts the cascade can ask for (llm_verdicts.py --needs computes them first)",
+    )
+    args = ap.parse_args()
+    if args.needs:
+        needs = {}
+        for name in args.datasets:
+            data = load_data(name)
+            scores = cached_scores(data, log=print, rescore=False)
+            rows: set[int] = set()
+            for seed in range(args.seeds):
+                rows |= set(needed_rows(tier1(data, scores, seed), args.max_llm_share).tolist())
+                print(f"{name} seed {seed}: {len(rows)} rows needed so far", flush=True)
+            needs[name] = sorted(int(i) for i in rows)
+        (CACHE / "cascade_needs.json").write_text(json.dumps(needs))
+        return
     lines = [
         "| dataset | LLM verdicts | judge alone: cheap | judge alone: cascade | LLM share (test) "
         "| 20% to people: cheap | 20% to people: cascade | PPI width / human-only (cascade) "
         "| PPI coverage |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for name in DATASETS:
+    for name in args.datasets:
         data = load_data(name)
-        scores = cached_scores(data, log=lambda *_a: None)
+        scores = cached_scores(data, log=print, rescore=False)
         p_llm, secs = llm_probabilities(data)
         rows, ppi = [], []
-        for seed in SEEDS:
+        for seed in range(args.seeds):
             t0 = time.time()
-            row, out = run_seed(data, scores, p_llm, secs, seed)
+            row, out = run_seed(data, scores, p_llm, secs, seed, args.max_llm_share)
             rows.append(row)
             te = held_out_split(len(data.y), SIZE, groups=data.groups, seed=seed)[1]
-            ppi += [r for r in _ppi_rows(data, te, out, seed) if r["n"] == 100]
+            ppi += _ppi_rows(data, te, out, seed)
             print(f"{name} seed {seed}: {row} ({time.time() - t0:.0f}s)", flush=True)
         frame = pd.DataFrame(rows)
         RESULTS.mkdir(exist_ok=True)

@@ -83,8 +83,12 @@ def build_metric(metric_id: str, params: dict[str, Any]) -> Metric:
     return get_metric(metric_id, **params)
 
 
-def cached_scores(data: Data, *, log: Any = print) -> pd.DataFrame:
-    """Score columns ``<col>``, ``<col>__dec`` (default decision) and SMILE subscores."""
+def cached_scores(data: Data, *, log: Any = print, rescore: bool = True) -> pd.DataFrame:
+    """Score columns ``<col>``, ``<col>__dec`` (default decision) and SMILE subscores.
+
+    ``rescore=False`` keeps a cached column whose metric's configuration has changed since it
+    was computed (said in the log) instead of scoring it again: for experiments that study
+    something downstream of the inputs on a busy machine."""
     CACHE.mkdir(parents=True, exist_ok=True)
     path = CACHE / f"scores_{data.name}.parquet"
     meta_path = path.with_suffix(".json")
@@ -103,6 +107,9 @@ def cached_scores(data: Data, *, log: Any = print) -> pd.DataFrame:
             continue
         h = metric.config_hash()
         if hashes.get(col) == h and col in frame.columns:
+            continue
+        if not rescore and col in frame.columns:
+            log(f"  {col}: cached scores kept (computed with config {hashes.get(col)}, now {h})")
             continue
         log(f"  {col}: scoring {len(data.items)} items ...")
         t0 = time.time()

@@ -11,7 +11,9 @@ so a partial run holds what a cascade sends to the LLM first. Usage:
 from __future__ import annotations
 
 import argparse
+import json
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -28,8 +30,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--chunk", type=int, default=64)
+    parser.add_argument(
+        "--needs",
+        action="store_true",
+        help="first the rows cache/cascade_needs.json lists (cascade.py --needs), then the rest",
+    )
     args = parser.parse_args()
     ranked = []
+    needs = json.loads(Path("cache/cascade_needs.json").read_text()) if args.needs else {}
     for name in DATASETS:
         data = load_data(name)
         frame = pd.read_parquet(f"cache/scores_{name}.parquet")
@@ -40,9 +48,10 @@ def main() -> None:
             model, X, data.y, groups=data.groups, cv=GroupKFold(5), method="predict_proba"
         )[:, 1]
         doubt = np.minimum(p, 1 - p)
+        needed = set(needs.get(name, [])) if args.needs else set()
         for rank, i in enumerate(np.argsort(-doubt, kind="stable")):
-            ranked.append((rank / len(p), data.items[i]))
-    items = [it for _, it in sorted(ranked, key=lambda t: t[0])]
+            ranked.append(((0 if i in needed else 1), rank / len(p), data.items[i]))
+    items = [it for *_, it in sorted(ranked, key=lambda t: (t[0], t[1]))]
     if args.limit:
         items = items[: args.limit]
     metric = get_metric("llm_judge")
