@@ -10,9 +10,9 @@ whole set in one batch, and the set shuffled must give the same score, decision 
 Why a tolerance (:data:`TOL`) and not equality: the neural metrics run float32 models on
 batches whose shapes (rows, padding) change with the batch, and BLAS rounds the last bits
 differently for other shapes (the cross-encoder moves by up to 9e-7 between a padded batch
-and one item). A batch dependence like A-VERT's moves a score by tenths. Each pass also gets
-its own, empty embedding cache, so an item alone is really encoded alone and cannot borrow the
-vectors the batch computed.
+and one item). A batch dependence like A-VERT's moves a score by tenths. The batch, the
+shuffled batch and the items alone each get their own, empty embedding cache, so an item alone
+is really encoded without the others and cannot borrow the vectors the batch computed.
 """
 
 from __future__ import annotations
@@ -113,8 +113,9 @@ def _same(a: Any, b: Any, where: str) -> None:
 def _score(
     metric: Metric, items: list[Item], cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> MetricResult:
-    """One pass with its own empty cache folder (embeddings, synthetic answers)."""
-    cache.mkdir()
+    """One pass reading and writing the cache folder ``cache`` (embeddings, synthetic
+    answers)."""
+    cache.mkdir(exist_ok=True)
     monkeypatch.setenv("QAEVAL_CACHE_DIR", str(cache))
     try:
         return metric.score_batch(items)
@@ -131,9 +132,9 @@ def test_an_items_score_does_not_depend_on_the_batch(
     if metric.kind == "llm":  # a short and a chatty answer: a CPU generates slowly
         items = [items[0], items[3]]
     batch = _score(metric, items, tmp_path / "batch", monkeypatch)
-    alone = [
-        _score(metric, [it], tmp_path / f"alone{i}", monkeypatch) for i, it in enumerate(items)
-    ]
+    # The alone passes share a cache: each item's own texts are still encoded without the
+    # others, and strings every item has (A-VERT's pool, refusal targets) are encoded once.
+    alone = [_score(metric, [it], tmp_path / "alone", monkeypatch) for it in items]
     order = list(range(len(items)))
     random.Random(21).shuffle(order)
     shuffled = _score(metric, [items[i] for i in order], tmp_path / "shuffled", monkeypatch)

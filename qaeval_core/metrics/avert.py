@@ -47,7 +47,10 @@ people, places, years, dates, numbers, titles); ``distractor_pool=<file>`` gives
 whose answers look different. Either way the pool's content is hashed into the configuration,
 so a changed pool never reuses stored scores; version 2 marks the change of rule. Each item's
 similarities to the pool are computed from its own references alone, so even the rounding of
-the products does not depend on the batch.
+the products does not depend on the batch. Measured against the human labels (default
+parameters; version 1 given each whole dataset as one batch, its best case): kamalloo_nq301
+accuracy 0.7436 -> 0.7456, balanced 0.7321 -> 0.7343; answer_matching_mmlu_pro (no choices in
+the rows, so distractors too) 0.6799 -> 0.6761, balanced 0.6180 -> 0.6081.
 
 Group scores: similarities are clipped at 0 before normalising (normalisation needs
 non-negative scores; raw cosines can dip below 0). **Decision**: correct when the normalised
