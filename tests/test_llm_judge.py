@@ -252,3 +252,20 @@ def test_the_packaged_model_gives_the_same_probability_in_any_batch_and_order():
     np.testing.assert_allclose(alone, together, rtol=0, atol=1e-9)
     # And it knows something: the right answers score above the wrong ones.
     assert together[0] > together[1] and together[3] > together[2]
+
+
+@needs_model
+@pytest.mark.slow
+def test_the_packaged_model_s_verdicts_are_cached_and_read_back(tmp_path, monkeypatch):
+    store = VerdictCache(tmp_path / "verdicts.sqlite")
+    monkeypatch.setattr(llm_judge_module, "VerdictCache", lambda: store)
+    metric = get_metric("llm_judge")
+    first = metric.score_batch(ITEMS[:2])
+
+    def no_model(self):  # type: ignore[no-untyped-def]
+        raise AssertionError("the model was asked again")
+
+    monkeypatch.setattr(type(metric), "backend", no_model)
+    again = get_metric("llm_judge").score_batch(ITEMS[:2])
+    assert again.scores.tolist() == first.scores.tolist()
+    assert all(d["seconds"] > 0 for d in again.details)  # the measured time is kept
