@@ -4,15 +4,21 @@ Records the import's wall time, the import process's peak RSS (and its ratio to 
 and the longest time an annotator thread waited to save a label while the import ran.
 
     python bench/bench_import.py --rows 1000000 [--annotators 4] [--workdir /tmp/qaeval-bench]
+    python bench/bench_import.py --rows 1000000 --existing 1000   # into an existing dataset
 
-The import runs in a child process (its peak RSS is read from ``resource.getrusage``); the
-annotators are threads of this process writing to the same store.
+``--existing K``: the dataset already exists before the measured import, holding the file's
+first K rows (imported beforehand, not measured), so the measured import skips those K items,
+compares their labels and adds the other rows as new items: the path of an import into an
+existing dataset (issue 21, item 21). The import runs in a child process (its peak RSS is read
+from ``resource.getrusage``); the annotators are threads of this process writing to the same
+store. The machine's load average is printed with the results (timings on a shared machine).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -38,9 +44,10 @@ print(time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxr
 """
 
 
-def write_file(path: Path, n: int) -> None:
+def write_file(path: Path, n: int, *, start: int = 0) -> None:
+    """Rows ``start`` .. ``n - 1`` of the generated file (ids ``q<i>``)."""
     with path.open("w") as fh:
-        for i in range(n):
+        for i in range(start, n):
             row = {
                 "id": f"q{i}",
                 "question": f"who wrote volume {i} of the encyclopaedia of minor poets?",
@@ -84,6 +91,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--annotators", type=int, default=4)
+    ap.add_argument(
+        "--existing",
+        type=int,
+        default=0,
+        help="import the file's first K rows first, so the measured import goes into an "
+        "existing dataset (default 0: a new dataset)",
+    )
     ap.add_argument("--workdir", default=None)
     args = ap.parse_args()
     work = Path(args.workdir or tempfile.mkdtemp(prefix="qaeval-bench-import-"))
@@ -93,6 +107,12 @@ def main() -> None:
     write_file(data, args.rows)
     url = f"sqlite:///{db}"
     store_session.upgrade(url)
+    if args.existing:
+        first = work / "first.jsonl"
+        write_file(first, args.existing)
+        from qaeval_core.store import repo
+
+        repo.import_file(url, str(first), "bench")
     annotators = setup_annotators(url, args.annotators)
     waits: list[float] = []
     errors: list[str] = []
@@ -132,6 +152,7 @@ def main() -> None:
         json.dumps(
             {
                 "rows": args.rows,
+                "into": f"existing dataset of {args.existing} item(s)" if args.existing else "new",
                 "file_mb": round(size / 2**20, 1),
                 "import_s": round(float(seconds), 1),
                 "wall_s": round(wall, 1),
@@ -142,7 +163,9 @@ def main() -> None:
                 "save_wait_max_s": round(waits[-1], 3) if waits else None,
                 "save_wait_p99_s": round(waits[int(0.99 * (len(waits) - 1))], 3) if waits else None,
                 "save_errors": len(errors),
-                "machine": f"{platform.processor() or platform.machine()}, {platform.system()}",
+                "machine": f"{platform.processor() or platform.machine()}, {platform.system()}, "
+                f"{os.cpu_count()} CPU(s)",
+                "load_avg_1_5_15": [round(x, 2) for x in os.getloadavg()],
             },
             indent=1,
         )

@@ -5,6 +5,10 @@ the file has none) and ``items.content_hash`` hashes id *and* content. Re-import
 the ids already present, so an import is idempotent; an id that comes back with different
 content is reported as an error instead of being overwritten. Raters named in the file become
 ``external`` users (they cannot log in) and their labels get source ``"import"``.
+
+On a store URL no write transaction holds more than one chunk of the file and the file is read
+as a stream: a new dataset through :mod:`.import_pending`, an existing one through
+:mod:`.import_existing`. With a caller's Session the import joins its transaction.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from qaeval_core.errors import RowError, StoreError, ValidationError
 from qaeval_core.io.stream import ItemScan, scan_items
 from qaeval_core.store.orm import Dataset, ItemRecord, Label
 from qaeval_core.store.repo._common import Store, _check_name, _scope
+from qaeval_core.store.repo.import_existing import ExistingImport, _changed, import_into_existing
 from qaeval_core.store.repo.import_pending import _rater_ids, cleanup_imports, import_new_dataset
 from qaeval_core.store.repo.import_staging import IMPORT_SOURCE, _Stage, item_values
 from qaeval_core.store.repo.labels import _current_values
@@ -67,25 +72,9 @@ def _parse_rows(
     return io.parse_records(rows, source=source)  # type: ignore[arg-type]
 
 
-def _changed(row: io.ItemRow, stored: tuple[Any, ...]) -> str:
-    """Which of choices, wrong answers, meta differ from the stored item ('' when none), so a
-    re-import never drops a change without a word (the content is checked by its hash)."""
+def _changed_fields(row: io.ItemRow, stored: tuple[Any, ...]) -> str:
     _, choices, wrong, meta = stored
-    fields = [
-        name
-        for name, old, new in (
-            ("choices", choices, row.choices),
-            ("wrong_answers", wrong, row.wrong_answers),
-            ("meta", meta, row.meta),
-        )
-        if (old or None) != (new or None)
-    ]
-    if not fields:
-        return ""
-    return (
-        f"different {', '.join(fields)}; nothing was changed (give the changed item a new id, "
-        "or import into a new dataset)"
-    )
+    return _changed(row, choices, wrong, meta)
 
 
 def _insert_items(s: Session, dataset_id: int, rows: list[io.ItemRow]) -> dict[str, int]:
@@ -141,7 +130,7 @@ def _conflicts(items: list[io.ItemRow], stored: dict[str, tuple[Any, ...]], name
         RowError(r.row, f"id {r.external_id!r} is already in dataset {name!r} with {what}")
         for r in items
         if existing.get(r.external_id) == r.content_hash
-        and (what := _changed(r, stored[r.external_id]))
+        and (what := _changed_fields(r, stored[r.external_id]))
     ]
     return sorted(conflicts, key=lambda e: e.row)
 
@@ -162,20 +151,52 @@ def import_items(
     same file twice adds nothing. Raters become ``external`` users; labels get source "import".
 
     Never holds the store's write lock for long. A new dataset is written in chunks under a
-    hidden name and renamed at the end (:mod:`.import_pending`). Rows for an existing dataset
-    are checked against it in a read transaction, written in chunks into temporary tables of
-    this connection (:class:`_Stage`) and published in one short final transaction.
+    hidden name and renamed at the end (:mod:`.import_pending`); rows for an existing dataset
+    are checked and staged chunk by chunk the same way, then moved in a chunk per transaction
+    (:mod:`.import_existing`). With a caller's Session everything joins its transaction
+    (:func:`_import_in_session`).
     """
     name = _check_name(dataset_name, "dataset")
     items = _parse_rows(rows, source or "<rows>")
+    n_rows = sum(len(r.rows) for r in items)
+    raters = {lab.rater for r in items for lab in r.labels}
+    if isinstance(db, Session):
+        return _import_in_session(db, name, items, source=source, description=description)
     if _is_new(db, name):
-        raters = {lab.rater for r in items for lab in r.labels}
         n_labels, created = import_new_dataset(
             db, name, items, raters, source=source, description=description
         )
-        n_rows = sum(len(r.rows) for r in items)
         return ImportReport(name, True, n_rows, len(items), 0, n_labels, 0, created)
-    with _scope(db) as s:  # validate first: a read, no lock
+    done = import_into_existing(db, name, items, raters, source=source)
+    return _existing_report(name, n_rows, done)
+
+
+def _existing_report(name: str, rows: int, done: ExistingImport) -> ImportReport:
+    """The report of an import into an existing dataset."""
+    return ImportReport(
+        dataset=name,
+        dataset_created=False,
+        rows=rows,
+        items_added=done.items_added,
+        items_skipped=done.items_skipped,
+        labels_added=done.labels_added,
+        labels_skipped=done.labels_skipped,
+        raters_created=done.raters_created,
+    )
+
+
+def _import_in_session(
+    db: Session,
+    name: str,
+    items: list[io.ItemRow],
+    *,
+    source: str | None,
+    description: str | None,
+) -> ImportReport:
+    """The import inside the caller's transaction (it commits or rolls back everything): the
+    rows are checked against the dataset, staged in temporary tables (:class:`_Stage`) and
+    copied in with one ``INSERT ... SELECT`` each."""
+    with _scope(db) as s:  # validate first
         ds_id = s.execute(select(Dataset.id).where(Dataset.name == name)).scalar_one_or_none()
         stored = _stored(s, ds_id)
         if conflicts := _conflicts(items, stored, name):
@@ -256,7 +277,7 @@ def import_file(
 
     The file is validated in one pass that keeps only ids, digests and label values, then read
     again and imported chunk by chunk (:func:`qaeval_core.io.stream.scan_items`), so memory
-    stays a fraction of the file; into an existing dataset its items are loaded whole.
+    stays a fraction of the file, into a new or an existing dataset.
     """
     scan = scan_items(
         path,
@@ -271,14 +292,18 @@ def import_file(
 
 def import_scan(db: Store, dataset_name: str, scan: ItemScan, *, source: str) -> ImportReport:
     """Import a file already validated by :func:`qaeval_core.io.stream.scan_items` (the CLI
-    validates before it touches the store); a new dataset is written chunk by chunk."""
+    validates before it touches the store); its items are read once more, chunk by chunk, into
+    a new or an existing dataset (never the whole file in memory)."""
     name = _check_name(dataset_name, "dataset")
+    if isinstance(db, Session):
+        return import_items(db, name, list(scan.items()), source=source)
     if _is_new(db, name):
         labels, created = import_new_dataset(
             db, name, scan.items(), scan.raters, source=source, description=None
         )
         return ImportReport(name, True, scan.rows, scan.n_items, 0, labels, 0, created)
-    return import_items(db, name, list(scan.items()), source=source)
+    done = import_into_existing(db, name, scan.items(), set(scan.raters), source=source)
+    return _existing_report(name, scan.rows, done)
 
 
 def _is_new(db: Store, name: str) -> bool:
