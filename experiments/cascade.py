@@ -84,11 +84,17 @@ def llm_probabilities(data: Data) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _covered_shares(d_cal: np.ndarray, d_te: np.ndarray, ok_cal, ok_te) -> list[float]:
+    """LLM shares whose verdicts are all there: the calibration rows the CV folds' bands reach
+    (the share + the margin) and the test rows in the band (the share itself)."""
     shares = []
+    ranked = np.sort(d_cal)[::-1]
     for s in LLM_SHARES:
-        k = int(round(min(1.0, s + MARGIN) * len(d_cal))) if s > 0 else 0
-        t = np.sort(d_cal)[::-1][k - 1] if k else np.inf
-        if ok_cal[d_cal >= t].all() and ok_te[d_te >= t].all():
+        if s == 0:
+            shares.append(s)
+            continue
+        t_cal = ranked[int(round(min(1.0, s + MARGIN) * len(d_cal))) - 1]
+        t_te = ranked[int(round(s * len(d_cal))) - 1]
+        if ok_cal[d_cal >= t_cal].all() and ok_te[d_te >= t_te].all():
             shares.append(s)
     return shares
 
