@@ -111,7 +111,7 @@ def test_flag_for_review_with_a_reason_reaches_the_flags_page(store: str) -> Non
     res = logged_in("res")
     res.switch_page("views/flags.py").run()
     assert not res.exception, res.exception
-    assert "<b>reference</b> is wrong" in res.dataframe[0].value["reason"].tolist()
+    assert "<b>reference</b> is wrong" in res.dataframe[0].value["Reason"].tolist()
     res.selectbox(key="flags_pick").set_value(int(flags["flag_id"][0]))
     res.text_input(key="flags_resolution").input("fixed the reference")
     res.button(key="flags_resolve").click().run()
