@@ -32,7 +32,7 @@ from qaeval_core.io.stream import scan_items
 from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
 from qaeval_core.store.orm import IMPORTING_PREFIX, Dataset, ItemRecord, Label, User
-from qaeval_core.store.repo import import_existing, import_pending
+from qaeval_core.store.repo import import_adopt, import_existing, import_pending
 
 CHUNK = 4
 ROWS = 30  # 8 chunks
@@ -58,7 +58,8 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     the pause only lets waiting saves in, which these tests do not time)."""
     monkeypatch.setattr(import_existing, "CHUNK", CHUNK)
     monkeypatch.setattr(import_pending, "CHUNK", CHUNK)
-    monkeypatch.setattr(import_pending, "WRITER_PAUSE_S", 0.0)
+    monkeypatch.setattr(import_adopt, "CHUNK", CHUNK)
+    monkeypatch.setattr(import_adopt, "WRITER_PAUSE_S", 0.0)
 
 
 def _existing(url: str) -> None:
@@ -74,24 +75,36 @@ def _counts(url: str) -> tuple[int, int, int, int]:
         )
 
 
-_ITEM_WRITE = re.compile(r"^\s*(INSERT INTO|UPDATE) items\b", re.IGNORECASE)
+#: A statement writing items: into the dataset, or into the import's staging table.
+_ITEM_WRITE = re.compile(r"^\s*(INSERT INTO|UPDATE) (items|import_stage_items)\b", re.IGNORECASE)
 
 
 class _ItemWrites:
-    """Rows of ``items`` written per committed transaction, from the engine's own events."""
+    """Item rows written (staged or into ``items``) per committed transaction, from the
+    engine's own events."""
 
     def __init__(self, url: str) -> None:
         self.engine = store_session.get_engine(url)
         self.open: dict[int, int] = {}
         self.committed: list[int] = []
         self.on_commit: list[Any] = []
+        self.contexts: list[Any] = []
 
     def _after(self, conn: Any, cursor: Any, statement: str, params: Any, ctx: Any, many: bool):
-        if _ITEM_WRITE.match(statement):
-            # The driver's count of rows written (a batched INSERT counts its rows); an
-            # executemany whose driver does not count gives its number of parameter sets.
-            n = cursor.rowcount if cursor.rowcount >= 0 else (len(params) if many else 0)
-            self.open[id(conn)] = self.open.get(id(conn), 0) + n
+        if not _ITEM_WRITE.match(statement):
+            return
+        insert = getattr(ctx.compiled, "statement", None)
+        if (
+            getattr(insert, "select", None) is not None
+            or statement.lstrip()[:6].upper() == "UPDATE"
+        ):
+            n = max(cursor.rowcount, 0)  # INSERT ... SELECT, UPDATE: the rows the database wrote
+        elif any(ctx is seen for seen in self.contexts):
+            return  # a later batch of rows already counted
+        else:  # INSERT ... VALUES of many rows (maybe in batches): every row it was given
+            self.contexts.append(ctx)
+            n = len(ctx.compiled_parameters)
+        self.open[id(conn)] = self.open.get(id(conn), 0) + n
 
     def _commit(self, conn: Any) -> None:
         n = self.open.pop(id(conn), 0)
@@ -207,7 +220,7 @@ def test_an_import_killed_after_its_commit_point_is_finished_by_the_next_cleanup
     db_url: str, small_chunks: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _existing(db_url)
-    adopt_chunk = import_pending._adopt_chunk
+    adopt_chunk = import_adopt._adopt_chunk
     moved = [0]
 
     def die_after_two(*args: Any) -> bool | None:
@@ -216,11 +229,11 @@ def test_an_import_killed_after_its_commit_point_is_finished_by_the_next_cleanup
         moved[0] += 1
         return adopt_chunk(*args)
 
-    monkeypatch.setattr(import_pending, "_adopt_chunk", die_after_two)
+    monkeypatch.setattr(import_adopt, "_adopt_chunk", die_after_two)
     rows = [_row(i, rater="r2", label=1) for i in range(ROWS)]
     with pytest.raises(KeyboardInterrupt):
         repo.import_items(db_url, "d", rows)
-    monkeypatch.setattr(import_pending, "_adopt_chunk", adopt_chunk)
+    monkeypatch.setattr(import_adopt, "_adopt_chunk", adopt_chunk)
     visible = len(repo.list_items(db_url, "d"))
     assert KNOWN < visible < ROWS  # two chunks moved in, the rest still hidden
     dead = f"{IMPORTING_PREFIX}{socket.gethostname()[:60]}:{_dead_pid()}:killed"

@@ -9,6 +9,10 @@ input).
 Labels and adjudications are append-only histories: a new row supersedes the previous one for
 the same (item, annotator) / item; nothing is updated in place, so an acknowledged label is
 never lost or silently overwritten.
+
+Why it is one module: it is the schema, one declarative registry that Alembic compares with the
+migrations table by table (``tests/test_migrations.py``); split across modules, a table could
+be left out of the metadata the migrations are checked against.
 """
 
 from __future__ import annotations
@@ -367,3 +371,55 @@ class Guideline(Base):
     idle_cap_seconds: Mapped[float] = mapped_column(Float)
     created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ImportStageItem(Base):
+    """An item of an import into an existing dataset, staged until it is moved in (issue 21).
+
+    The rows of such an import are written here in short transactions, where nobody reads them,
+    keyed by the import's hidden dataset (``import_id``; see
+    :mod:`qaeval_core.store.repo.import_existing`), and after the import's commit point moved
+    into ``items`` a chunk per transaction. A plain table with only the key's index: staging in
+    ``items`` itself wrote every index of ``items`` twice (staged, then moved). An item the
+    dataset already has is staged with ``known_item_id`` (its labels go onto that item).
+    The key is (import, place in the import), numbered by the import, so rows are inserted in
+    batches without reading ids back.
+    """
+
+    __tablename__ = "import_stage_items"
+
+    import_id: Mapped[int] = mapped_column(
+        ForeignKey("datasets.id", ondelete="CASCADE"), primary_key=True
+    )
+    #: The item's place in the import (counted by the import itself: no id to read back).
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    known_item_id: Mapped[int | None] = mapped_column(Integer)
+    external_id: Mapped[str] = mapped_column(String(300))
+    question: Mapped[str] = mapped_column(Text)
+    references: Mapped[list[Any]] = mapped_column(JSON)
+    candidate: Mapped[str] = mapped_column(Text)
+    context: Mapped[str | None] = mapped_column(Text)
+    choices: Mapped[list[Any] | None] = mapped_column(JSON)
+    wrong_answers: Mapped[list[Any] | None] = mapped_column(JSON)
+    qa_model: Mapped[str | None] = mapped_column(Text)
+    meta: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    content_hash: Mapped[str] = mapped_column(String(64))
+
+
+class ImportStageLabel(Base):
+    """A label of a staged import item (:class:`ImportStageItem` ``item_seq``), moved into
+    ``labels`` with its item."""
+
+    __tablename__ = "import_stage_labels"
+    __table_args__ = (Index("ix_import_stage_labels_import_item", "import_id", "item_seq"),)
+
+    import_id: Mapped[int] = mapped_column(
+        ForeignKey("datasets.id", ondelete="CASCADE"), primary_key=True
+    )
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    item_seq: Mapped[int] = mapped_column(Integer)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    value: Mapped[int] = mapped_column(Integer)
+    rule: Mapped[int | None] = mapped_column(Integer)
+    note: Mapped[str | None] = mapped_column(Text)
+    seconds: Mapped[float | None] = mapped_column(Float)

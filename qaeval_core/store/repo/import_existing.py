@@ -10,53 +10,60 @@ rows, the dataset's stored items and labels, the staged copies) and copied them 
    records the target, and notes the target's item count and newest item id.
 2. **Check and stage**, :data:`CHUNK` items at a time from the stream: the chunk's ids are
    looked up in the dataset (a read), conflicts are collected (an id with other content, or
-   other choices, wrong answers or meta), and the chunk is written into the hidden dataset in
-   its own short write transaction: new items with their labels, and for items the dataset
-   already has a *shadow* carrying only the labels that are not already that rater's current
-   one. Nobody sees any of it. Any conflict: the hidden dataset is discarded and every
-   conflicting row is reported (:class:`ValidationError`), as before.
+   other choices, wrong answers or meta), and the chunk is written into the staging tables
+   (``import_stage_items``, ``import_stage_labels``, keyed by the hidden dataset) in its own
+   short write transaction: new items with their labels, and items the dataset already has
+   with their id there and only the labels that are not already that rater's current one.
+   Nobody reads those tables. Any conflict: the staged rows and the hidden dataset are
+   discarded and every conflicting row is reported (:class:`ValidationError`), as before.
 3. **Commit point** (:func:`_commit`): one short write transaction checks the target is
    unchanged (same item count and newest id) and marks the hidden dataset as adopting. Before
    it, a failure or a kill leaves nothing (the hidden dataset is discarded, by this import or
    the next cleanup); after it, the import is finished and never undone.
-4. **Adopt** (:func:`.import_pending.adopt`): the staged items move into the dataset one chunk
-   per short transaction. A kill here is finished by the next cleanup. While it runs, the new
-   items appear in the dataset chunk by chunk, in file order.
+4. **Adopt** (:func:`.import_adopt.adopt`): the staged rows move into ``items`` and
+   ``labels`` one chunk per short transaction, by ``INSERT ... SELECT``. A kill here is
+   finished by the next cleanup. While it runs, the new items appear in the dataset chunk by
+   chunk, in file order.
 
-The stream is read once, holding one chunk at a time (plus what the file scan keeps: ids and
-digests), so peak memory is about that of a new dataset's import.
+Each row is written to the store twice (staged, then moved), but only the move writes the
+indexes of ``items`` and ``labels``. The stream is read once, holding one chunk at a time
+(plus what the file scan keeps: ids and digests), so peak memory is about that of a new
+dataset's import.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from itertools import count
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session
 
 from qaeval_core import io
 from qaeval_core.errors import RowError, StoreError, ValidationError
-from qaeval_core.store.orm import Dataset, ItemRecord, Label, utcnow, visible_dataset
-from qaeval_core.store.repo._common import _scope
-from qaeval_core.store.repo.import_pending import (
-    _discard,
-    _hidden_name,
-    _rater_ids,
-    _stage_chunk,
-    adopt,
-    let_writers_in,
-    marker,
+from qaeval_core.store.orm import (
+    Dataset,
+    ImportStageItem,
+    ImportStageLabel,
+    ItemRecord,
+    Label,
+    utcnow,
+    visible_dataset,
 )
+from qaeval_core.store.repo._common import _scope
+from qaeval_core.store.repo.import_adopt import adopt, let_writers_in, marker
+from qaeval_core.store.repo.import_pending import _discard, _hidden_name, _rater_ids
+from qaeval_core.store.repo.import_staging import item_values
 
 __all__ = ["CHUNK", "ExistingImport", "import_into_existing"]
 
 #: Items per chunk: read, checked, staged, and moved in. Each write transaction holds
-#: SQLite's write lock for one chunk: 0.1-0.5 s for 1,000 rows on the loaded 2-core test
-#: machine (2,000 took up to 1 s, 5,000 up to 1.5 s), at no cost in total time.
-CHUNK = 1000
+#: SQLite's write lock for one chunk, about 0.1 s for 2,000 rows on the loaded 2-core test
+#: machine (bench/README.md); smaller chunks made the import slower (more commits, pauses).
+CHUNK = 2000
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,9 @@ class _Target:
     snapshot: tuple[int, int]
     users: dict[str, int]
     created: list[str]
+    #: The next place of a staged item and of a staged label in this import.
+    item_seqs: Iterator[int] = field(default_factory=lambda: count(1))
+    label_seqs: Iterator[int] = field(default_factory=lambda: count(1))
 
 
 def _changed(row: io.ItemRow, choices: Any, wrong: Any, meta: Any) -> str:
@@ -107,8 +117,8 @@ def _snapshot(s: Session, dataset_id: int) -> tuple[int, int]:
     stmt = select(func.count(ItemRecord.id), func.max(ItemRecord.id)).where(
         ItemRecord.dataset_id == dataset_id
     )
-    count, newest = s.execute(stmt).one()
-    return int(count or 0), int(newest or 0)
+    items, newest = s.execute(stmt).one()
+    return int(items or 0), int(newest or 0)
 
 
 def _changed_meanwhile(name: str) -> StoreError:
@@ -174,7 +184,7 @@ def _current(s: Session, item_ids: list[int]) -> dict[tuple[int, int], int]:
 class _Checked:
     """One chunk checked against the dataset: what to stage and what it counts."""
 
-    stage: list[io.ItemRow]
+    stage: list[tuple[io.ItemRow, int | None]]  # (row, the dataset's item id if it has it)
     errors: list[RowError]
     new: int = 0
     old: int = 0
@@ -203,7 +213,7 @@ def _check(url: str | None, target: _Target, chunk: list[io.ItemRow]) -> _Checke
     for r in chunk:
         found = stored.get(r.external_id)
         if found is None:
-            out.stage.append(r)
+            out.stage.append((r, None))
             out.new += 1
             out.labels += len(r.labels)
             continue
@@ -226,8 +236,42 @@ def _check(url: str | None, target: _Target, chunk: list[io.ItemRow]) -> _Checke
         out.skipped += len(r.labels) - len(keep)
         out.labels += len(keep)
         if keep:
-            out.stage.append(replace(r, labels=keep))  # a shadow: its labels, for the item
+            out.stage.append((replace(r, labels=keep), item_id))  # only its labels to add
     return out
+
+
+def _stage_chunk(
+    url: str | None, target: _Target, rows: list[tuple[io.ItemRow, int | None]]
+) -> None:
+    """Step 2, the write: one short write transaction puts a checked chunk into the staging
+    tables. The rows, with their places in the import, are built before it starts, so the
+    lock covers only the two batched inserts."""
+    items, labels = [], []
+    for r, known in rows:
+        seq = next(target.item_seqs)
+        items.append(
+            {"import_id": target.hidden_id, "seq": seq, "known_item_id": known, **item_values(r)}
+        )
+        labels += [
+            {
+                "import_id": target.hidden_id,
+                "seq": next(target.label_seqs),
+                "item_seq": seq,
+                "user_id": target.users[lab.rater],
+                "value": lab.value,
+                "rule": lab.rule,
+                "note": lab.note,
+                "seconds": lab.seconds,
+            }
+            for lab in r.labels
+        ]
+    with _scope(url, write=True) as s:
+        conn = s.connection()
+        conn.execute(insert(ImportStageItem.__table__), items)
+        if labels:
+            conn.execute(insert(ImportStageLabel.__table__), labels)
+        touched = update(Dataset).where(Dataset.id == target.hidden_id)
+        conn.execute(touched.values(created_at=utcnow()))
 
 
 def _commit(url: str | None, target: _Target) -> None:
@@ -268,7 +312,7 @@ def import_into_existing(
             totals.labels += checked.labels
             totals.skipped += checked.skipped
             if checked.stage and not totals.errors:
-                _stage_chunk(url, target.hidden_id, checked.stage, target.users)
+                _stage_chunk(url, target, checked.stage)
                 let_writers_in(url, pause=False)
         if totals.errors:
             raise ValidationError(source or "<rows>", sorted(totals.errors, key=lambda e: e.row))
@@ -276,5 +320,7 @@ def import_into_existing(
     except BaseException:
         _discard(url, target.hidden_id, target.created)
         raise
-    adopt(url, target.hidden_id, target.id, target.created, chunk=CHUNK)
+    if not adopt(url, target.hidden_id, target.id, chunk=CHUNK):  # the dataset was deleted
+        _discard(url, target.hidden_id, target.created)
+        raise StoreError(f"Dataset {name!r} was deleted while the file was being imported.")
     return ExistingImport(totals.new, totals.old, totals.labels, totals.skipped, target.created)

@@ -1,5 +1,5 @@
 """A new dataset imported under a hidden name, in short transactions, then renamed (issue 13);
-an import into an existing dataset staged the same way, then moved in (issue 21).
+the hidden dataset that also keys an import into an existing dataset (issue 21).
 
 Importing a file into a *new* dataset must not hold the store's write lock for the whole copy
 (annotators would wait seconds to save). So the dataset is created first under a reserved name
@@ -7,13 +7,11 @@ Importing a file into a *new* dataset must not hold the store's write lock for t
 (:func:`~qaeval_core.store.orm.visible_dataset`); its items and labels go straight into the real
 tables in transactions of :data:`CHUNK` rows; the last transaction only renames that one row.
 
-An import into an *existing* dataset (:mod:`.import_existing`) stages its rows in such a hidden
-dataset too, then *adopts* them: a short transaction marks the hidden dataset as adopting (the
-commit point: from then on the import is finished, never undone), and :func:`adopt` moves its
-items into the dataset :data:`CHUNK` at a time, each move its own short transaction, so a save
-never waits for more than one chunk. Items the dataset already had are staged as *shadows*
-(same id, only the labels to add): adopting moves their labels onto the dataset's item and
-drops the shadow.
+An import into an *existing* dataset (:mod:`.import_existing`) is keyed by such a hidden
+dataset too, but stages its rows in the plain tables ``import_stage_items`` and
+``import_stage_labels`` (migration 0007) and is then *adopted* (:mod:`.import_adopt`): its rows
+move in a chunk per short transaction once a short transaction has marked it as adopting (its
+commit point: from then on the import is finished, never undone).
 
 A failed import deletes what it wrote. A killed one leaves a hidden dataset that nobody sees;
 :func:`cleanup_imports` (run by every import and by ``qaeval db upgrade``) deletes it once its
@@ -27,31 +25,38 @@ from __future__ import annotations
 import json
 import os
 import socket
-import time
 import uuid
 from collections.abc import Iterable
 from datetime import UTC, timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, delete, exists, func, insert, select, update
+from sqlalchemy import (
+    delete,
+    exists,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from qaeval_core import io
 from qaeval_core.errors import StoreError
-from qaeval_core.store.orm import IMPORTING_PREFIX, Dataset, ItemRecord, Label, User, utcnow
+from qaeval_core.store.orm import (
+    IMPORTING_PREFIX,
+    Dataset,
+    ImportStageItem,
+    ImportStageLabel,
+    ItemRecord,
+    Label,
+    User,
+    utcnow,
+)
 from qaeval_core.store.repo._common import _scope
+from qaeval_core.store.repo.import_adopt import adopt, chunk_end, marker
 from qaeval_core.store.repo.import_staging import CHUNK, IMPORT_SOURCE, item_values
-from qaeval_core.store.session import get_engine
 
-__all__ = [
-    "STALE_AFTER",
-    "WRITER_PAUSE_S",
-    "adopt",
-    "cleanup_imports",
-    "import_new_dataset",
-    "let_writers_in",
-    "marker",
-]
+__all__ = ["STALE_AFTER", "cleanup_imports", "import_new_dataset"]
 
 #: A hidden import dataset not written for this long is abandoned (its process may run on
 #: another host, where its process id cannot be checked).
@@ -160,6 +165,12 @@ def _discard(url: str | None, ds_id: int, raters: list[str]) -> None:
     try:
         while True:
             with _scope(url, write=True) as s:
+                end = chunk_end(s.connection(), ds_id, CHUNK)  # an existing dataset's import
+                if end is not None:
+                    st, sl = ImportStageItem, ImportStageLabel
+                    s.execute(delete(sl).where(sl.import_id == ds_id, sl.item_seq <= end))
+                    s.execute(delete(st).where(st.import_id == ds_id, st.seq <= end))
+                    continue
                 stmt = select(ItemRecord.id).where(ItemRecord.dataset_id == ds_id).limit(CHUNK)
                 ids = s.scalars(stmt).all()
                 if ids:
@@ -206,129 +217,10 @@ def cleanup_imports(url: str | None) -> int:
     for ds_id, name, desc, written in hidden:
         if _abandoned(name, written):
             state = marker(desc)
+            finished = False
             if state.get("adopting") and isinstance(state.get("into"), int):
-                adopt(url, ds_id, state["into"], state["raters"])  # past its commit point
-            else:
+                finished = adopt(url, ds_id, state["into"])  # past its commit point
+            if not finished:
                 _discard(url, ds_id, state["raters"])
             n += 1
     return n
-
-
-def marker(description: str | None) -> dict[str, Any]:
-    """What a hidden dataset's description records: ``raters`` it created, and for an import
-    into an existing dataset, that dataset's id (``into``) and whether it is ``adopting``.
-    (A new dataset's import writes the bare list of raters.)"""
-    try:
-        value = json.loads(description or "[]")
-    except (ValueError, TypeError):
-        value = []
-    if isinstance(value, dict):
-        raters = value.get("raters")
-        return {**value, "raters": [str(r) for r in raters] if isinstance(raters, list) else []}
-    return {"raters": [str(r) for r in value] if isinstance(value, list) else []}
-
-
-def adopt(
-    url: str | None,
-    hidden_id: int,
-    target_id: int,
-    raters: list[str],
-    *,
-    chunk: int | None = None,
-) -> None:
-    """Move every item of the hidden dataset into the dataset ``target_id``, ``chunk`` (default
-    :data:`CHUNK`) at a time, each chunk its own short write transaction with a pause for
-    waiting writers after it (:data:`WRITER_PAUSE_S`); then delete the hidden dataset. Run
-    after the commit point (the import's own process, or the cleanup of a killed one). Should
-    the target have been deleted meanwhile, what is left is discarded instead."""
-    while True:
-        left = _adopt_chunk(url, hidden_id, target_id, chunk or CHUNK)
-        if left is None:
-            _discard(url, hidden_id, raters)
-            return
-        if not left:
-            return
-        let_writers_in(url)
-
-
-#: How long the adoption of an import pauses after each chunk on SQLite. The moves run back to
-#: back (no file to read between them), and SQLite's busy handler lets a waiting writer retry
-#: only every 25-100 ms, so without a pause the import, always ready, could take the lock again
-#: chunk after chunk while a save waits. (Staging needs none: the next chunk is read and checked
-#: between two of its writes.)
-WRITER_PAUSE_S = 0.05
-
-
-def let_writers_in(url: str | None, *, pause: bool = True) -> None:
-    """After a chunk's commit on SQLite: checkpoint the write-ahead log, then (``pause``) wait
-    :data:`WRITER_PAUSE_S`. PostgreSQL has no store-wide write lock: nothing to do there.
-
-    Why the checkpoint: SQLite copies the log into the database (and syncs it) in whichever
-    connection commits once the log has grown past 1,000 pages. An import writes megabytes per
-    chunk, so without this that was often an annotator's save, which then took seconds for the
-    import's pages. A ``PASSIVE`` checkpoint by the import itself, outside any transaction,
-    blocks no one and keeps the log short for the saves.
-    """
-    engine = get_engine(url)
-    if engine.dialect.name != "sqlite":
-        return
-    raw = engine.raw_connection()
-    try:
-        raw.driver_connection.execute("PRAGMA wal_checkpoint(PASSIVE)")  # type: ignore[union-attr]
-    finally:
-        raw.close()
-    if pause:
-        time.sleep(WRITER_PAUSE_S)
-
-
-_MOVE_LABELS = (
-    update(Label.__table__)
-    .where(Label.__table__.c.item_id == bindparam("shadow"))
-    .values(item_id=bindparam("real"))
-)
-
-
-def _adopt_chunk(url: str | None, hidden_id: int, target_id: int, chunk: int) -> bool | None:
-    """Move the next ``chunk`` items of the hidden dataset into the target: True when some
-    were moved, False when none was left (the hidden dataset is then deleted), None when the
-    target no longer exists.
-
-    An item whose id the target already has is a shadow: its labels move onto the target's
-    item and the shadow is deleted. Every other item moves by changing its dataset. PostgreSQL:
-    the hidden dataset's row is locked first, so two processes adopting it (the import and a
-    cleanup) take turns; SQLite's ``BEGIN IMMEDIATE`` does the same.
-    """
-    with _scope(url, write=True) as s:
-        conn = s.connection()
-        lock = select(Dataset.id).where(Dataset.id == hidden_id).with_for_update()
-        if conn.execute(lock).first() is None:
-            return False  # another process finished it
-        if conn.execute(select(Dataset.id).where(Dataset.id == target_id)).first() is None:
-            return None
-        stmt = (
-            select(ItemRecord.id, ItemRecord.external_id)
-            .where(ItemRecord.dataset_id == hidden_id)
-            .order_by(ItemRecord.id)
-            .limit(chunk)
-        )
-        rows = conn.execute(stmt).all()
-        if not rows:
-            conn.execute(delete(Dataset).where(Dataset.id == hidden_id))
-            return False
-        known = select(ItemRecord.external_id, ItemRecord.id).where(
-            ItemRecord.dataset_id == target_id,
-            ItemRecord.external_id.in_([ext for _, ext in rows]),
-        )
-        real = {ext: item_id for ext, item_id in conn.execute(known)}
-        shadows = [{"shadow": i, "real": real[ext]} for i, ext in rows if ext in real]
-        moved = [i for i, ext in rows if ext not in real]
-        if shadows:
-            conn.execute(_MOVE_LABELS, shadows)
-            gone = [p["shadow"] for p in shadows]
-            conn.execute(delete(ItemRecord).where(ItemRecord.id.in_(gone)))
-        if moved:
-            conn.execute(
-                update(ItemRecord).where(ItemRecord.id.in_(moved)).values(dataset_id=target_id)
-            )
-        conn.execute(update(Dataset).where(Dataset.id == hidden_id).values(created_at=utcnow()))
-        return True
