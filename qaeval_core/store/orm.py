@@ -304,7 +304,11 @@ class Deal(Base):
 
 class DealItem(Base):
     """An item an audit or triage deal drew (whether or not it needed a new assignment: an
-    item already in a queue stays in the audit's random sample)."""
+    item already in a queue stays in the audit's random sample), with the probability that the
+    deal drew it (``inclusion_probability``, migration 0008): an audit's ``size / items``, a
+    probabilistic triage deal's per-item probability (1 for items already labelled when it
+    drew, which it holds as known); NULL where the deal chose deterministically (the most
+    doubtful items) or was made before 0008."""
 
     __tablename__ = "deal_items"
 
@@ -314,6 +318,7 @@ class DealItem(Base):
     item_id: Mapped[int] = mapped_column(
         ForeignKey("items.id", ondelete="CASCADE"), primary_key=True, index=True
     )
+    inclusion_probability: Mapped[float | None] = mapped_column(Float)
 
 
 class LoginSession(Base):
