@@ -60,6 +60,9 @@ __all__ = [
     "DEAL_KINDS",
     "NAMING_CONVENTION",
     "utcnow",
+    "AnswerKnowledgeDecision",
+    "KNOWLEDGE_DECISIONS",
+    "KNOWLEDGE_KINDS",
 ]
 
 #: Roles of a user. ``external`` raters come from imported files and cannot log in.
@@ -428,3 +431,48 @@ class ImportStageLabel(Base):
     rule: Mapped[int | None] = mapped_column(Integer)
     note: Mapped[str | None] = mapped_column(Text)
     seconds: Mapped[float | None] = mapped_column(Float)
+
+
+# ----------------------------------------------------------------------------- answer knowledge
+# (issue 24, item 2; migration 0009)
+
+#: What a researcher decided about a suggested answer (:mod:`qaeval_core.knowledge`).
+KNOWLEDGE_DECISIONS = ("accepted", "rejected")
+#: The kinds of suggested answer: another reference (``alias``) or a known ``wrong`` answer.
+KNOWLEDGE_KINDS = ("alias", "wrong")
+
+
+class AnswerKnowledgeDecision(Base):
+    """A researcher's decision on one suggested answer of a question; append-only.
+
+    A suggestion is (dataset, question key, kind, normalised answer), hashed into
+    ``suggestion_hash``; its decisions are numbered ``version`` 1, 2, ... and the highest is
+    current. A change of mind is a new row, so the dataset's knowledge list keeps who decided
+    what and when. The unique version makes two researchers deciding the same suggestion at
+    once collide instead of both landing (the second is told: :mod:`..repo.answer_knowledge`).
+    """
+
+    __tablename__ = "answer_knowledge"
+    __table_args__ = (
+        UniqueConstraint(
+            "dataset_id", "suggestion_hash", "version", name="uq_answer_knowledge_version"
+        ),
+        CheckConstraint("kind IN ('alias', 'wrong')", name="kind"),
+        CheckConstraint("decision IN ('accepted', 'rejected')", name="decision"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(
+        ForeignKey("datasets.id", ondelete="CASCADE"), index=True
+    )
+    suggestion_hash: Mapped[str] = mapped_column(String(64))
+    version: Mapped[int] = mapped_column(Integer)
+    question_key: Mapped[str] = mapped_column(Text)
+    question: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(String(10))
+    answer: Mapped[str] = mapped_column(Text)
+    answer_key: Mapped[str] = mapped_column(Text)
+    decision: Mapped[str] = mapped_column(String(10))
+    note: Mapped[str | None] = mapped_column(Text)
+    decided_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
