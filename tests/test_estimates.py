@@ -300,8 +300,8 @@ def test_json_shape_and_pairwise_comparisons() -> None:
     json.dumps(data, allow_nan=False)
     assert set(data) == {"a", "b", "c", ALL_MODELS}
     a = data["a"]
-    assert set(a) == {"n_items", "n_labelled", "n_not_random", "ppi", "human_only", "judge_only",
-                      "reason"}  # fmt: skip
+    assert set(a) == {"n_items", "n_labelled", "n_not_random", "n_weighted", "ppi", "human_only",
+                      "judge_only", "reason"}  # fmt: skip
     for kind in ("ppi", "human_only", "judge_only"):
         assert {"estimate", "ci_low", "ci_high"} <= set(a[kind])
     assert a["ppi"]["ci_low"] < a["ppi"]["estimate"] < a["ppi"]["ci_high"]

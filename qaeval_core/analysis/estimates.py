@@ -34,6 +34,16 @@ justify (12 of 12 correct: [0.76, 1.00] at 95%).
 
 Estimator choices, each tested:
 
+* **Labels chosen with known probabilities count, weighted** (issue 24). The column
+  ``probability`` (default ``sample_probability``) gives per labelled row the probability that
+  it was chosen for labelling (:mod:`.selection_design`: drawn at random with a probability that
+  grows with the judge's doubt). When the known probabilities of the labelled rows differ, the
+  estimate is inverse-probability-weighted PPI (:mod:`.ipw_estimates`, Zrnic and Candes 2024):
+  every row with a known probability counts, weighted by ``1 / p`` (1: labelled for sure), and
+  labelled rows with no known probability are left out (counted in ``n_not_random``; their
+  labels could have been chosen for any reason); ``n_weighted`` says how many labels were
+  weighted and ``ppi_note`` their effective number. Equal probabilities (or none given) are a
+  uniform sample and take the rules below, as before.
 * **Selection: non-random labels are left out.** PPI and the classical interval need the
   labelled items to be a random sample. The column ``sample`` (default ``label_sample``) says
   per labelled row how it was chosen: ``"random"`` (a seeded random audit sample) or anything
@@ -73,6 +83,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from qaeval_core.analysis.ipw_estimates import check_sample_probabilities, weighted_estimate
 from qaeval_core.errors import InputError
 from qaeval_core.io.cells import decode_json
 from qaeval_core.io.labels import LABEL_SCALES
@@ -80,14 +91,16 @@ from qaeval_core.schema import LabelValue, join_models, split_models
 
 __all__ = [
     "ALL_MODELS", "ALL_PAIRS_MODELS", "MAX_PAIRS", "PAIR_MODES", "RANDOM_SAMPLE",
-    "ROW_SCALE_COLUMN", "compare_estimates", "compare_models", "correct_labels",
-    "default_prediction", "estimate_accuracy", "estimates_to_json",
+    "ROW_SCALE_COLUMN", "SAMPLE_PROBABILITY", "compare_estimates", "compare_models",
+    "correct_labels", "default_prediction", "estimate_accuracy", "estimates_to_json",
 ]  # fmt: skip
 
 #: The model name of the overall row.
 ALL_MODELS = "(all)"
 #: The ``sample`` value of rows labelled as part of a seeded random sample.
 RANDOM_SAMPLE = "random"
+#: The column giving the probability that a labelled row was chosen for labelling.
+SAMPLE_PROBABILITY = "sample_probability"
 #: A per-row label scale column (as in qaeval's import schema); it overrides ``label_scale``.
 ROW_SCALE_COLUMN = "label_scale"
 _PREDICTIONS = ("judge_probability", "judge_correct")
@@ -108,7 +121,7 @@ MAX_PAIRS = 20_000
 _TRUE = {"true": 1, "yes": 1, "false": 0, "no": 0}
 
 COLUMNS = [
-    "model", "n_items", "n_labelled", "n_not_random",
+    "model", "n_items", "n_labelled", "n_not_random", "n_weighted",
     "ppi_estimate", "ppi_ci_low", "ppi_ci_high", "ppi_se",
     "human_only_estimate", "human_only_ci_low", "human_only_ci_high",
     "judge_only_estimate", "reason", "ppi_note",
@@ -299,19 +312,40 @@ def _wilson(y: np.ndarray, alpha: float) -> tuple[float, float]:
     return float(ci.low), float(ci.high)
 
 
-def _row(name, rows, y, rnd, f, alpha, min_labels) -> dict[str, Any]:
-    y, rnd, f = y[rows], rnd[rows], f[rows]
+def _weighted_row(row: dict[str, Any], y, f_lab, f, prob, alpha: float) -> dict[str, Any]:
+    """PPI and human-only of labels drawn with unequal known probabilities (module docstring)."""
+    ppi = weighted_estimate(y, f_lab, f, prob, alpha)
+    human = weighted_estimate(y, f_lab, f, prob, alpha, lam=0.0)
+    note = (
+        f"inverse-probability weighted (1 / {SAMPLE_PROBABILITY}): {len(y)} labels weigh as "
+        f"{ppi.n_effective:.1f} uniform ones"
+    )
+    row.update(
+        ppi_estimate=ppi.estimate, ppi_ci_low=ppi.ci_low, ppi_ci_high=ppi.ci_high, ppi_se=ppi.se,
+        human_only_estimate=human.estimate, human_only_ci_low=human.ci_low,
+        human_only_ci_high=human.ci_high, n_weighted=len(y),
+        ppi_note=note + ("; " + DEGENERATE_NOTE if ppi.degenerate else ""),
+    )  # fmt: skip
+    return row
+
+
+def _row(name, rows, y, use, f, prob, alpha, min_labels) -> dict[str, Any]:
+    y, use, f = y[rows], use[rows], f[rows]
     labelled = ~np.isnan(y)
-    used = labelled & rnd
+    used = labelled & use
     n = int(used.sum())
     row: dict[str, Any] = dict.fromkeys(COLUMNS, np.nan)
     row.update(
-        model=name, n_items=len(rows), n_labelled=n, n_not_random=int((labelled & ~rnd).sum()),
-        judge_only_estimate=float(f.mean()) if len(f) else np.nan, reason="", ppi_note="",
+        model=name, n_items=len(rows), n_labelled=n, n_not_random=int((labelled & ~use).sum()),
+        n_weighted=0, judge_only_estimate=float(f.mean()) if len(f) else np.nan, reason="",
+        ppi_note="",
     )  # fmt: skip
     if n < min_labels:
-        row["reason"] = f"only {n} random labels (needs >= {min_labels})"
+        kind = "random" if prob is None else "known-probability"
+        row["reason"] = f"only {n} {kind} labels (needs >= {min_labels})"
         return row
+    if prob is not None:
+        return _weighted_row(row, y[used], f[used], f, prob[rows][used], alpha)
     est, low, high, se = _ppi(y[used], f[used], f, alpha)
     h_low, h_high = _wilson(y[used], alpha)
     y_lab, f_lab = y[used], f[used]
@@ -334,18 +368,21 @@ def estimate_accuracy(
     label: str = "gold_label",
     model: str = "qa_model",
     sample: str = "label_sample",
+    probability: str = SAMPLE_PROBABILITY,
     confidence: float = 0.95,
     min_labels: int = 10,
     label_scale: str | None = None,
 ) -> pd.DataFrame:
     """Accuracy per QA model (and overall, model ``(all)``): PPI, human-only and judge-only.
 
-    One row per model with the columns ``model, n_items, n_labelled`` (random labels used),
-    ``n_not_random`` (labels left out), ``ppi_estimate, ppi_ci_low, ppi_ci_high, ppi_se,
-    human_only_estimate, human_only_ci_low, human_only_ci_high, judge_only_estimate, reason``
-    (empty, or why the PPI and human-only estimates are not available). The module docstring
-    says which rows count and how labels are read. ``confidence`` and ``prediction`` are kept
-    in ``table.attrs``.
+    One row per model with the columns ``model, n_items, n_labelled`` (labels used),
+    ``n_not_random`` (labels left out: not random, or no known probability), ``n_weighted``
+    (labels used with an inverse-probability weight, from column ``probability``),
+    ``ppi_estimate, ppi_ci_low, ppi_ci_high, ppi_se, human_only_estimate, human_only_ci_low,
+    human_only_ci_high, judge_only_estimate, reason`` (empty, or why the PPI and human-only
+    estimates are not available). The module docstring says which rows count and how labels
+    are read. ``confidence`` and ``prediction`` are kept
+    in ``table.attrs``, with ``weighted`` (whether the labels were weighted).
     """
     alpha = _check_confidence(confidence)
     min_labels = _check_min_labels(min_labels)
@@ -367,7 +404,14 @@ def estimate_accuracy(
     rnd = np.ones(len(frame), bool)
     if sample in frame.columns:
         rnd = frame[sample].map(lambda v: str(v).strip().lower() == RANDOM_SAMPLE).to_numpy(bool)
-    if not (labelled & rnd).any():
+    prob = _sample_probabilities(frame, probability)
+    known = labelled & ~np.isnan(prob)
+    weighted = bool(known.any() and np.ptp(prob[known]) > 0)
+    if weighted:
+        use = known
+    else:  # a uniform sample: random rows, and rows of one known probability
+        use, prob = rnd | known, None
+    if not (labelled & use).any():
         raise InputError(
             f"The {int(labelled.sum())} labelled row(s) are not a random sample (column {sample!r} "
             f"is never {RANDOM_SAMPLE!r}), so no valid interval can be drawn from them. Deal a "
@@ -377,11 +421,26 @@ def estimate_accuracy(
     groups = _model_rows(frame, model)
     groups[ALL_MODELS] = np.arange(len(frame))
     table = pd.DataFrame(
-        [_row(name, rows, y, rnd, f, alpha, min_labels) for name, rows in groups.items()],
+        [_row(name, rows, y, use, f, prob, alpha, min_labels) for name, rows in groups.items()],
         columns=COLUMNS,
     )
-    table.attrs.update(confidence=confidence, prediction=prediction, label=label)
+    table.attrs.update(confidence=confidence, prediction=prediction, label=label, weighted=weighted)
     return table
+
+
+def _sample_probabilities(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """Per row, the probability it was chosen for labelling; NaN where unknown or no column."""
+    if column not in frame.columns:
+        return np.full(len(frame), np.nan)
+    raw = frame[column].map(lambda v: np.nan if _missing(v) else v)
+    values = pd.to_numeric(raw.astype(object), errors="coerce").to_numpy(float)
+    unreadable = raw.notna().to_numpy() & np.isnan(values)
+    if unreadable.any():
+        raise InputError(
+            f"{column}: {raw[unreadable].iloc[0]!r} is not a number; give the probability the "
+            "row was chosen for labelling, in (0, 1], or leave it empty if unknown."
+        )
+    return check_sample_probabilities(values, column)
 
 
 def _check_confidence(confidence: float) -> float:
@@ -496,14 +555,14 @@ def compare_models(
 
 
 def estimates_to_json(table: pd.DataFrame) -> dict[str, Any]:
-    """``{model: {n_items, n_labelled, n_not_random, ppi, human_only, judge_only, reason}}``,
-    each estimate ``{estimate, ci_low, ci_high}`` with ``None`` where there is none (the
+    """``{model: {n_items, n_labelled, n_not_random, n_weighted, ppi, human_only, judge_only,
+    reason}}``, each estimate ``{estimate, ci_low, ci_high}`` with ``None`` where there is none (the
     judge-only estimate never has an interval; its ``note`` says why)."""
     from qaeval_core.jsonable import to_jsonable
 
     out: dict[str, Any] = {}
     for rec in table.to_dict("records"):
-        entry = {k: rec[k] for k in ("n_items", "n_labelled", "n_not_random")}
+        entry = {k: rec[k] for k in ("n_items", "n_labelled", "n_not_random", "n_weighted")}
         for kind in ("ppi", "human_only"):
             entry[kind] = {k: rec[f"{kind}_{k}"] for k in ("estimate", "ci_low", "ci_high")}
         if rec.get("ppi_note"):
