@@ -15,6 +15,7 @@ from qaeval_core.knowledge import (
     apply_knowledge,
     knowledge_similarity,
     known_verdicts,
+    leave_one_out_items,
     similarity_to,
     suggest_knowledge,
 )
@@ -161,3 +162,11 @@ def test_similarity_to_given_knowledge():
     assert sim["wrong_similarity"].eq(0.0).all()
     assert answer_similarity("London", []) == 0.0
     assert 0.0 < answer_similarity("Londres", ["London"]) < 1.0
+
+
+def test_leave_one_out_items_never_carry_their_own_label():
+    out = leave_one_out_items(ITEMS, LABELS)
+    assert out[1].references == ("Paris",)  # its own alias is not laid over it
+    assert out[2].wrong_answers is None  # nor its own wrong answer
+    assert out[3].references == ("Paris", "City of Light")
+    assert out[0].references == ("Paris", "City of Light") and out[0].wrong_answers == ("London",)

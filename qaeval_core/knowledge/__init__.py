@@ -21,6 +21,8 @@ from qaeval_core.knowledge.similarity import (
     SIMILARITY_COLUMNS,
     answer_similarity,
     knowledge_similarity,
+    leave_one_out_items,
+    row_knowledge,
     similarity_to,
 )
 from qaeval_core.knowledge.suggestions import (
@@ -46,6 +48,8 @@ __all__ = [
     "knowledge_similarity",
     "known_verdicts",
     "label_values",
+    "leave_one_out_items",
+    "row_knowledge",
     "similarity_to",
     "suggest_knowledge",
     "touched",

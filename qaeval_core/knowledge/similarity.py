@@ -19,12 +19,11 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from rapidfuzz import fuzz
 
 from qaeval_core.calibrate.inputs import question_groups
-from qaeval_core.knowledge.overlay import AnswerKnowledge
+from qaeval_core.knowledge.overlay import AnswerKnowledge, apply_knowledge
 from qaeval_core.knowledge.suggestions import (
     ALIAS,
     WRONG,
@@ -35,7 +34,14 @@ from qaeval_core.knowledge.suggestions import (
 from qaeval_core.metrics._support.text import contains_on_token_boundary
 from qaeval_core.schema import Item
 
-__all__ = ["SIMILARITY_COLUMNS", "answer_similarity", "knowledge_similarity", "similarity_to"]
+__all__ = [
+    "SIMILARITY_COLUMNS",
+    "answer_similarity",
+    "knowledge_similarity",
+    "leave_one_out_items",
+    "row_knowledge",
+    "similarity_to",
+]
 
 SIMILARITY_COLUMNS = ["alias_similarity", "wrong_similarity"]
 
@@ -91,6 +97,50 @@ def _knowledge(
     )
 
 
+def row_knowledge(
+    items: Sequence[Item], labels: Sequence[Any], *, accepted: Accepted | None = None
+) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Per item, the (aliases, known wrong answers) its question's *other* labelled rows
+    suggest (leave-one-out; module docstring), kept only if ``accepted`` (``None``: all)."""
+    items = list(items)
+    values = label_values(items, labels)
+    out: list[tuple[tuple[str, ...], tuple[str, ...]]] = [((), ())] * len(items)
+    if not items:
+        return out
+    by_question: dict[str, list[int]] = {}
+    for i, k in enumerate(question_groups(items)):
+        by_question.setdefault(str(k), []).append(i)
+    for rows in by_question.values():
+        group_items = [items[i] for i in rows]
+        group_labels = [values[i] for i in rows]
+        shared = _knowledge(group_items, group_labels, accepted)  # for the unlabelled rows
+        for pos, i in enumerate(rows):
+            if values[i] in (0, 2):  # its own label must not teach it anything
+                own_out = [v if j != pos else None for j, v in enumerate(group_labels)]
+                out[i] = _knowledge(group_items, own_out, accepted)
+            else:
+                out[i] = shared
+    return out
+
+
+def leave_one_out_items(
+    items: Sequence[Item], labels: Sequence[Any], *, accepted: Accepted | None = None
+) -> list[Item]:
+    """Every item with the knowledge of :func:`row_knowledge` laid over it: the items a judge's
+    metric inputs are computed on when it is fitted with knowledge, without leakage."""
+    items = list(items)
+    keys = question_groups(items) if items else []
+    out = []
+    for item, key, (aliases, wrong) in zip(
+        items, keys, row_knowledge(items, labels, accepted=accepted), strict=True
+    ):
+        knowledge = AnswerKnowledge(
+            {str(key): aliases} if aliases else {}, {str(key): wrong} if wrong else {}
+        )
+        out.append(apply_knowledge([item], knowledge)[0])
+    return out
+
+
 def knowledge_similarity(
     items: Sequence[Item], labels: Sequence[Any], *, accepted: Accepted | None = None
 ) -> pd.DataFrame:
@@ -101,24 +151,9 @@ def knowledge_similarity(
     (``None``: every suggestion counts, as when simulating a researcher who accepts all).
     """
     items = list(items)
-    values = label_values(items, labels)
-    if not items:
-        return pd.DataFrame(columns=SIMILARITY_COLUMNS, dtype=float)
-    keys = question_groups(items)
-    out = np.zeros((len(items), 2))
-    by_question: dict[str, list[int]] = {}
-    for i, k in enumerate(keys):
-        by_question.setdefault(str(k), []).append(i)
-    for rows in by_question.values():
-        group_items = [items[i] for i in rows]
-        group_labels = [values[i] for i in rows]
-        shared = _knowledge(group_items, group_labels, accepted)  # for the unlabelled rows
-        for pos, i in enumerate(rows):
-            if values[i] in (0, 2):  # its own label must not teach it anything
-                own_out = [v if j != pos else None for j, v in enumerate(group_labels)]
-                aliases, wrong = _knowledge(group_items, own_out, accepted)
-            else:
-                aliases, wrong = shared
-            out[i, 0] = answer_similarity(items[i].candidate, aliases)
-            out[i, 1] = answer_similarity(items[i].candidate, wrong)
-    return pd.DataFrame(out, columns=SIMILARITY_COLUMNS)
+    known = row_knowledge(items, labels, accepted=accepted)
+    rows = [
+        (answer_similarity(it.candidate, aliases), answer_similarity(it.candidate, wrong))
+        for it, (aliases, wrong) in zip(items, known, strict=True)
+    ]
+    return pd.DataFrame(rows, columns=SIMILARITY_COLUMNS, dtype=float)
