@@ -50,6 +50,7 @@ PAGES: list[PageSpec] = [
     PageSpec("calibrate.py", "Calibrate", auth.RESEARCHERS, ":material/tune:", "Analyse"),
     PageSpec("flags.py", "Flags", auth.RESEARCHERS, ":material/flag:", "Manage"),
     PageSpec("guidelines.py", "Guidelines", auth.RESEARCHERS, ":material/menu_book:", "Manage"),
+    PageSpec("knowledge.py", "Taught answers", auth.RESEARCHERS, ":material/school:", "Analyse"),
 ]
 
 

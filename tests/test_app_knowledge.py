@@ -1,0 +1,108 @@
+"""The Taught answers page (AppTest): suggestions per question, accept/reject, the verdicts
+that changed, a decision on an outdated view refused with who decided what, text as text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _apptest import logged_in
+from streamlit.testing.v1 import AppTest
+
+from qaeval_core.store import repo
+from qaeval_core.store import session as store_session
+from qaeval_core.workflows import answer_knowledge as wf
+
+EVIL = "<b>City</b> of Light"
+
+
+def _row(i: int, candidate: str, model: str, label: int | None) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "id": f"r{i}", "question": "Capital of France?", "references": ["Paris"],
+        "candidate": candidate, "model": model, "meta": {"qid": "1"},
+    }  # fmt: skip
+    if label is not None:
+        row["human"] = {"scale": "three", "raters": [{"rater": "ann", "label": label}]}
+    return row
+
+
+ROWS = [
+    _row(0, "It is Paris", "m1", 2),
+    _row(1, EVIL, "m2", 2),
+    _row(2, "London", "m3", 0),
+    _row(3, "The <b>city</b> of light!", "m4", None),
+]
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    url = f"sqlite:///{tmp_path / 'store.sqlite'}"
+    store_session.upgrade(url)
+    repo.import_items(url, "ds", ROWS, source="test")
+    repo.add_user(url, "res", "researcher", "pw-res")
+    repo.add_user(url, "res2", "researcher", "pw-res2")
+    monkeypatch.setenv("QAEVAL_DATABASE_URL", url)
+    return url
+
+
+def open_page() -> AppTest:
+    at = logged_in("res")
+    at.switch_page("views/knowledge.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _alias_hash(url: str) -> str:
+    found = wf.question_suggestions(url, "ds")
+    return str(found.loc[found["kind"] == "alias", "suggestion_hash"].iloc[0])
+
+
+def test_page_lists_suggestions_in_words(store: str):
+    at = open_page()
+    table = at.dataframe[0].value
+    assert table["Suggestion"].tolist() == [
+        "accept as a reference",
+        "record as a known wrong answer",
+    ]
+    assert table["Answer"].tolist() == [EVIL, "London"]  # data, shown as typed
+    assert table["Decision"].tolist() == ["undecided", "undecided"]
+    assert any("Nothing accepted yet" in str(i.value) for i in at.info)
+    assert not any("<b>" in str(m.value) for m in at.markdown)
+
+
+def test_accepting_shows_the_verdicts_that_changed(store: str):
+    at = open_page()
+    at.selectbox(key="knowledge_pick").set_value(_alias_hash(store)).run()
+    at.button(key="knowledge_accept").click().run()
+    assert not at.exception, at.exception
+    assert any("Accepted" in str(s.value) for s in at.success)
+    changes = at.dataframe[-1].value
+    assert sorted(changes["Item"].tolist()) == ["r1", "r3"]
+    assert set(changes["Verdict (before -> after)"]) == {"incorrect -> correct"}
+    decided = repo_decisions(store)
+    assert decided[["decision", "decided_by"]].values.tolist() == [["accepted", "res"]]
+
+
+def test_a_decision_on_an_outdated_view_is_refused_with_who_decided(store: str):
+    at = open_page()
+    at.selectbox(key="knowledge_pick").set_value(_alias_hash(store)).run()
+    found = wf.question_suggestions(store, "ds")
+    wf.decide(store, "ds", "res2", found[found["kind"] == "alias"].iloc[0], "accepted")
+    at.button(key="knowledge_reject").click().run()
+    errors = [str(e.value) for e in at.error]
+    assert errors and "res2 accepted" in errors[0] and "not saved" in errors[0]
+    assert repo_decisions(store)["decision"].tolist() == ["accepted"]
+
+
+def test_annotators_cannot_open_the_page(store: str):
+    repo.add_user(store, "ann2", "annotator", "pw-ann2")
+    at = logged_in("ann2")
+    with pytest.raises(ValueError, match="Could not find a navigation page"):
+        at.switch_page("views/knowledge.py")
+
+
+def repo_decisions(url: str):
+    from qaeval_core.store.repo.answer_knowledge import knowledge_decisions
+
+    return knowledge_decisions(url, "ds")
