@@ -80,6 +80,8 @@ def test_accepting_shows_the_verdicts_that_changed(store: str):
     changes = at.dataframe[-1].value
     assert sorted(changes["Item"].tolist()) == ["r1", "r3"]
     assert set(changes["Verdict (before -> after)"]) == {"incorrect -> correct"}
+    lines = [str(t.value) for t in at.text]
+    assert "r3 (m4) 'The <b>city</b> of light!': incorrect -> correct" in lines
     decided = repo_decisions(store)
     assert decided[["decision", "decided_by"]].values.tolist() == [["accepted", "res"]]
 

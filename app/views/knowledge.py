@@ -37,6 +37,8 @@ SUGGESTION_HEADERS = {
     "decided_by": "Decided by",
     "decided_at": "Decided at (UTC)",
 }
+#: How many changed verdicts are also written out as sentences under the table.
+SHOWN_IN_WORDS = 20
 CHANGE_HEADERS = {
     "external_id": "Item",
     "qa_model": "Model",
@@ -75,6 +77,16 @@ def change_table(changes: pd.DataFrame) -> pd.DataFrame:
     out["scorer"] = out["scorer"].map(lambda s: SCORERS.get(s, s))
     out["by"] = out["by"].map({"known answer": "the answer people judged", "scorer": "the scorer"})
     return display_frame(out[list(CHANGE_HEADERS)], CHANGE_HEADERS)
+
+
+def change_lines(changes: pd.DataFrame, limit: int = SHOWN_IN_WORDS) -> list[str]:
+    """The first ``limit`` changed verdicts as sentences (shown as plain text)."""
+    out = changes[changes["changed"]].head(limit)
+    return [
+        f"{r.external_id} ({r.qa_model or 'no model'}) '{r.candidate}': "
+        f"{_verdict(r.before)} -> {_verdict(r.after)}"
+        for r in out.itertuples(index=False)
+    ]
 
 
 def _label(row: pd.Series) -> str:
@@ -172,6 +184,10 @@ def main() -> None:
     )
     if n_changed:
         st.dataframe(change_table(changes), hide_index=True, width="stretch")
+        for line in change_lines(changes):
+            st.text(line)
+        if n_changed > SHOWN_IN_WORDS:
+            st.caption(f"The first {SHOWN_IN_WORDS} of {n_changed} in words; all in the table.")
 
 
 if __name__ == "__main__":
