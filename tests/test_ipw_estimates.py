@@ -165,3 +165,37 @@ def test_bad_sample_probability_is_a_clear_error() -> None:
     bad.loc[labelled[0], "sample_probability"] = "often"
     with pytest.raises(InputError, match="'often' is not a number"):
         estimate_accuracy(bad)
+
+
+def test_cli_estimate_weights_sample_probability_and_says_what_it_left_out(
+    tmp_path, capsys
+) -> None:
+    import json
+
+    from qaeval_core.cli.main import main
+
+    frame = _frame(3)
+    extra = frame.index[frame["gold_label"].isna()][:4]
+    frame.loc[extra, "gold_label"] = 0  # labels with no known probability
+    rows = [
+        {k: v for k, v in rec.items() if not (isinstance(v, float) and np.isnan(v))}
+        for rec in frame.assign(question="q", references=[["a"]] * len(frame), candidate="c")
+        .rename(columns={"label_sample": "how"})
+        .to_dict("records")
+    ]
+    src = tmp_path / "judged.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    out = tmp_path / "est.json"
+    assert main(["estimate", str(src), "-o", str(out), "--label-scale", "binary"]) == 0
+    printed = capsys.readouterr().out
+    assert "weighted" in printed and "left out" in printed
+    data = json.loads(out.read_text("utf-8"))
+    overall = data["estimates"][ALL_MODELS]
+    assert data["weighted"] is True and "inverse-probability" in data["method"]
+    assert (
+        overall["n_weighted"]
+        == overall["n_labelled"]
+        == int(frame["sample_probability"].notna().sum())
+    )
+    assert overall["n_not_random"] == 4
+    assert overall["ppi"]["ci_low"] < overall["ppi"]["estimate"] < overall["ppi"]["ci_high"]

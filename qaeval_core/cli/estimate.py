@@ -6,8 +6,12 @@ FILE is what ``qaeval score --config judge.json`` wrote; some of its rows carry 
 it is: its ``final_label`` counts where a person gave it (``source`` adjudication or
 annotators), never where the judge decided. The numbers come from
 :mod:`qaeval_core.analysis.estimates`; this module reads the file, picks the columns and prints
-/ writes the result. Every flag is checked before the file is read, and nothing is written when
-anything is wrong; errors name the file's columns and the option to pass, never an internal one.
+/ writes the result. A column ``sample_probability`` (``--probability``) gives the probability
+that a labelled row was chosen for labelling: when those differ, every label with a known one
+counts, weighted by its inverse (labels chosen by the judge's doubt at random, issue 24), and
+the table says how many labels were weighted and how many were left out. Every flag is
+checked before the file is read, and nothing is written when anything is wrong; errors name
+the file's columns and the option to pass, never an internal one.
 """
 
 from __future__ import annotations
@@ -149,15 +153,20 @@ def _print(table: Any, pairs: Any, confidence: float) -> None:
     pct = f"{confidence:.0%}"
     out = Table(
         title=f"accuracy per QA model, {pct} intervals",
-        caption="labels: random labels used; left out: labels not from a random sample; "
+        caption="labels: labels used (weighted: of them, weighted by 1 / sample probability); "
+        "left out: labels not from a random sample or with no known sample probability; "
         "judge only has no valid CI (its bias is unknown without labels)",
     )
-    for col in ("model", "items", "labels", "left out", "PPI", "human only", "judge only"):
+    columns = ["model", "items", "labels"]
+    weighted = bool(table.attrs.get("weighted"))
+    columns += ["weighted"] if weighted else []
+    for col in (*columns, "left out", "PPI", "human only", "judge only"):
         out.add_column(col, overflow="fold")
     out.add_column("reason", overflow="fold")
     for r in table.to_dict("records"):
+        counted = [str(r["n_labelled"])] + ([str(r["n_weighted"])] if weighted else [])
         out.add_row(
-            str(r["model"]), str(r["n_items"]), str(r["n_labelled"]), str(r["n_not_random"]),
+            str(r["model"]), str(r["n_items"]), *counted, str(r["n_not_random"]),
             _fmt(r["ppi_estimate"], r["ppi_ci_low"], r["ppi_ci_high"]),
             _fmt(r["human_only_estimate"], r["human_only_ci_low"], r["human_only_ci_high"]),
             _fmt(r["judge_only_estimate"]), r["reason"],
@@ -215,6 +224,13 @@ def register(app: typer.Typer) -> None:
         sample: Annotated[
             str, typer.Option(help="Column saying how a labelled row was chosen ('random'...).")
         ] = "label_sample",
+        probability: Annotated[
+            str,
+            typer.Option(
+                help="Column with the probability each labelled row was chosen for labelling "
+                "(empty: unknown); unequal ones are weighted by their inverse."
+            ),
+        ] = "sample_probability",
         min_labels: Annotated[
             int, typer.Option(help="Random labels a model needs for an interval.")
         ] = 10,
@@ -282,7 +298,8 @@ def register(app: typer.Typer) -> None:
         model = model or next((m for m in MODEL_FIELDS if m in frame.columns), MODEL_FIELDS[0])
         table = est.estimate_accuracy(
             frame, prediction=prediction, label=shown, model=model, sample=sample,
-            confidence=confidence, min_labels=min_labels, label_scale=label_scale,
+            probability=probability, confidence=confidence, min_labels=min_labels,
+            label_scale=label_scale,
         )  # fmt: skip
         pairs = est.compare_estimates(table, pairs=pair_mode, top=top)
         from qaeval_core.jsonable import to_jsonable
@@ -294,9 +311,15 @@ def register(app: typer.Typer) -> None:
             "label_scale": label_scale or "inferred",
             "min_labels": min_labels,
             "method": (
-                "PPI++ (ppi_py, lam=None) on random labels, t quantile (n - 1 df); "
+                "inverse-probability-weighted PPI (Zrnic & Candes 2024) on the labels with a "
+                f"known {probability}, power-tuned lam, Wilson interval at the design-effect "
+                "sample size with a t quantile (Kish n_eff - 1 df); human-only: the same with "
+                "lam=0"
+                if table.attrs.get("weighted")
+                else "PPI++ (ppi_py, lam=None) on random labels, t quantile (n - 1 df); "
                 "human-only: Wilson score interval"
             ),
+            "weighted": bool(table.attrs.get("weighted")),
             "estimates": est.estimates_to_json(table),
             "comparisons": to_jsonable(pairs),
             "comparisons_scope": {"pairs": pairs.attrs["pairs"], "note": pairs.attrs["note"]},

@@ -41,6 +41,7 @@ from qaeval_core.analysis.agreement import aggregate_labels
 from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.judge import Judge
 from qaeval_core.store import annotation, repo
+from qaeval_core.workflows.sample_probability import sample_probabilities
 from qaeval_core.workflows.stored_scoring import judge_dataset
 
 __all__ = [
@@ -63,11 +64,11 @@ RANDOM_SAMPLE = "random"
 LABEL_SOURCES = ("adjudication", "annotators", "judge", "none")
 FINAL_COLUMNS = [
     "item_id", "external_id", "qa_model", "final_label", "final_correct", "source",
-    "label_sample", "judge_probability", "judge_outcome",
+    "label_sample", "sample_probability", "judge_probability", "judge_outcome",
 ]  # fmt: skip
 ESTIMATION_COLUMNS = [
     "item_id", "external_id", "qa_model", "judge_probability", "judge_correct", "judge_outcome",
-    "judge_reason", "gold_label", "label_scale", "label_sample",
+    "judge_reason", "gold_label", "label_scale", "label_sample", "sample_probability",
 ]  # fmt: skip
 #: ``qaeval export --what final``: the final labels (:func:`final_labels`).
 FINAL_EXPORT = "final"
@@ -178,8 +179,15 @@ def route_uncertain(
     extra_fraction: float = 0.0,
     extra_k: int = 2,
     created_by: str | None = None,
+    floor: float | None = None,
 ) -> TriageResult:
     """Deal the items a saved calibration is unsure of to ``users`` (a ``triage`` deal).
+
+    With ``floor`` (a probability in (0, 1]) the items are **drawn by chance** instead
+    (:func:`_route_by_chance`): as many as the selection below would route among the
+    unlabelled items are drawn in expectation, each with a known probability that grows with
+    the judge's doubt and is never below ``floor``, so their labels count in estimates
+    (issue 24); ``seed`` also seeds the draw.
 
     The calibration is applied through :func:`judge_dataset` (stored scores reused). Selected
     are the items whose ``judge_outcome`` is ``uncertain`` under the calibration's triage band
@@ -212,6 +220,9 @@ def route_uncertain(
     if created_by is not None:
         repo.get_user(url, created_by)
 
+    if floor is not None:
+        _check_floor(floor)
+
     judged = _judged(url, dataset, judge)
     items = repo.list_items(url, dataset)[["item_id", "external_id", "qa_model"]]
     frame = items.merge(judged, on="item_id", how="left")
@@ -234,6 +245,12 @@ def route_uncertain(
         "band_threshold": None if judge.triage is None else judge.triage.threshold,
         "band_share": None if judge.triage is None else judge.triage.share,
     }
+    if floor is not None:
+        options = {"base": base, "extra_fraction": extra_fraction, "extra_k": extra_k}
+        return _route_by_chance(
+            url, dataset, calibration, list(users), frame, chosen, float(floor), seed,
+            options, params, created_by,
+        )  # fmt: skip
     result = annotation.deal_triage(
         dataset,
         list(users),
@@ -253,6 +270,54 @@ def route_uncertain(
         ["item_id", "external_id", "qa_model", "judge_probability", "judge_doubt", "judge_outcome"]
     ].reset_index(drop=True)
     out["status"] = [status.get(int(i), "dealt") for i in out["item_id"]]
+    return TriageResult(result.dataset, calibration, selection, out, result)
+
+
+def _check_floor(floor: Any) -> None:
+    ok = isinstance(floor, int | float | np.integer | np.floating) and not isinstance(floor, bool)
+    if not ok or not 0 < floor <= 1:
+        raise InputError(
+            f"floor must be a probability in (0, 1] (each unlabelled item's least chance to be "
+            f"drawn); got {floor!r}."
+        )
+
+
+def _route_by_chance(
+    url, dataset, calibration, users, frame, chosen, floor, seed, options, params, created_by
+) -> TriageResult:
+    """``route_uncertain`` with ``floor``: draw by chance (:func:`route_uncertain`)."""
+    from qaeval_core.analysis.selection_design import inclusion_probabilities
+
+    human = _human_side(url, dataset)
+    done = set(human.loc[(human["n_labels"].fillna(0) > 0) | human["adjudicated"].notna(),
+                         "item_id"].astype(int))  # fmt: skip
+    todo = frame[~frame["item_id"].astype(int).isin(done)]
+    if todo["judge_probability"].isna().any():  # pragma: no cover - the judge scores every item
+        raise ConfigError("The judge gave no probability for some items; score them first.")
+    budget = int((~chosen["item_id"].astype(int).isin(done)).sum())
+    if budget == 0 or todo.empty:
+        raise InputError(
+            "Nothing to draw: every item the selection would route is labelled already."
+        )
+    pi = inclusion_probabilities(todo["judge_probability"].to_numpy(float), budget, floor)
+    probabilities = dict(zip(todo["item_id"].astype(int), pi, strict=True))
+    params = {**params, "floor": floor, "budget": budget}
+    result = annotation.deal_triage_by_chance(
+        dataset, users, probabilities, seed=seed, params=params, created_by=created_by,
+        url=url, **options,
+    )  # fmt: skip
+    status = dict.fromkeys(result.item_ids, "dealt")
+    status.update(dict.fromkeys(result.skipped_queued, "queued"))
+    drawn = todo[todo["item_id"].astype(int).isin(status)]
+    out = drawn[
+        ["item_id", "external_id", "qa_model", "judge_probability", "judge_doubt", "judge_outcome"]
+    ].reset_index(drop=True)
+    out["inclusion_probability"] = [probabilities[int(i)] for i in out["item_id"]]
+    out["status"] = [status[int(i)] for i in out["item_id"]]
+    selection = (
+        f"drawn by chance: {budget} expected among {len(todo)} unlabelled items, probability "
+        f"growing with judge_doubt, floor {floor:g}"
+    )
     return TriageResult(result.dataset, calibration, selection, out, result)
 
 
@@ -300,7 +365,9 @@ def _human_side(db: repo.Store, dataset: str, aggregate: str = "majority") -> pd
         labels = repo.frame_labels(s, dataset)
         adjudications = repo.adjudication_rows(s, dataset)
         origins = repo.label_origins(s, dataset)
-        audit = repo.deal_item_rows(s, dataset, kind="audit")
+        drawn = repo.deal_item_rows(s, dataset)
+        deals = repo.list_deals(s, dataset)
+    audit = drawn[drawn["kind"] == "audit"]
     agg = aggregate_labels(labels, adjudications, items[["item_id"]])
     if aggregate == "dawid_skene":
         weighted = dawid_skene(labels).set_index("item_id")["label"]
@@ -313,6 +380,8 @@ def _human_side(db: repo.Store, dataset: str, aggregate: str = "majority") -> pd
     )
     sample = _label_sample(agg, origins, {int(i) for i in audit["item_id"]})
     out["label_sample"] = [sample.get(int(i), "") for i in out["item_id"]]
+    known = sample_probabilities(deals, drawn, sample)
+    out["sample_probability"] = [known.get(int(i), np.nan) for i in out["item_id"]]
     return out
 
 
@@ -345,10 +414,11 @@ def final_labels(
     a tie is 1) or ``"dawid_skene"`` (:func:`qaeval_core.analysis.aggregation.dawid_skene`,
     each rater weighed by their estimated confusion matrix), else the
     judge of the saved ``calibration``, else ``none`` with no label), ``label_sample`` (module
-    docstring), and the judge's ``judge_probability`` and ``judge_outcome`` (empty without a
-    calibration). An item the judge is ``uncertain`` about and no person has labelled still
-    gets the judge's verdict: ``judge_outcome`` says so (:func:`route_uncertain` sends such
-    items to people).
+    docstring), ``sample_probability`` (the probability the item was chosen for labelling,
+    :mod:`.sample_probability`; empty where unknown), and the judge's ``judge_probability`` and
+    ``judge_outcome`` (empty without a calibration). An item the judge is ``uncertain`` about
+    and no person has labelled still gets the judge's verdict: ``judge_outcome`` says so
+    (:func:`route_uncertain` sends such items to people).
     """
     human = _human_side(db, dataset, aggregate)  # first: an unknown dataset fails before scoring
     frame = _with_judge(db, dataset, human, calibration)
@@ -367,6 +437,7 @@ def final_labels(
     out.loc[out["final_label"].isna(), "final_correct"] = pd.NA
     out["source"] = source
     out["label_sample"] = frame["label_sample"]
+    out["sample_probability"] = frame["sample_probability"].astype(float)
     out["judge_probability"] = frame["judge_probability"].astype(float)
     out["judge_outcome"] = frame["judge_outcome"]
     return out[FINAL_COLUMNS].reset_index(drop=True)
@@ -378,8 +449,9 @@ def estimation_frame(db: repo.Store, dataset: str, calibration: str) -> pd.DataF
     Columns :data:`ESTIMATION_COLUMNS`: the saved calibration's ``judge_probability``,
     ``judge_correct`` and ``judge_outcome``; ``gold_label``, the human verdict on the 3-point
     scale (adjudication, else the annotators' majority; missing without a human label) with
-    ``label_scale`` ``"three"`` on every row; and ``label_sample``, ``"random"`` exactly for the
-    items of an audit deal's random sample (the only labels the estimate may use). Call::
+    ``label_scale`` ``"three"`` on every row; ``label_sample``, ``"random"`` exactly for the
+    items of an audit deal's random sample; and ``sample_probability`` (:mod:`.sample_probability`:
+    known for the labels of a triage deal drawn by chance, which estimates then weight). Call::
 
         estimate_accuracy(frame, prediction="judge_probability", label="gold_label",
                           model="qa_model", sample="label_sample")
@@ -396,6 +468,7 @@ def estimation_frame(db: repo.Store, dataset: str, calibration: str) -> pd.DataF
     out["gold_label"] = frame["final"].astype("Int64")
     out["label_scale"] = "three"
     out["label_sample"] = frame["label_sample"]
+    out["sample_probability"] = frame["sample_probability"].astype(float)
     return out[ESTIMATION_COLUMNS].reset_index(drop=True)
 
 

@@ -19,7 +19,9 @@ that keep labels safe live in one place and are tested without a browser:
   ever read the asking user's own rows.
 * **Deals are recorded.** Every deal is a ``deals`` row of kind ``queue`` (:func:`deal`),
   ``audit`` (:func:`deal_audit_sample`: a seeded uniform random sample, the labels that
-  PPI-style estimates need) or ``triage`` (:func:`deal_triage`: items a judge routes to
+  PPI-style estimates need) or ``triage`` (:func:`deal_triage`, or
+  :func:`deal_triage_by_chance`: drawn at random with known probabilities that grow with the
+  judge's doubt, so their labels still count in estimates; items a judge routes to
   people), with its seed, parameters, author and time; each assignment names its deal.
 
 Example
@@ -53,6 +55,7 @@ from qaeval_core.store.annotation.assignment import (
     reassign,
 )
 from qaeval_core.store.annotation.batch import deal_batch
+from qaeval_core.store.annotation.by_chance import SELECTION_BY_CHANCE, deal_triage_by_chance
 from qaeval_core.store.annotation.dealing import Holder, check_queue_users
 from qaeval_core.store.annotation.flags import FlagRecord, flag_item, open_flags_for
 from qaeval_core.store.annotation.labels import MAX_NOTE_CHARS as MAX_NOTE_CHARS
@@ -103,6 +106,8 @@ __all__ = [
     "deal",
     "deal_audit_sample",
     "deal_triage",
+    "deal_triage_by_chance",
+    "SELECTION_BY_CHANCE",
     "check_queue_users",
     # batches, who holds what, releasing a queue
     "deal_batch",

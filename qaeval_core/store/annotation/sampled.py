@@ -8,7 +8,8 @@
   in for one. The sample is drawn from *every* item, labelled or not, and is recorded item by
   item (``deal_items``): an item already in a queue or already labelled gets no new assignment
   but stays in the audit's sample, so the random sample does not lose exactly the items
-  triage sent to people first.
+  triage sent to people first. Each drawn item is recorded with its inclusion probability
+  ``size / items`` (migration 0008).
 * :func:`deal_triage` deals items chosen elsewhere (by
   :func:`qaeval_core.workflows.route_uncertain`, most doubtful first) as a ``triage`` deal,
   leaving out items that already have a human label or are already in someone's queue.
@@ -155,7 +156,7 @@ def deal_audit_sample(
         plan = _deal_in_order(
             session, ds.id, existing, served, users, base, extra_fraction, extra_k, seed, record.id
         )
-        _record_items(session, record.id, sample)
+        _record_items(session, record.id, sample, probability=size / len(item_ids))
         # ``covered``: the sampled items already at their target, not every held item of the
         # dataset (issue 21, item 6: 20 of 100 sampled were reported as 60, all held items).
         return _finish_deal(
@@ -286,8 +287,14 @@ def _deal_in_order(
     return plan
 
 
-def _record_items(session: Session, deal_id: int, item_ids: Sequence[int]) -> None:
-    rows = [{"deal_id": deal_id, "item_id": i} for i in item_ids]
+def _record_items(
+    session: Session, deal_id: int, item_ids: Sequence[int], probability: float | None = None
+) -> None:
+    """Record the items a deal drew, with the probability it drew each (an audit's uniform
+    ``size / items``; None for deterministic triage, which chose them)."""
+    rows = [
+        {"deal_id": deal_id, "item_id": i, "inclusion_probability": probability} for i in item_ids
+    ]
     for start in range(0, len(rows), 5000):
         session.execute(insert(DealItem), rows[start : start + 5000])
 

@@ -30,7 +30,7 @@ DEAL_COLUMNS = [
     "deal_id", "dataset", "kind", "seed", "params", "n_items", "added", "created_by",
     "created_at",
 ]  # fmt: skip
-DEAL_ITEM_COLUMNS = ["deal_id", "kind", "item_id"]
+DEAL_ITEM_COLUMNS = ["deal_id", "kind", "item_id", "inclusion_probability"]
 LABEL_ORIGIN_COLUMNS = ["item_id", "rater", "source", "deal_id", "deal_kind"]
 #: The kind of an assignment dealt before deals were recorded (migration 0004): ``deal`` was
 #: the only way to queue items then.
@@ -57,10 +57,11 @@ def list_deals(db: Store, dataset: str | None = None) -> pd.DataFrame:
 
 def deal_item_rows(db: Store, dataset: str, kind: str | None = None) -> pd.DataFrame:
     """The items audit and triage deals of a dataset drew (``kind``: only those deals), one row
-    per (deal, item) (:data:`DEAL_ITEM_COLUMNS`). Queue deals cover the whole dataset and list
+    per (deal, item) (:data:`DEAL_ITEM_COLUMNS`; ``inclusion_probability``: the probability the
+    deal drew the item, NaN where not recorded). Queue deals cover the whole dataset and list
     no items."""
     stmt = (
-        select(DealItem.deal_id, Deal.kind, DealItem.item_id)
+        select(DealItem.deal_id, Deal.kind, DealItem.item_id, DealItem.inclusion_probability)
         .join(Deal, Deal.id == DealItem.deal_id)
         .order_by(DealItem.deal_id, DealItem.item_id)
     )
@@ -69,7 +70,9 @@ def deal_item_rows(db: Store, dataset: str, kind: str | None = None) -> pd.DataF
         if kind is not None:
             stmt = stmt.where(Deal.kind == kind)
         rows = [tuple(r) for r in s.execute(stmt).all()]
-    return pd.DataFrame(rows, columns=DEAL_ITEM_COLUMNS)
+    frame = pd.DataFrame(rows, columns=DEAL_ITEM_COLUMNS)
+    frame["inclusion_probability"] = frame["inclusion_probability"].astype(float)
+    return frame
 
 
 def label_origins(db: Store, dataset: str) -> pd.DataFrame:
