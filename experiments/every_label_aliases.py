@@ -218,9 +218,10 @@ def reading(frame: pd.DataFrame) -> list[str]:
         "",
         "The researcher here accepts every suggestion; a real one would reject some, and a "
         "rejected suggestion takes its fixes and its breaks with it. A break is an alias that "
-        "lends its words to a wrong answer of another model (token metrics take the best reference). Questions "
-        "repeat across models on NQ301 (1,490 rows, 301 questions), hardly on MMLU-Pro (781 "
-        "labelled rows, 717 questions), so the knowledge reaches few MMLU-Pro rows.",
+        "lends its words to a wrong answer of another model (token metrics take the best "
+        "reference). Questions repeat across models on NQ301 (1,490 rows, 301 questions), "
+        "hardly on MMLU-Pro (781 labelled rows, 717 questions), so the knowledge reaches few "
+        "MMLU-Pro rows.",
     ]
     return lines
 
