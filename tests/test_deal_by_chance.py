@@ -164,3 +164,26 @@ def test_audit_and_deterministic_triage_record_their_probability_or_none(db_url:
     audit_p = rows.loc[rows["deal_id"] == audit.deal_id, "inclusion_probability"]
     assert audit_p.tolist() == pytest.approx([5 / 20] * 5)
     assert rows.loc[rows["deal_id"] == triage.deal_id, "inclusion_probability"].isna().all()
+
+
+def test_report_counts_labels_drawn_by_chance_weighted(sqlite_url: str, tmp_path) -> None:
+    import json
+
+    from qaeval_core.cli.main import main
+
+    make_store(sqlite_url, n_items=60)
+    save_judge(sqlite_url, band=False)
+    result = workflows.route_uncertain(
+        sqlite_url, "ds", "cal", ["ann1"], n_most_uncertain=30, floor=0.1, seed=4
+    )
+    while (item := ann.next_item("ann1", "ds", url=sqlite_url)) is not None:
+        ann.save_label("ann1", item.id, 2 if item.id % 3 else 0, url=sqlite_url)
+    html, numbers = tmp_path / "r.html", tmp_path / "r.json"
+    args = ["report", "-d", "ds", "-o", str(html), "--json", str(numbers), "--n-boot", "50"]
+    assert main([*args, "--calibration", "cal", "--db", sqlite_url]) == 0
+    overall = json.loads(numbers.read_text())["model_accuracies"]["estimates"]["(all)"]
+    assert overall["n_labelled"] == overall["n_weighted"] == len(result.dealt)
+    assert overall["ppi"]["ci_low"] < overall["ppi"]["ci_high"]
+    page = html.read_text()
+    assert "Model accuracies (judge + weighted human labels)" in page
+    assert "n_weighted" in page

@@ -32,7 +32,7 @@ ASSIGN_PAGE = "views/assign.py"
 _NO_CI = "no valid CI"
 #: estimate_accuracy's column arguments for an estimation frame.
 COLUMNS = {"prediction": "judge_probability", "label": "gold_label", "model": "qa_model",
-           "sample": "label_sample"}  # fmt: skip
+           "sample": "label_sample", "probability": "sample_probability"}  # fmt: skip
 
 
 def _ci(est: Any, lo: Any, hi: Any) -> str:
@@ -60,11 +60,17 @@ def estimates_table(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
     ranked = _ranked(table)
     level = f"{confidence:.0%} CI"
     rank = ranked["ppi_estimate"].notna() & (ranked["model"] != ALL_MODELS)
+    weighted = bool(table.attrs.get("weighted"))
+    used = (
+        {"Labels used (weighted by 1 / P(drawn))": ranked["n_labelled"].astype(int)}
+        if weighted
+        else {"Random labels": ranked["n_labelled"].astype(int)}
+    )
     return pd.DataFrame({
         "Rank": np.where(rank, np.cumsum(rank).astype(str), ""),
         "QA model": ranked["model"].map(tw.cell),
         "Items": ranked["n_items"].astype(int),
-        "Random labels": ranked["n_labelled"].astype(int),
+        **used,
         "Labels not used": ranked["n_not_random"].astype(int),
         f"PPI accuracy [{level}]": [
             _ci(*r) for r in ranked[["ppi_estimate", "ppi_ci_low", "ppi_ci_high"]].to_numpy()],
@@ -184,7 +190,8 @@ def estimates_section(url: str, dataset: str | None) -> None:
     except QAEvalError as exc:
         safe_text.show_error(exc)
         return
-    random = (frame["label_sample"] == "random") & frame["gold_label"].notna()
+    known = frame["sample_probability"].notna() if "sample_probability" in frame else False
+    random = ((frame["label_sample"] == "random") | known) & frame["gold_label"].notna()
     if not random.any():
         _no_random_labels(frame)
         return
@@ -196,11 +203,20 @@ def estimates_section(url: str, dataset: str | None) -> None:
     m[1].metric("Random labels only", _ci(*overall[["human_only_estimate", "human_only_ci_low",
                                                     "human_only_ci_high"]]) or "—")  # fmt: skip
     m[2].metric(f"Judge only ({_NO_CI})", aui.fmt(overall["judge_only_estimate"]))
-    st.caption(
-        f"All {int(overall['n_items'])} items; {int(overall['n_labelled'])} random audit "
-        f"label(s) used, {int(overall['n_not_random'])} other label(s) left out (not a random "
-        f"sample). {confidence:.0%} intervals, clipped to [0, 1]."
-    )
+    if table.attrs.get("weighted"):
+        st.caption(
+            f"All {int(overall['n_items'])} items; {int(overall['n_labelled'])} label(s) used, "
+            "each weighted by 1 / the probability it was drawn (triage by chance: labels chosen "
+            f"by the judge's doubt still count); {int(overall['n_not_random'])} label(s) left "
+            "out: no known probability (deterministic triage, the queue). "
+            f"{confidence:.0%} intervals, clipped to [0, 1]."
+        )
+    else:
+        st.caption(
+            f"All {int(overall['n_items'])} items; {int(overall['n_labelled'])} random audit "
+            f"label(s) used, {int(overall['n_not_random'])} other label(s) left out (not a "
+            f"random sample). {confidence:.0%} intervals, clipped to [0, 1]."
+        )
     shown = estimates_table(table, confidence)
     st.dataframe(shown, hide_index=True, key="estimates_table",
                  height=min(35 * (len(shown) + 1) + 3, 738))  # fmt: skip

@@ -207,18 +207,36 @@ def _triage_form(dataset: str, people: list[str], url: str, user: str) -> None:
         )  # fmt: skip
         share = c2.slider("Share (%)", 1, 50, 20, key="triage_share")
         top = c3.number_input("N", 1, 10_000_000, 20, key="triage_n")
+        d1, d2 = st.columns(2)
+        by_chance = d1.checkbox(
+            "Draw by chance (labels count in accuracy estimates)", key="triage_by_chance",
+            help="Instead of the most doubtful items, draw as many at random, each with a known "
+            "probability that grows with the judge's doubt and is never below the floor. The "
+            "probabilities are recorded, so every label counts in the Leaderboard's estimates "
+            "(weighted by 1 / probability) and no separate audit sample is needed.",
+        )  # fmt: skip
+        floor = d2.number_input(
+            "Floor: least chance per unlabelled item (%)", 0.01, 100.0, 1.0, step=0.5,
+            key="triage_floor", help="Every unlabelled item keeps at least this chance to be "
+            "drawn (must fit the budget: floor x items <= items routed).",
+        )  # fmt: skip
         chosen = st.multiselect("Annotators", people, key="triage_annotators")
         base, overlap, extra_k, seed = _overlap_inputs("triage")
         submitted = st.form_submit_button("Route", type="primary", key="triage_submit")
     if not submitted:
         return
     how = _ROUTE_BY[by]
-    choice = {"share": {"human_share": share / 100}, "top": {"n_most_uncertain": int(top)}}
+    choice: dict[str, object] = {
+        "share": {"human_share": share / 100},
+        "top": {"n_most_uncertain": int(top)},
+    }.get(how, {})
+    if by_chance:
+        choice = {**choice, "floor": float(floor) / 100}
     try:
         with st.spinner("Applying the judge and dealing..."):
             result = workflows.route_uncertain(
                 url, dataset, calibration, chosen, seed=seed, base=base, extra_fraction=overlap,
-                extra_k=extra_k, created_by=user, **choice.get(how, {}),
+                extra_k=extra_k, created_by=user, **choice,
             )  # fmt: skip
     except QAEvalError as exc:
         safe_text.show_error(exc)
@@ -254,15 +272,27 @@ def _triage_result(result: workflows.TriageResult) -> None:
     )
     getattr(st, kind)(text)
     m = st.columns(4)
-    m[0].metric("Selected", len(items))
+    by_chance = "inclusion_probability" in items.columns
+    m[0].metric("Drawn" if by_chance else "Selected", len(items))
     m[1].metric("Dealt", len(result.dealt))
-    m[2].metric("Skipped: labelled", len(skipped["labelled"]))
+    if by_chance:
+        m[2].metric("Labelled before: count for sure", len(result.deal.skipped_labelled))
+    else:
+        m[2].metric("Skipped: labelled", len(skipped["labelled"]))
     m[3].metric("Skipped: queued", len(skipped["queued"]))
-    st.caption(f"Selected: {result.selection}, most doubtful first.")
+    if by_chance:
+        st.caption(
+            f"Selected: {result.selection}. Each item's chance is recorded: its labels count in "
+            "the Leaderboard's accuracy estimates, weighted by 1 / P(drawn)."
+        )
+    else:
+        st.caption(f"Selected: {result.selection}, most doubtful first.")
+    drawn = {"P(drawn)": items["inclusion_probability"].map(tw.cell)} if by_chance else {}
     st.dataframe(
         pd.DataFrame({
             "Item": items["external_id"].map(tw.cell),
             "QA model": items["qa_model"].map(tw.cell),
+            **drawn,
             "Judge P(correct)": items["judge_probability"].map(tw.cell),
             "P(verdict wrong)": items["judge_doubt"].map(tw.cell),
             "Judge says": items["judge_outcome"].map(

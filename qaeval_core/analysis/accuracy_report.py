@@ -79,11 +79,19 @@ _NOTE = (
     "without labels). Labels from triage or the ordinary queue are not a random sample and "
     "are left out (n_not_random)."
 )
+_WEIGHTED_NOTE = (
+    "Judge ({calibration}) on every item plus human labels drawn at random with known "
+    "probabilities (triage by chance: more likely where the judge doubts): each label counts "
+    "weighted by 1 / its probability (inverse-probability-weighted PPI, Zrnic & Candes 2024); "
+    "PPI and human-only intervals are valid at {confidence:.0%}; the judge-only estimate has no "
+    "valid interval. n_labelled: labels used; n_weighted: of them, weighted; labels with no "
+    "known probability (deterministic triage, the ordinary queue) are left out (n_not_random)."
+)
 
 
 def _shown(table: pd.DataFrame) -> pd.DataFrame:
     cols = [
-        "model", "n_items", "n_labelled", "n_not_random",
+        "model", "n_items", "n_labelled", "n_weighted", "n_not_random",
         "ppi_estimate", "ppi_ci_low", "ppi_ci_high",
         "human_only_estimate", "human_only_ci_low", "human_only_ci_high",
         "judge_only_estimate", "reason",
@@ -110,8 +118,15 @@ def add_model_accuracies(
     }
     report.tables["model_accuracies"] = table
     report.tables["model_differences"] = comparisons
-    note = _NOTE.format(calibration=calibration, confidence=confidence)
-    report.sections.append(("Model accuracies (judge + random human labels)", note, _shown(table)))
+    weighted = bool(table.attrs.get("weighted"))
+    note = (_WEIGHTED_NOTE if weighted else _NOTE).format(
+        calibration=calibration, confidence=confidence
+    )
+    title = "weighted human labels" if weighted else "random human labels"
+    shown = (
+        _shown(table) if weighted else _shown(table).drop(columns=["n_weighted"], errors="ignore")
+    )
+    report.sections.append((f"Model accuracies (judge + {title})", note, shown))
     if not comparisons.empty:
         report.sections.append(
             ("Differences between models (PPI)", "CI excludes 0: significant.", comparisons)
