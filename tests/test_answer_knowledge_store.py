@@ -174,3 +174,17 @@ def test_a_decision_outlives_the_label_that_made_the_suggestion(url: str):
     found = wf.question_suggestions(url, "ds")
     kept = found[found["kind"] == "alias"].iloc[0]
     assert (kept["answer"], kept["decision"], kept["n_labels"]) == ("City of Light", "accepted", 0)
+
+
+def test_deleting_the_dataset_deletes_its_decisions(url: str):
+    wf.decide(url, "ds", "res", _suggestion(url, "alias"), "accepted")
+    repo.delete_dataset(url, "ds")
+    repo.import_items(url, "ds", ROWS, source="test")
+    assert store.knowledge_version(url, "ds") == 0
+
+
+def test_a_dataset_without_labels_suggests_nothing(url: str):
+    rows = [{k: v for k, v in r.items() if k != "human"} | {"id": f"n{r['id']}"} for r in ROWS]
+    repo.import_items(url, "bare", rows, source="test")
+    assert wf.question_suggestions(url, "bare").empty
+    assert wf.rescore_dataset(url, "bare").empty
