@@ -412,3 +412,71 @@ def test_bad_triage_flags_fail_before_any_work(
     err = capsys.readouterr().err
     assert code != 0
     assert message in err
+
+
+def test_calibrate_with_a_guarantee_records_it_and_scoring_uses_its_band(
+    tmp_path: Path, capsys
+) -> None:
+    db = str(tmp_path / "store.sqlite")
+    assert main(["import", str(_write_dataset(tmp_path / "d.jsonl")), "-d", "toy", "--db", db]) == 0
+    judge_path = tmp_path / "judge.json"
+    code = main(
+        ["calibrate", "-d", "toy", "-m", "f1,recall", "--guarantee", "0.9", "--risk", "0.2",
+         "-o", str(judge_path), "--db", db]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    judge = Judge.from_config(judge_path)
+    g = judge.guarantee
+    assert g is not None and judge.triage is not None
+    assert (g.target, g.risk, g.labels) == (0.9, 0.2, "calibration")
+    assert g.n_labels == judge.fitted_on["n_labels"] and g.share == judge.triage.share
+    assert "Guarantee: With 80% confidence, the judge is right on at least 90%" in " ".join(
+        out.split()
+    )
+    scored = tmp_path / "scored.jsonl"
+    new = _write_dataset(tmp_path / "new.jsonl", n=60, seed=7, labels=False)
+    assert main(["score", str(new), "--config", str(judge_path), "-o", str(scored)]) == 0
+    frame = pd.read_json(scored, lines=True)
+    assert set(frame["judge_outcome"]) <= {"correct", "incorrect", "uncertain"}
+
+
+def test_a_guarantee_the_labels_cannot_support_says_how_many_more(tmp_path: Path, capsys) -> None:
+    db = str(tmp_path / "store.sqlite")
+    assert main(["import", str(_write_dataset(tmp_path / "d.jsonl")), "-d", "toy", "--db", db]) == 0
+    judge_path = tmp_path / "judge.json"
+    code = main(
+        ["calibrate", "-d", "toy", "-m", "f1,recall", "--guarantee", "0.999",
+         "-o", str(judge_path), "--db", db]
+    )  # fmt: skip
+    err = " ".join(capsys.readouterr().err.split())
+    assert code != 0 and not judge_path.exists()
+    assert "cannot support a guarantee" in err
+    assert "more labels would be needed" in err or "lower the target accuracy" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--guarantee", "0.9", "--human-share", "0.2"], "one of them"),
+        (["--risk", "0.1"], "--risk goes with --guarantee"),
+        (["--guarantee", "1.2"], "--guarantee must be in (0, 1)"),
+        (["--guarantee", "0.9", "--risk", "0"], "--risk must be in (0, 1)"),
+        (["--guarantee", "0.9", "--llm", "qwen-coder-1.5b"], "not available with --llm"),
+    ],
+)
+def test_bad_guarantee_flags_fail_before_any_work(
+    tmp_path: Path, monkeypatch, capsys, flags: list[str], message: str
+) -> None:
+    from qaeval_core import workflows
+
+    def no_work(*_args, **_kwargs):
+        raise AssertionError("calibrated before the flags were checked")
+
+    monkeypatch.setattr(workflows, "calibrate_dataset", no_work)
+    code = main(["calibrate", "-d", "toy", "-o", str(tmp_path / "j.json"), *flags,
+                 "--db", str(tmp_path / "s.sqlite")])  # fmt: skip
+    err = " ".join(capsys.readouterr().err.split())
+    assert code != 0
+    assert message in err

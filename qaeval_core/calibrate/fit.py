@@ -40,6 +40,12 @@ import numpy as np
 import pandas as pd
 
 from qaeval_core.calibrate.cost import CostTable, cost_record
+from qaeval_core.calibrate.guarantee import (
+    GuaranteeFit,
+    GuaranteeNotSupported,
+    check_guarantee_params,
+    guaranteed_band,
+)
 from qaeval_core.calibrate.progress import ProgressCallback, Steps
 from qaeval_core.calibrate.protocol import (
     assign_folds,
@@ -209,6 +215,8 @@ class CalibrationReport:
     #: Measured input costs and the cost-aware input selection (None: not measured / all).
     costs: CostTable | None = field(default=None, repr=False)
     inputs: InputSelection | None = field(default=None, repr=False)
+    #: The fixed-sequence walk when a guarantee was asked for (:mod:`.guarantee`).
+    guarantee: GuaranteeFit | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (what goes into the judge's ``quality`` field)."""
@@ -260,6 +268,8 @@ def fit_judge(
     fitted_on: Mapping[str, Any] | None = None,
     human_share: float = 0.0,
     target_accuracy: float | None = None,
+    guarantee: float | None = None,
+    risk: float = 0.1,
     costs: CostTable | None = None,
     inputs: str = "cheap",
     max_cost: float | None = None,
@@ -271,7 +281,10 @@ def fit_judge(
     The winner's out-of-fold scores also give the judge its calibrated probability and its
     triage band: about ``human_share`` of items come out ``uncertain`` (0: none, the verdicts
     are the combiner's), or the smallest share whose cross-validated combined accuracy reaches
-    ``target_accuracy`` (:mod:`qaeval_core.calibrate.triage`).
+    ``target_accuracy`` (:mod:`qaeval_core.calibrate.triage`), or the widest band whose
+    accuracy on what the judge decides alone is at least ``guarantee`` with probability at
+    least ``1 - risk`` (:mod:`qaeval_core.calibrate.guarantee`; GuaranteeNotSupported, an
+    InputError saying how many more labels would do, when the labels support none).
 
     ``scores`` has one column per feature (same order as ``features``); ``texts`` (question,
     references, candidate; same rows) is needed by text-reading candidates such as ``panda``;
@@ -291,6 +304,10 @@ def fit_judge(
     check_share(human_share)
     if target_accuracy is not None and human_share:
         raise InputError("Give a human share or a target accuracy, not both.")
+    if guarantee is not None and (human_share or target_accuracy is not None):
+        raise InputError("Give one of a human share, a target accuracy or a guarantee.")
+    if guarantee is not None:
+        check_guarantee_params(guarantee, risk)
     cols = [f.column for f in features]
     if list(scores.columns) != cols:
         raise InputError(
@@ -389,6 +406,13 @@ def fit_judge(
     kept_features = [f for f in features if f.column in keep]
     calibrator = fit_probability(oof[winner], yb)
     curve = effort_curve(oof[winner], yb, calibrator, groups=g, n_boot=min(n_boot, 1000), seed=seed)
+    walk = None
+    if guarantee is not None:
+        walk = guaranteed_band(oof[winner], yb, calibrator, curve, guarantee=guarantee,
+                               risk=risk, seed=seed)  # fmt: skip
+        if walk.guarantee is None:
+            raise GuaranteeNotSupported(walk)
+        human_share = walk.guarantee.share
     band = fit_band(curve, human_share=human_share, target_accuracy=target_accuracy)
     report = CalibrationReport(
         winner=winner,
@@ -401,6 +425,7 @@ def fit_judge(
         effort_curve=curve,
         costs=costs,
         inputs=selection,
+        guarantee=walk,
     )
     info = {
         "n_labels": int(len(yb)),
@@ -416,6 +441,8 @@ def fit_judge(
         "cv_accuracy_combined": band.cv_accuracy_combined,
         "probability": "Platt scaling of the winner's out-of-fold scores",
     }
+    if walk is not None and walk.guarantee is not None:
+        quality_info["triage"]["guarantee"] = walk.guarantee.statement()
     judge = Judge(
         kept_features,
         model,
@@ -424,6 +451,7 @@ def fit_judge(
         quality=quality_info,
         probability=calibrator,
         triage=band,
+        guarantee=None if walk is None else walk.guarantee,
         cost=None
         if costs is None
         else cost_record(

@@ -177,6 +177,23 @@ def register(app: typer.Typer) -> None:
                 "reaches this.",
             ),
         ] = None,
+        guarantee: Annotated[
+            float | None,
+            typer.Option(
+                "--guarantee",
+                help="Instead of --human-share: the widest band such that, with probability "
+                ">= 1 - --risk, the judge is right on at least this share of the items it "
+                "decides alone (fixed-sequence testing on the calibration labels, e.g. 0.95).",
+            ),
+        ] = None,
+        risk: Annotated[
+            float | None,
+            typer.Option(
+                "--risk",
+                help="With --guarantee: the chance allowed that the guarantee fails (default "
+                "0.1: 90% confidence).",
+            ),
+        ] = None,
         inputs: Annotated[
             str,
             typer.Option(
@@ -258,6 +275,9 @@ def register(app: typer.Typer) -> None:
         cached for this machine; `--remeasure-costs` measures them again. `--normalize
         robust` builds a judge whose inputs read answers as a person does (formatting and
         glued footnote digits ignored); `qaeval score --config` then reads them the same way.
+        `--guarantee 0.95 --risk 0.1` chooses the widest triage band on which, with 90%
+        confidence, the judge is right on at least 95% of what it decides alone, and records
+        that guarantee in OUTPUT; when the labels cannot support it, it says how many more would.
         """
         from qaeval_core.calibrate.fit import check_candidates
         from qaeval_core.calibrate.inputs import metric_specs
@@ -277,6 +297,14 @@ def register(app: typer.Typer) -> None:
         chosen = check_candidates(_split(candidates) or [])
         if human_share is not None and target_accuracy is not None:
             raise ConfigError("Give --human-share or --target-accuracy, not both.")
+        if guarantee is not None and (human_share is not None or target_accuracy is not None):
+            raise ConfigError("Give --guarantee, --human-share or --target-accuracy, one of them.")
+        if risk is not None and guarantee is None:
+            raise ConfigError("--risk goes with --guarantee (e.g. --guarantee 0.95 --risk 0.1).")
+        if guarantee is not None and not 0 < guarantee < 1:
+            raise ConfigError(f"--guarantee must be in (0, 1) (e.g. 0.95), got {guarantee}.")
+        if risk is not None and not 0 < risk < 1:
+            raise ConfigError(f"--risk must be in (0, 1) (e.g. 0.1), got {risk}.")
         check_share(0.0 if human_share is None else human_share)
         if target_accuracy is not None and not 0 < target_accuracy <= 1:
             raise ConfigError(
@@ -301,9 +329,9 @@ def register(app: typer.Typer) -> None:
             from qaeval_core.llm.prompts import get_prompt
 
             get_prompt(llm_prompt)
-            if target_accuracy is not None:
-                raise ConfigError("--target-accuracy is not available with --llm yet; use "
-                                  "--human-share.")  # fmt: skip
+            if target_accuracy is not None or guarantee is not None:
+                raise ConfigError("--target-accuracy and --guarantee are not available with "
+                                  "--llm yet; use --human-share.")  # fmt: skip
             if human_share is not None and not any(
                 abs(human_share - h) < 1e-9 for h in HUMAN_SHARES
             ):
@@ -335,6 +363,8 @@ def register(app: typer.Typer) -> None:
                 candidates=chosen,
                 human_share=human_share or 0.0,
                 target_accuracy=target_accuracy,
+                guarantee=guarantee,
+                risk=0.1 if risk is None else risk,
                 n_splits=folds,
                 inputs=inputs,
                 max_cost=max_cost,
@@ -374,6 +404,8 @@ def register(app: typer.Typer) -> None:
 
         _print_costs(report)
         _print_effort(report.effort_curve, result.judge.triage)
+        if result.judge.guarantee is not None:
+            console.print(f"Guarantee: {result.judge.guarantee.statement()}", markup=False)
         if llm is not None:
             _add_llm_tier(result, url, dataset, llm, llm_url, llm_prompt, llm_share,
                           human_share or 0.0, seed, folds)  # fmt: skip

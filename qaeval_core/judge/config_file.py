@@ -18,6 +18,7 @@ from qaeval_core.judge.cascade import LLMTier
 from qaeval_core.judge.combiners import model_from_dict
 from qaeval_core.judge.combiners.base import check_number
 from qaeval_core.judge.features import FeatureSpec
+from qaeval_core.judge.guarantee import Guarantee
 from qaeval_core.judge.triage import ProbabilityCalibrator, TriageBand
 
 __all__ = [
@@ -157,6 +158,7 @@ def read_config(data: Any, label: str) -> dict[str, Any]:
             cascade = LLMTier.from_dict(data["cascade"])
         except ConfigError as exc:
             raise ConfigError(f"{label}: {exc}") from None
+    guarantee = _read_guarantee(data, triage, cascade, label)
     cost = data.get("cost")
     if cost is not None:
         _check_cost(cost, f"{label}: cost")
@@ -175,7 +177,32 @@ def read_config(data: Any, label: str) -> dict[str, Any]:
         "triage": triage,
         "cost": cost,
         "cascade": cascade,
+        "guarantee": guarantee,
     }
+
+
+def _read_guarantee(
+    data: Mapping[str, Any], triage: TriageBand | None, cascade: LLMTier | None, label: str
+) -> Guarantee | None:
+    """The optional guarantee, checked against the band, its labels and its own test. An LLM
+    tier changes which items the cheap judge decides alone, which the guarantee never tested."""
+    if data.get("guarantee") is None:
+        return None
+    if cascade is not None:
+        raise ConfigError(
+            f"{label}: a guarantee was tested without an LLM tier; a judge cannot have both."
+        )
+    try:
+        guarantee = Guarantee.from_dict(data["guarantee"], triage)
+    except ConfigError as exc:
+        raise ConfigError(f"{label}: {exc}") from None
+    n_labels = (data.get("fitted_on") or {}).get("n_labels")
+    if isinstance(n_labels, int) and n_labels != guarantee.n_labels:
+        raise ConfigError(
+            f"{label}: the guarantee rests on {guarantee.n_labels} labels but the judge was "
+            f"fitted on {n_labels}; the file was edited after calibration."
+        )
+    return guarantee
 
 
 def _cost_number(value: Any, where: str) -> None:

@@ -52,6 +52,11 @@ the cost cache), "inputs": [{"column", "family", "s_per_1000", "load_s"}],
 "selection": null | {"families", "columns", "cost", "cv_accuracy", "tolerance", "max_cost",
 "evaluated": [{"families", "cost", "cv_accuracy", "frontier", "chosen"}]}}``.
 
+``guarantee`` (optional, likewise) is the triage band's guarantee from ``qaeval calibrate
+--guarantee``: ``{"target", "risk", "share", "threshold", "labels": "calibration", "n_labels",
+"n_decided", "n_right", "p_value", "lower_bound", "method"}`` (:mod:`qaeval_core.judge.guarantee`:
+checked on load against the band and by rerunning its exact test).
+
 Output of :meth:`Judge.score_frame`: every input column, plus ``judge_score`` (0-1; the
 combiner's, >= 0.5 where it says correct), ``judge_correct`` (bool), ``judge_probability``
 (calibrated P(correct); the score itself for a version-1 judge), ``judge_doubt``
@@ -95,6 +100,7 @@ from qaeval_core.judge.config_file import (
     read_config,
 )
 from qaeval_core.judge.features import FeatureSpec
+from qaeval_core.judge.guarantee import Guarantee
 from qaeval_core.judge.outcomes import (
     FORCED_INCORRECT,
     answer_reasons,
@@ -151,11 +157,14 @@ class Judge:
         cost: Mapping[str, Any] | None = None,
         forced_incorrect: Iterable[str] = FORCED_INCORRECT,
         cascade: LLMTier | None = None,
+        guarantee: Guarantee | None = None,
     ) -> None:
         self.features = list(features)
         self.model = model
         self.probability = probability
         self.triage = triage
+        #: The triage band's guarantee (fixed-sequence testing), or None (:mod:`.guarantee`).
+        self.guarantee = guarantee
         #: Answer-level reasons never judged correct (a scoring policy, not stored in the file).
         self.forced_incorrect = check_forced(frozenset(forced_incorrect))
         #: Whether results carry ``judge_trace`` unless a call says otherwise (:meth:`with_trace`).
@@ -197,6 +206,8 @@ class Judge:
             config["cost"] = to_jsonable(self.cost)
         if self.cascade is not None:  # likewise only with an LLM tier
             config["cascade"] = to_jsonable(self.cascade.to_dict())
+        if self.guarantee is not None:  # and with a guaranteed band
+            config["guarantee"] = to_jsonable(self.guarantee.to_dict())
         config["checksum"] = config_checksum(config)
         return config
 
@@ -412,6 +423,8 @@ class Judge:
             )
         judge = copy.copy(self)
         judge.triage = self.triage.at_share(share)
+        if self.guarantee is not None and judge.triage.share != self.guarantee.share:
+            judge.guarantee = None  # it was tested for its own band only
         if self.cascade is not None:  # with an LLM tier, people get what the cascade doubts
             judge.cascade = self.cascade.at(human_share=share)
         return judge

@@ -150,6 +150,8 @@ def calibrate_dataset(
     progress: ProgressCallback | None = None,
     human_share: float = 0.0,
     target_accuracy: float | None = None,
+    guarantee: float | None = None,
+    risk: float = 0.1,
     inputs: str = "cheap",
     max_cost: float | None = None,
     cost_tolerance: float = DEFAULT_COST_TOLERANCE,
@@ -165,7 +167,7 @@ def calibrate_dataset(
     at random with a seed (whole questions at a time, so the held-back rest stays truly unseen),
     score them with the chosen metrics (reusing stored scores with the same config hash,
     storing new ones), and run :func:`~qaeval_core.calibrate.fit.fit_judge` (``human_share``
-    / ``target_accuracy`` choose the triage band).
+    / ``target_accuracy`` / ``guarantee`` with ``risk`` choose the triage band).
 
     Cost-aware by default: each input's cost is measured on (at most ``cost_sample`` of) the
     used items (:func:`~qaeval_core.calibrate.cost.measure_costs`) and the judge reads the
@@ -257,6 +259,8 @@ def calibrate_dataset(
         name=name,
         human_share=human_share,
         target_accuracy=target_accuracy,
+        guarantee=guarantee,
+        risk=risk,
         costs=costs,
         inputs=inputs,
         max_cost=max_cost,
