@@ -246,7 +246,8 @@ def labels_needed(
     of a larger size are drawn from it (doubts resampled from these, verdicts right with the
     fitted chance) and the walk is run on each. The answer is the smallest size (the current
     count times one of :data:`SCALES`) at which :data:`SUPPORT_RATE` of :data:`N_SIMULATIONS`
-    sets support the guarantee, less the labels there are. An estimate: the accuracy moves as labels come in.
+    sets support the guarantee, less the labels there are. An estimate: the accuracy moves as
+    labels come in.
     """
     d = np.asarray(item_doubt, dtype=float)
     right = np.asarray(judge_right, dtype=bool)
