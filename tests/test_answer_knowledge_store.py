@@ -188,3 +188,30 @@ def test_a_dataset_without_labels_suggests_nothing(url: str):
     repo.import_items(url, "bare", rows, source="test")
     assert wf.question_suggestions(url, "bare").empty
     assert wf.rescore_dataset(url, "bare").empty
+
+
+def test_rescoring_with_a_saved_judge(sqlite_url: str):
+    """A saved calibration rescores too: the answer people accepted is correct after, whatever
+    the judge said before; every other touched answer gets the judge's verdict."""
+    import json
+    from pathlib import Path
+
+    from qaeval_core import workflows
+
+    data = Path(__file__).resolve().parents[1] / "qaeval_core" / "data" / "demo_nq301.jsonl"
+    rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
+    repo.import_items(sqlite_url, "demo", rows, source="test")
+    repo.add_user(sqlite_url, "res", "researcher", "pw-res-long")
+    fit = workflows.calibrate_dataset(
+        sqlite_url, "demo", metrics=["em", "f1", "contains"], candidates=["threshold"],
+        n_splits=3, n_boot=100, name="lexical",
+    )  # fmt: skip
+    repo.save_calibration(sqlite_url, "lexical", fit.judge.to_config(), dataset="demo")
+    found = wf.question_suggestions(sqlite_url, "demo")
+    alias = found[found["kind"] == "alias"].iloc[0]
+    wf.decide(sqlite_url, "demo", "res", alias, "accepted")
+    out = wf.rescore_dataset(sqlite_url, "demo", calibration="lexical")
+    assert set(out["scorer"]) == {"judge"}
+    assert set(out["question_key"]) == {alias["question_key"]}
+    known = out[out["by"] == "known answer"]
+    assert len(known) >= 1 and known["after"].all()

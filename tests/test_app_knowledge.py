@@ -108,3 +108,25 @@ def repo_decisions(url: str):
     from qaeval_core.store.repo.answer_knowledge import knowledge_decisions
 
     return knowledge_decisions(url, "ds")
+
+
+def test_rescoring_with_a_saved_judge_from_the_page(store: str):
+    import numpy as np
+    import pandas as pd
+
+    from qaeval_core.judge import Judge
+    from qaeval_core.judge.combiners.threshold import ThresholdClassifier
+    from qaeval_core.judge.features import FeatureSpec
+    from qaeval_core.metrics.base import get_metric
+
+    model = ThresholdClassifier().fit(pd.DataFrame({"contains": [0.0, 1.0, 0.0, 1.0]}),
+                                      np.array([0, 1, 0, 1]))  # fmt: skip
+    judge = Judge([FeatureSpec.from_metric(get_metric("contains"))], model, name="tiny")
+    repo.save_calibration(store, "tiny", judge.to_config(), dataset="ds")
+    wf.decide(store, "ds", "res", wf.question_suggestions(store, "ds").iloc[0], "accepted")
+    at = open_page()
+    picker = at.selectbox(key="knowledge_scorer")
+    assert "Saved judge: tiny" in picker.options
+    picker.set_value("judge:tiny").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("verdict(s) changed" in str(c.value) for c in at.caption)

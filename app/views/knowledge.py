@@ -27,6 +27,8 @@ KIND_TEXT = {"alias": "accept as a reference", "wrong": "record as a known wrong
 DECISION_TEXT = {"accepted": "accepted", "rejected": "rejected"}
 #: The scorers the page can rescore with: cheap metrics whose decisions are verdicts.
 SCORERS = {"contains": "Contains a reference", "em": "Exact match", "f1": "Token F1"}
+#: Option prefix of a saved calibration (a judge) among the scorers.
+JUDGE_PREFIX = "judge:"
 SUGGESTION_HEADERS = {
     "question": "Question",
     "kind": "Suggestion",
@@ -74,7 +76,9 @@ def change_table(changes: pd.DataFrame) -> pd.DataFrame:
     out["verdict"] = [
         f"{_verdict(b)} -> {_verdict(a)}" for b, a in zip(out["before"], out["after"], strict=True)
     ]
-    out["scorer"] = out["scorer"].map(lambda s: SCORERS.get(s, s))
+    out["scorer"] = out["scorer"].map(
+        lambda s: SCORERS.get(s, "the saved judge" if s == "judge" else s)
+    )
     out["by"] = out["by"].map({"known answer": "the answer people judged", "scorer": "the scorer"})
     return display_frame(out[list(CHANGE_HEADERS)], CHANGE_HEADERS)
 
@@ -130,8 +134,14 @@ def main() -> None:
     show = cols[1].segmented_control(
         "Show", ["undecided", "all"], default="undecided", key="knowledge_show"
     )
+    judges = {
+        f"{JUDGE_PREFIX}{c.name}": f"Saved judge: {c.name}"
+        for c in repo.list_calibrations(url)
+        if c.dataset in (None, dataset)
+    }
+    options = {**SCORERS, **judges}
     scorer = cols[2].selectbox(
-        "Rescore with", list(SCORERS), format_func=SCORERS.__getitem__, key="knowledge_scorer"
+        "Rescore with", list(options), format_func=options.__getitem__, key="knowledge_scorer"
     )
     if flash := st.session_state.pop("knowledge_flash", None):
         getattr(st, flash[0])(flash[1])
@@ -173,7 +183,16 @@ def main() -> None:
             args=(url, dataset, user.name, "rejected"),
         )  # fmt: skip
     st.subheader("Verdicts the accepted answers changed")
-    changes = knowledge.rescore_dataset(url, dataset, [scorer])
+    try:
+        if scorer.startswith(JUDGE_PREFIX):
+            changes = knowledge.rescore_dataset(
+                url, dataset, calibration=scorer.removeprefix(JUDGE_PREFIX)
+            )
+        else:
+            changes = knowledge.rescore_dataset(url, dataset, [scorer])
+    except QAEvalError as exc:
+        st.error(str(exc))
+        return
     if changes.empty:
         st.info("Nothing accepted yet: accepted answers rescore every answer to their question.")
         return

@@ -131,10 +131,15 @@ def rescore_dataset(
     db: repo.Store,
     dataset: str,
     scorer: Judge | Iterable[str | Metric] | str = ("contains",),
+    *,
+    calibration: str | None = None,
 ) -> pd.DataFrame:
     """Before -> after verdicts of every item of the dataset whose question has accepted
     knowledge (:func:`qaeval_core.knowledge.rescoring.rescore_items`), with the items'
-    ``external_id``. Nothing is stored: the items and their stored scores stay as they were."""
+    ``external_id``. ``calibration``: rescore with that saved judge instead of ``scorer``.
+    Nothing is stored: the items and their stored scores stay as they were."""
+    if calibration is not None:
+        scorer = Judge.from_config(repo.get_calibration(db, calibration).config)
     items = repo.load_items(db, dataset)
     out = rescore_items(items, accepted_knowledge(db, dataset), scorer)
     out.insert(2, "external_id", [items[int(r)].id for r in out["row"]])
