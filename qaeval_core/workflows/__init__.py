@@ -10,6 +10,9 @@
   belongs to the random audit sample), :func:`estimation_frame` (the input of
   :func:`qaeval_core.analysis.estimates.estimate_accuracy`) and :func:`export_records`
   (the store's exports plus ``final``).
+* :mod:`.answer_knowledge` - the answers people taught the judge on a stored dataset:
+  suggestions with their decisions, :func:`~.answer_knowledge.decide`, rescoring with the
+  accepted ones and the leave-one-out similarity inputs (imported from the module).
 
 Metrics always run through :func:`qaeval_core.scoring.run_jobs` (one loop, one NaN policy).
 """
