@@ -48,7 +48,7 @@ CHANGE_HEADERS = {
     "candidate": "Answer",
     "scorer": "Scorer",
     "verdict": "Verdict (before -> after)",
-    "by": "Decided by",
+    "by": "Verdict from",
 }
 
 
