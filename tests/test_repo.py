@@ -8,7 +8,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -295,15 +294,13 @@ def test_missing_schema_is_a_clear_error(tmp_path: Path):
         repo.list_datasets(f"sqlite:///{tmp_path / 'empty.sqlite'}")
 
 
-def test_the_large_shared_file_imports_in_seconds(db_url: str):
+def test_the_large_shared_file_imports_once(db_url: str):
     path = SHARED_DATA / "pedants_ae_augmented_train.jsonl"
     if not path.exists():
         pytest.skip(f"{path} is not available")
-    start = time.perf_counter()
+    # Its speed is bench/bench_import.py's to measure (a time bound fails at random on CI).
     report = repo.import_file(db_url, str(path), "pedants")
-    elapsed = time.perf_counter() - start
     assert (report.items_added, report.labels_added) == (15077, 15077)
-    assert elapsed < 20, f"import took {elapsed:.1f}s"
     again = repo.import_file(db_url, str(path), "pedants")
     assert (again.items_added, again.labels_added) == (0, 0)
 
