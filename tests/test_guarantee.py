@@ -73,6 +73,36 @@ def test_the_guarantee_holds_in_at_least_1_minus_risk_of_calibration_draws(
     assert np.mean(decided) >= 0.1
 
 
+def _clustered(seed: int, n_questions: int, per_question: int = 20):
+    """Many answers per question that are right or wrong together: each question shifts its
+    answers' chance of being right by the same amount (sd 0.3), as hard questions do."""
+    rng = np.random.default_rng(seed)
+    groups = np.repeat(np.arange(n_questions), per_question)
+    d = rng.uniform(0, MAX_D, len(groups))
+    shift = rng.normal(0, 0.3, n_questions)[groups]
+    return d, rng.random(len(d)) < np.clip(1 - d + shift, 0, 1), groups
+
+
+def test_correlated_answers_need_the_design_effect_to_keep_the_promise() -> None:
+    d_pop, right_pop, _ = _clustered(10_000, 10_000)  # the population, to measure the truth
+    order = np.argsort(d_pop)
+    accuracy_below = np.cumsum(right_pop[order]) / np.arange(1, len(d_pop) + 1)
+
+    def true_accuracy(g) -> float:
+        n = len(d_pop) if g.share <= 0 else int(np.searchsorted(d_pop[order], g.threshold))
+        return float(accuracy_below[max(n, 1) - 1])
+
+    held = {"plain": 0, "design effect": 0}
+    draws, target, risk = 200, 0.8, 0.1
+    for seed in range(draws):
+        d, right, groups = _clustered(seed, 15)  # 300 labels on 15 questions
+        for test, by in (("plain", None), ("design effect", groups)):
+            g = _walk(d, right, target, risk, groups=by).guarantee
+            held[test] += g is None or true_accuracy(g) >= target
+    assert held["design effect"] / draws >= 1 - risk
+    assert held["plain"] / draws < 1 - risk  # the plain test promises too much here
+
+
 def test_the_walk_is_fixed_sequence_testing_with_the_exact_binomial_test() -> None:
     d, right = _draw(7, 300)
     fit = _walk(d, right, 0.85, 0.1)
@@ -213,6 +243,8 @@ def _resigned(config: dict, **changes) -> dict:
         ({"n_right": 0}, "its counts give"),
         ({"labels": "audit"}, "calibration"),
         ({"target": 1.5}, r"target must be in \(0, 1\)"),
+        ({"design_effect": 0.5}, r"design_effect must be in"),
+        ({"design_effect": 3.0}, "do not support|its counts give"),
     ],
 )
 def test_a_tampered_guarantee_is_refused(guaranteed, changes: dict, match: str) -> None:

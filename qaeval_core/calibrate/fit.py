@@ -409,7 +409,7 @@ def fit_judge(
     walk = None
     if guarantee is not None:
         walk = guaranteed_band(oof[winner], yb, calibrator, curve, guarantee=guarantee,
-                               risk=risk, seed=seed)  # fmt: skip
+                               risk=risk, groups=g, seed=seed)  # fmt: skip
         if walk.guarantee is None:
             raise GuaranteeNotSupported(walk)
         human_share = walk.guarantee.share

@@ -17,8 +17,8 @@ judge file this guards against edits and damage, not forgery (the checksum is re
 
 Where the promise holds: for new items drawn like the calibration labels (exchangeable with
 them), with the judge's doubt as calibration measured it (out-of-fold scores standing in for
-the refitted judge's, as for the band itself). Answers to one question are correlated; the
-test counts them as independent, as the calibration's labels are drawn.
+the refitted judge's, as for the band itself). Answers to one question are correlated; with
+the labels' questions the test counts them as fewer independent labels (``design_effect``).
 """
 
 from __future__ import annotations
@@ -42,20 +42,27 @@ METHOD = "fixed-sequence testing, exact one-sided binomial test (Trust or Escala
 
 
 def binomial_evidence(
-    n_right: int, n_decided: int, target: float, risk: float
+    n_right: int, n_decided: int, target: float, risk: float, design_effect: float = 1.0
 ) -> tuple[float, float]:
     """``(p_value, lower_bound)`` of H0 "accuracy < target" from ``n_right`` of ``n_decided``.
 
     The p-value is the exact one-sided binomial test's, ``P(X >= n_right)`` for ``X ~
-    Binomial(n_decided, target)``; the lower bound is the one-sided ``1 - risk``
-    Clopper-Pearson bound on the accuracy. H0 is rejected (the guarantee holds) when
-    ``p_value <= risk``, which is when the bound reaches ``target``.
+    Binomial(n_decided, target)``, written as the Beta integral it equals; the lower bound is
+    the one-sided ``1 - risk`` Clopper-Pearson bound on the accuracy. H0 is rejected (the
+    guarantee holds) when ``p_value <= risk``, which is when the bound reaches ``target``.
+
+    ``design_effect`` > 1 (answers to one question are right or wrong together) divides both
+    counts by it first, the effective-sample-size Clopper-Pearson of Korn and Graubard (1998):
+    the same test on as many independent labels as the correlated ones are worth.
     """
-    if n_decided <= 0:
+    n = n_decided / design_effect
+    k = n_right / design_effect
+    if n <= 0:
         return 1.0, 0.0
-    test = stats.binomtest(int(n_right), int(n_decided), float(target), alternative="greater")
-    low = test.proportion_ci(confidence_level=1.0 - float(risk), method="exact").low
-    return float(test.pvalue), float(low)
+    if k <= 0:
+        return 1.0, 0.0
+    a, b = k, n - k + 1
+    return float(stats.beta.cdf(target, a, b)), float(stats.beta.ppf(risk, a, b))
 
 
 def percent(x: float) -> str:
@@ -70,7 +77,7 @@ class Guarantee:
 
     Rests on ``n_labels`` calibration labels, of which the band leaves ``n_decided`` to the
     judge and it got ``n_right`` right; ``p_value`` and ``lower_bound`` are the exact test's
-    (:func:`binomial_evidence`).
+    on those counts deflated by ``design_effect`` (:func:`binomial_evidence`).
     """
 
     target: float
@@ -82,6 +89,8 @@ class Guarantee:
     n_right: int
     p_value: float
     lower_bound: float
+    #: How much the labels' correlation within questions inflates the variance (1: none).
+    design_effect: float = 1.0
     labels: str = LABELS_SOURCE
     method: str = METHOD
 
@@ -106,6 +115,7 @@ class Guarantee:
             "n_right": self.n_right,
             "p_value": self.p_value,
             "lower_bound": self.lower_bound,
+            "design_effect": self.design_effect,
             "method": self.method,
         }
 
@@ -151,6 +161,9 @@ class Guarantee:
             lower_bound=check_range(
                 req_float(data, "lower_bound", where), f"{where}.lower_bound", 0, 1
             ),
+            design_effect=check_range(
+                req_float(data, "design_effect", where), f"{where}.design_effect", 1.0, 1e6
+            ),
             labels=labels,
             method=method,
             **counts,
@@ -177,7 +190,9 @@ class Guarantee:
                 f"{self.n_labels} labels is impossible for a band routing {self.share:g} to "
                 "people; the file was edited after calibration."
             )
-        p_value, lower = binomial_evidence(self.n_right, self.n_decided, self.target, self.risk)
+        p_value, lower = binomial_evidence(
+            self.n_right, self.n_decided, self.target, self.risk, self.design_effect
+        )
         if not (
             math.isclose(p_value, self.p_value, rel_tol=1e-6, abs_tol=1e-12)
             and math.isclose(lower, self.lower_bound, rel_tol=1e-6, abs_tol=1e-9)
