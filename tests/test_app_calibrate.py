@@ -25,6 +25,7 @@ from test_app_triage import chart_axes
 from test_calibrate_cli import fake_cost_measuring
 
 from qaeval_core.judge import Judge
+from qaeval_core.judge.guarantee import percent
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
 
@@ -160,3 +161,52 @@ def test_order_queue_by_disagreement(store: str) -> None:
 
     ranked = active.disagreement_order(repo.scores(store, DEMO))
     assert first.id == int(ranked["item_id"].iloc[0])
+
+
+def _fit_with_guarantee(at: AppTest, target: float, risk: float) -> AppTest:
+    at.toggle(key="calibrate_curves").set_value(False)
+    at.radio(key="calibrate_band_by").set_value("a guaranteed accuracy")
+    at.number_input(key="calibrate_target").set_value(target)
+    at.number_input(key="calibrate_risk").set_value(risk)
+    return fit(at)
+
+
+def test_a_guaranteed_band_is_stated_in_words_and_saved(store: str) -> None:
+    """Issue 24 item 3: the page states the guarantee as a promise with its labels and the
+    share left to people; moving the band drops it (and says so); the saved judge keeps it."""
+    at = _fit_with_guarantee(open_page(logged_in("res")), 0.85, 0.2)
+    words = " ".join(s.value for s in at.success).replace("\\", "")
+    assert "With 80% confidence, the judge is right on at least 85% of the items it decides " in (
+        words
+    )
+    assert "calibration labels" in words and "of items go to people" in words
+    slider = next(s for s in at.slider if s.key.startswith("calibrate_band_"))
+    fitted = slider.value
+    at.text_input(key="calibrate_name").input("nq-guaranteed")
+    at.button(key="calibrate_save_submit").click().run()
+    judge = Judge.from_config(repo.get_calibration(store, "nq-guaranteed").config)
+    assert judge.guarantee is not None and judge.guarantee.target == 0.85
+    assert f"{judge.guarantee.n_decided} of them decided alone" in words
+    assert f"{percent(round(judge.guarantee.routed, 3))} of items go to people" in words
+    assert round(judge.guarantee.share * 100) == fitted
+    saved = next(d.value for d in at.dataframe if "cv accuracy" in d.value.columns)
+    assert saved["guarantee"].tolist() == [
+        f"85% at 80% confidence ({judge.guarantee.n_labels} labels)"
+    ]
+    slider.set_value(fitted + 1 if fitted < 50 else fitted - 1).run()
+    assert not at.exception, at.exception
+    warned = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "The guarantee holds for the fitted band" in warned
+
+
+def test_a_guarantee_the_labels_cannot_support_says_how_many_more(store: str) -> None:
+    at = _fit_with_guarantee(open_page(logged_in("res")), 0.9, 0.1)
+    warned = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "calibration labels cannot support a guarantee" in warned
+    more = {m.label: m.value for m in at.metric}["More labels needed (estimate)"]
+    assert int(more) > 0 and f"About {more} more labels would be needed" in warned
+    # a target no number of labels reaches says so instead
+    at = _fit_with_guarantee(at, 0.999, 0.1)
+    warned = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "lower the target accuracy" in warned
+    assert not any(h.value == "Cross-validated quality" for h in at.subheader)

@@ -24,10 +24,12 @@ from app.components import analysis_widgets as aui
 from app.components import auth, llm_tier, safe_text
 from app.components.cost_frontier import cost_section
 from app.components.effort_curve import effort_section
+from app.components.guarantee_view import guarantee_section, guarantee_text, unsupported_section
 from app.components.triage_widgets import band_text, cell
 from qaeval_core import analysis, workflows
 from qaeval_core.calibrate import active, summary
 from qaeval_core.calibrate.fit import CANDIDATES, DEFAULT_CANDIDATES
+from qaeval_core.calibrate.guarantee import GuaranteeNotSupported
 from qaeval_core.calibrate.inputs import DEFAULT_METRICS, FEATURE_ONLY
 from qaeval_core.calibrate.progress import Progress, Steps
 from qaeval_core.errors import QAEvalError
@@ -39,11 +41,17 @@ from qaeval_core.workflows import DatasetCalibration, calibrate_dataset, score_d
 from qaeval_core.workflows.calibration import calibration_steps
 
 _RESULT = "calibrate_result"
+#: The last fit's guarantee that the labels could not support (shown instead of results).
+_UNSUPPORTED = "calibrate_unsupported"
 #: What "score with fast CPU metrics" runs (seconds for thousands of items).
 FAST_METRICS = ("em", "f1", "contains", "rougeL")
 MEASURE_NAMES = {"accuracy": "accuracy", "balanced_accuracy": "balanced acc.", "f1": "F1"}
 #: How the fit chooses the triage band (the form's radio -> which argument it sets).
-BAND_CHOICES = {"a share of the items": "share", "enough for a target accuracy": "target"}
+BAND_CHOICES = {
+    "a share of the items": "share",
+    "enough for a target accuracy": "target",
+    "a guaranteed accuracy": "guarantee",
+}
 
 
 @dataclass
@@ -93,17 +101,23 @@ def _fit_form(url: str, dataset: str) -> None:
             key="calibrate_candidates",
             help="The first wins unless another is better by more than one CV point.",
         )  # fmt: skip
-        b1, b2, b3 = st.columns(3)
+        b1, b2, b3, b4 = st.columns(4)
         band_by = b1.radio(
             "Leave to people", list(BAND_CHOICES), key="calibrate_band_by",
             help="The triage band: items the judge doubts most come out 'uncertain' and go to "
             "people. Choose their share, or the smallest share whose cross-validated combined "
-            "accuracy reaches a target.",
+            "accuracy reaches a target, or the widest band on which the judge alone is right "
+            "at least the target accuracy with 1 - risk confidence (a guarantee tested on "
+            "the labels).",
         )  # fmt: skip
         share = b2.slider("Human share (%)", 0, 50, 10, key="calibrate_share")
         target = b3.number_input(
             "Target accuracy", 0.5, 1.0, 0.9, 0.01, "%.3f", key="calibrate_target"
         )
+        risk = b4.number_input(
+            "Risk (guarantee)", 0.01, 0.5, 0.1, 0.01, "%.2f", key="calibrate_risk",
+            help="The chance allowed that the guarantee fails: 0.1 is 90% confidence.",
+        )  # fmt: skip
         i1, i2 = st.columns(2)
         inputs = i1.radio(
             "Inputs", ["cheap", "all"], horizontal=True, key="calibrate_inputs",
@@ -133,11 +147,15 @@ def _fit_form(url: str, dataset: str) -> None:
         return
     metrics = _metrics(chosen)
     normalize = "robust" if robust else "squad"
-    band = (
-        {"human_share": share / 100}
-        if BAND_CHOICES[band_by] == "share"
-        else {"target_accuracy": float(target)}
-    )
+    band = {
+        "share": {"human_share": share / 100},
+        "target": {"target_accuracy": float(target)},
+        "guarantee": {"guarantee": float(target), "risk": float(risk)},
+    }[BAND_CHOICES[band_by]]
+    if use_llm and "guarantee" in band:
+        st.error("A guarantee is not available with an LLM tier yet; choose a share.",
+                 icon=":material/error:")  # fmt: skip
+        return
     measures_costs = inputs != "all" or bool(max_cost)
     names = [*calibration_steps(measures_costs=measures_costs)]
     names += [LLM_STEP] if use_llm else []
@@ -173,11 +191,16 @@ def _fit_form(url: str, dataset: str) -> None:
                     seeds=(0, 1), n_boot=300, columns=_curve_columns(fit),
                 )  # fmt: skip
             shown.finish(f"Fitted on {fit.report.n_labels} labels{_tier_note(fit, tier)}.")
+    except GuaranteeNotSupported as exc:  # stated in words below, with the labels needed
+        st.session_state.pop(_RESULT, None)
+        st.session_state[_UNSUPPORTED] = {"dataset": dataset, "fit": exc.fit}
+        return
     except (QAEvalError, ValueError) as exc:
         st.error(str(exc), icon=":material/error:")
         return
     # A plain dict: Streamlit re-executes this file as __main__ on every run, so an instance of
     # the previous run's FitRun class would fail isinstance checks on the next one.
+    st.session_state.pop(_UNSUPPORTED, None)
     st.session_state[_RESULT] = {
         "dataset": dataset,
         "fit": fit,
@@ -345,6 +368,7 @@ def _results(url: str, user: auth.SessionUser, run: FitRun) -> None:
     else:
         judge = effort_section(run.fit.judge, report.effort_curve, key="calibrate_band",
                                n_items=n_items)  # fmt: skip
+        guarantee_section(run.fit.judge, judge)
 
     st.subheader("Save")
     with st.form("calibrate_save"):
@@ -390,7 +414,7 @@ def _saved(url: str) -> None:
             "name": c.name, "dataset": c.dataset, "by": c.created_by, "created": c.created_at,
             "judge": q.get("winner"), "labels": cell(fitted.get("n_labels")),
             "cv accuracy": cell(q.get("cv_accuracy")), "triage band": band_text(c.config),
-            "LLM tier": _tier_text(c.config),
+            "guarantee": guarantee_text(c.config), "LLM tier": _tier_text(c.config),
         })  # fmt: skip
     table = pd.DataFrame(rows)
     for column in ("dataset", "by", "judge"):
@@ -488,6 +512,9 @@ def main() -> None:
     run = FitRun(**kept) if isinstance(kept, dict) and kept["dataset"] == dataset else None
     if run is not None:
         _results(url, user, run)
+    unsupported = st.session_state.get(_UNSUPPORTED)
+    if run is None and isinstance(unsupported, dict) and unsupported["dataset"] == dataset:
+        unsupported_section(unsupported["fit"])
     _saved(url)
     _active(url, dataset, run)
 

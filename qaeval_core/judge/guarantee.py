@@ -94,13 +94,20 @@ class Guarantee:
     labels: str = LABELS_SOURCE
     method: str = METHOD
 
+    @property
+    def routed(self) -> float:
+        """Share of the calibration labels the band sends to people: what to expect on new
+        items like them (``share`` is the band's nominal share; ties in the doubt at the
+        threshold go to people too, so it can be more)."""
+        return 1 - self.n_decided / self.n_labels if self.n_labels else 0.0
+
     def statement(self) -> str:
         """The guarantee in words, as the Calibrate page and ``qaeval calibrate`` state it."""
         return (
             f"With {percent(1 - self.risk)} confidence, the judge is right on at least "
             f"{percent(self.target)} of the items it decides alone ({self.n_labels} "
             f"{self.labels} labels, {self.n_decided} of them decided alone); "
-            f"{percent(self.share)} of items go to people."
+            f"{percent(round(self.routed, 3))} of items go to people."
         )
 
     def to_dict(self) -> dict[str, Any]:
