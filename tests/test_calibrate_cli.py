@@ -439,6 +439,9 @@ def test_calibrate_with_a_guarantee_records_it_and_scoring_uses_its_band(
     assert main(["score", str(new), "--config", str(judge_path), "-o", str(scored)]) == 0
     frame = pd.read_json(scored, lines=True)
     assert set(frame["judge_outcome"]) <= {"correct", "incorrect", "uncertain"}
+    assert "Guarantee from calibration: With 80% confidence" in " ".join(
+        capsys.readouterr().out.split()
+    )
 
 
 def test_a_guarantee_the_labels_cannot_support_says_how_many_more(tmp_path: Path, capsys) -> None:

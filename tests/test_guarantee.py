@@ -274,3 +274,11 @@ def test_unsupported_guarantee_in_fit_judge_is_an_input_error_with_the_labels_ne
     assert isinstance(info.value, InputError) and info.value.fit.guarantee is None
     with pytest.raises(InputError, match="one of"):
         _fit(guarantee=0.9, human_share=0.2)
+
+
+def test_an_llm_tier_is_refused_on_a_guaranteed_judge(guaranteed) -> None:
+    from qaeval_core.calibrate.cascade import add_llm_tier
+
+    judge, report = guaranteed
+    with pytest.raises(InputError, match="tested without an LLM tier"):
+        add_llm_tier(judge, report, [], [])

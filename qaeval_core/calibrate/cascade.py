@@ -256,6 +256,11 @@ def add_llm_tier(
     say = progress or (lambda _msg: None)
     if judge.probability is None:
         raise InputError("An LLM tier needs a judge with calibrated probabilities.")
+    if judge.guarantee is not None:  # checked before the LLM reads anything
+        raise InputError(
+            "This judge's triage band carries a guarantee tested without an LLM tier; an LLM "
+            "tier would change what the judge decides alone. Fit it on a judge without one."
+        )
     oof = report.oof_proba[report.winner]
     if len(oof) != len(items):
         raise InputError(

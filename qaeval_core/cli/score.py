@@ -348,7 +348,7 @@ def _score_file(
     if labels:
         _summary(frame, labels, seconds)
     if judge is not None:
-        _judge_summary(frame)
+        _judge_summary(frame, judge)
     console.print(f"Wrote {len(frame)} rows to {target}.", markup=False, soft_wrap=True)
 
 
@@ -377,7 +377,9 @@ def _dry_run(judge: Any, file: Path | None, dataset: str | None, fmt: str | None
     console.print(line, markup=False, soft_wrap=True)
 
 
-def _judge_summary(frame: Any) -> None:
+def _judge_summary(frame: Any, judge: Any = None) -> None:
+    """One line on the verdicts, and the band's guarantee when the judge carries one (the
+    share uncertain on this data is what to compare with the guarantee's share to people)."""
     uncertain = (
         f"; share uncertain {(frame['judge_outcome'] == 'uncertain').mean():.3f}"
         if "judge_outcome" in frame
@@ -401,6 +403,13 @@ def _judge_summary(frame: Any) -> None:
         markup=False,
         soft_wrap=True,
     )
+    guarantee = getattr(judge, "guarantee", None)
+    if guarantee is not None:
+        console.print(
+            f"Guarantee from calibration: {guarantee.statement()}",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 def _score_file_ray(
@@ -443,7 +452,7 @@ def _score_file_ray(
     if labels:
         _summary(result.summary, labels)
     if judge is not None:
-        _judge_summary(result.summary)
+        _judge_summary(result.summary, judge)
     console.print(
         f"Wrote {result.rows} rows to {result.output} on Ray "
         f"({time.perf_counter() - start:.1f} s).",
