@@ -188,6 +188,9 @@ def test_a_guaranteed_band_is_stated_in_words_and_saved(store: str) -> None:
     assert judge.guarantee is not None and judge.guarantee.target == 0.85
     assert f"{judge.guarantee.n_decided} of them decided alone" in words
     assert f"{percent(round(judge.guarantee.routed, 3))} of items go to people" in words
+    if abs(judge.guarantee.routed - judge.guarantee.share) > 0.01:  # ties at the threshold
+        notes = " ".join(c.value for c in at.caption)
+        assert f"The band's nominal share is {percent(judge.guarantee.share)}" in notes
     assert round(judge.guarantee.share * 100) == fitted
     saved = next(d.value for d in at.dataframe if "cv accuracy" in d.value.columns)
     assert saved["guarantee"].tolist() == [

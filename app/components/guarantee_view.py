@@ -38,11 +38,17 @@ def guarantee_section(fitted: Judge, chosen: Judge) -> None:
             if g.design_effect > 1.005
             else ""
         )
+        ties = (
+            f" The band's nominal share is {percent(g.share)}; items whose doubt equals the "
+            f"threshold go to people too, so {percent(round(g.routed, 3))} of the labels did."
+            if abs(g.routed - g.share) > 0.01
+            else ""
+        )
         st.caption(
             f"Fixed-sequence testing on the calibration labels (exact binomial test; "
             f"{g.n_right} of the {g.n_decided} labelled items the judge decides alone are "
             f"right{counted}). It holds for new items like the labelled ones. Saving keeps it "
-            "in the judge config."
+            f"in the judge config.{ties}"
         )
         return
     st.warning(
