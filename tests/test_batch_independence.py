@@ -110,12 +110,31 @@ def _same(a: Any, b: Any, where: str) -> None:
         assert a == b, where
 
 
+#: Cache sub-folders that hold models, not per-string results: every pass links them to one
+#: folder, so a model converted or exported once (SmolLM2's GGUF to safetensors, ~20 s; the
+#: ONNX export) is not converted again for each pass. They hold nothing a batch could leak.
+MODEL_FOLDERS = ("models", "onnx", "nltk_data")
+
+
+@pytest.fixture(scope="module")
+def model_folders(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("models")
+
+
 def _score(
-    metric: Metric, items: list[Item], cache: Path, monkeypatch: pytest.MonkeyPatch
+    metric: Metric,
+    items: list[Item],
+    cache: Path,
+    models: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> MetricResult:
     """One pass reading and writing the cache folder ``cache`` (embeddings, synthetic
-    answers)."""
+    answers); its model folders are ``models``'s."""
     cache.mkdir(exist_ok=True)
+    for name in MODEL_FOLDERS:
+        (models / name).mkdir(exist_ok=True)
+        if not (cache / name).exists():
+            (cache / name).symlink_to(models / name, target_is_directory=True)
     monkeypatch.setenv("QAEVAL_CACHE_DIR", str(cache))
     try:
         return metric.score_batch(items)
@@ -125,19 +144,21 @@ def _score(
 
 @pytest.mark.parametrize("metric_id", _builtin_ids())
 def test_an_items_score_does_not_depend_on_the_batch(
-    metric_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    metric_id: str, tmp_path: Path, model_folders: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     metric = get_metric(metric_id, **CHEAP.get(metric_id, {}))
     items = _items()
     if metric.kind == "llm":  # a short and a chatty answer: a CPU generates slowly
         items = [items[0], items[3]]
-    batch = _score(metric, items, tmp_path / "batch", monkeypatch)
+    batch = _score(metric, items, tmp_path / "batch", model_folders, monkeypatch)
     # The alone passes share a cache: each item's own texts are still encoded without the
     # others, and strings every item has (A-VERT's pool, refusal targets) are encoded once.
-    alone = [_score(metric, [it], tmp_path / "alone", monkeypatch) for it in items]
+    alone = [_score(metric, [it], tmp_path / "alone", model_folders, monkeypatch) for it in items]
     order = list(range(len(items)))
     random.Random(21).shuffle(order)
-    shuffled = _score(metric, [items[i] for i in order], tmp_path / "shuffled", monkeypatch)
+    shuffled = _score(
+        metric, [items[i] for i in order], tmp_path / "shuffled", model_folders, monkeypatch
+    )
     back = {i: k for k, i in enumerate(order)}
     for i, item in enumerate(items):
         where = f"{metric_id}, item {i} ({item.candidate[:30]!r})"
