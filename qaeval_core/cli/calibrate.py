@@ -6,8 +6,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
+from qaeval_core.cli.calibrate_tables import (
+    print_cascade,
+    print_costs,
+    print_effort,
+    print_quality,
+)
 from qaeval_core.cli.common import DbOption, console, err_console
 from qaeval_core.cli.progress import calibration_progress
 from qaeval_core.errors import ConfigError
@@ -18,79 +23,6 @@ def _split(value: str | None) -> list[str] | None:
         return None
     parts = [p.strip() for p in value.split(",") if p.strip()]
     return parts or None
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}"
-
-
-def _print_effort(curve, band) -> None:  # type: ignore[no-untyped-def]
-    """The accuracy-vs-human-effort table (shares 0-50% in steps of 5%) and the chosen band."""
-    table = Table(title="Human effort: people decide the most doubtful share (cross-validated, %)")
-    for col in ("share to people", "combined accuracy", "95% CI", "random share", "judge kept"):
-        table.add_column(col)
-    for row in curve.itertuples(index=False):
-        if round(row.share * 100) % 5 or row.share > 0.5:
-            continue
-        table.add_row(
-            f"{row.share:.0%}",
-            _pct(row.combined_accuracy),
-            f"{_pct(row.combined_lo)}-{_pct(row.combined_hi)}",
-            _pct(row.random_accuracy),
-            _pct(row.confident_accuracy),
-        )
-    console.print(table)
-    if band is not None and band.share > 0:
-        console.print(
-            f"Triage band: about {band.share:.0%} of items come out 'uncertain' (doubt >= "
-            f"{band.threshold:.3f}); combined accuracy {_pct(band.cv_accuracy_combined)}%, "
-            f"the judge alone on the rest {_pct(band.cv_accuracy_confident)}%.",
-            markup=False,
-        )
-
-
-def _when(costs) -> str:  # type: ignore[no-untyped-def]
-    """When the cached families were measured (one date, or the range)."""
-    times = sorted({str(v.get("measured_at", "")) for v in costs.cached.values()} - {""})
-    if not times:
-        return "earlier"
-    return times[0] if len(times) == 1 else f"{times[0]} to {times[-1]}"
-
-
-def _print_costs(report) -> None:  # type: ignore[no-untyped-def]
-    """Each input family's measured cost, and every input set the selection evaluated."""
-    costs, selection = report.costs, report.inputs
-    if costs is None:
-        return
-    where = (
-        f"{costs.rows} rows measured"
-        if not costs.cached
-        else f"{costs.source}: cached families measured {_when(costs)}"
-    )
-    table = Table(title=f"Input cost, seconds per 1,000 rows ({where})")
-    for col in ("family", "inputs", "s / 1,000 rows", "cold load s"):
-        table.add_column(col)
-    loads: dict[str, float] = {}
-    for c in costs.inputs:
-        loads[c.family] = loads.get(c.family, 0.0) + c.load_s
-    for fam, cols in costs.families().items():
-        table.add_row(fam, ", ".join(cols), f"{costs.family_costs()[fam]:.3f}", f"{loads[fam]:.1f}")
-    console.print(table)
-    if selection is None:
-        return
-    sets = Table(title="Input sets compared (cross-validated accuracy %, cost per 1,000 rows)")
-    for col in ("families", "s / 1,000 rows", "CV accuracy", ""):
-        sets.add_column(col)
-    for row in selection.evaluated.itertuples(index=False):
-        mark = "chosen" if row.chosen else ("frontier" if row.frontier else "")
-        sets.add_row(", ".join(row.families), f"{row.cost:.3f}", _pct(row.cv_accuracy), mark)
-    console.print(sets)
-    console.print(
-        f"Inputs: {', '.join(selection.families)} ({selection.cost:.3f} s per 1,000 rows), "
-        f"CV accuracy {_pct(selection.cv_accuracy)}% vs best {_pct(selection.best_cv_accuracy)}% "
-        f"(tolerance {100 * selection.tolerance:.1f} points). `--inputs all` uses every input.",
-        markup=False,
-    )
 
 
 def _add_llm_tier(  # type: ignore[no-untyped-def]
@@ -105,25 +37,7 @@ def _add_llm_tier(  # type: ignore[no-untyped-def]
         human_share=human_share, n_splits=folds, seed=seed,
         progress=lambda msg: err_console.print(msg, markup=False),
     )  # fmt: skip
-    tier = result.judge.cascade
-    table = Table(
-        title="Cascade (cross-validated accuracy %, seconds per 1,000 rows)",
-        caption="* the LLM share kept",
-    )
-    humans = sorted({row["human_share"] for row in tier.curve})
-    table.add_column("LLM share")
-    for h in humans:
-        table.add_column(f"{h:.0%} to people")
-    table.add_column("s / 1,000 rows")
-    for share in sorted({row["llm_share"] for row in tier.curve}):
-        rows = {r["human_share"]: r for r in tier.curve if r["llm_share"] == share}
-        mark = " *" if share == tier.llm_share else ""
-        table.add_row(
-            f"{share:.0%}{mark}",
-            *[_pct(rows[h]["cv_accuracy"]) for h in humans],
-            f"{rows[humans[0]]['s_per_1000']:.0f}",
-        )
-    console.print(table)
+    print_cascade(result.judge.cascade)
 
 
 def register(app: typer.Typer) -> None:
@@ -376,34 +290,9 @@ def register(app: typer.Typer) -> None:
             )
         report = result.report
 
-        table = Table(title=f"Cross-validated quality on {report.n_labels} labels (%)")
-        for col in ("judge", "accuracy", "95% CI", "balanced acc.", "F1"):
-            table.add_column(col)
-        for row in report.candidates.itertuples(index=False):
-            mark = " (winner)" if row.candidate == report.winner else ""
-            table.add_row(
-                f"{row.candidate}{mark}",
-                _pct(row.accuracy),
-                f"{_pct(row.accuracy_lo)}-{_pct(row.accuracy_hi)}",
-                _pct(row.balanced_accuracy),
-                _pct(row.f1),
-            )
-        console.print(table)
-        if len(report.baselines):
-            base = Table(title="Uncalibrated metrics at their default thresholds, same labels (%)")
-            for col in ("metric", "accuracy", "95% CI", "balanced acc."):
-                base.add_column(col)
-            for row in report.baselines.sort_values("accuracy", ascending=False).itertuples():
-                base.add_row(
-                    row.metric,
-                    _pct(row.accuracy),
-                    f"{_pct(row.accuracy_lo)}-{_pct(row.accuracy_hi)}",
-                    _pct(row.balanced_accuracy),
-                )
-            console.print(base)
-
-        _print_costs(report)
-        _print_effort(report.effort_curve, result.judge.triage)
+        print_quality(report)
+        print_costs(report)
+        print_effort(report.effort_curve, result.judge.triage)
         if result.judge.guarantee is not None:
             console.print(f"Guarantee: {result.judge.guarantee.statement()}", markup=False)
         if llm is not None:
