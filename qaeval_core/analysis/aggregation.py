@@ -22,7 +22,7 @@ and with the Dawid-Skene aggregate, plus Dawid-Skene's estimate of the rater's a
 from __future__ import annotations
 
 import warnings
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,6 +30,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from qaeval_core.analysis.agreement import check_labels, rater_vs_rest
 from qaeval_core.errors import QAEvalError
+from qaeval_core.vocabulary import AGGREGATES, Aggregate
 
 __all__ = [
     "AGGREGATES",
@@ -40,9 +41,8 @@ __all__ = [
     "dawid_skene",
 ]
 
-Aggregate = Literal["majority", "dawid_skene"]
-#: How the annotators' labels of an item become one (``final_labels``' "annotators' aggregate").
-AGGREGATES: tuple[Aggregate, ...] = ("majority", "dawid_skene")
+# How the annotators' labels of an item become one (``final_labels``' "annotators' aggregate"):
+# defined in the light vocabulary module, so the CLI lists them without importing this one.
 QUALITY_COLUMNS = [
     "rater", "n_labels", "n_adjudicated", "agree_adjudicated", "kappa_adjudicated",
     "n_vs_rest", "agree_rest", "kappa_rest", "agree_dawid_skene", "ds_accuracy",

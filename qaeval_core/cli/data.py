@@ -10,15 +10,12 @@ import typer
 from qaeval_core import io
 from qaeval_core.cli.common import DbOption, console
 from qaeval_core.errors import ConfigError
-from qaeval_core.store import repo
-from qaeval_core.store import session as store_session
+from qaeval_core.vocabulary import AGGREGATES, EXPORTS
 
 #: ``--what``: the store's exports and ``final`` (final labels and their source, which need the
 #: judge and so come from :mod:`qaeval_core.workflows`, imported only when asked for).
 FINAL = "final"
-WHAT = (*repo.EXPORTS, FINAL)
-#: ``--aggregate`` (:data:`qaeval_core.analysis.aggregation.AGGREGATES`; a test keeps them equal).
-AGGREGATES = ("majority", "dawid_skene")
+WHAT = (*EXPORTS, FINAL)
 
 
 def parse_mapping(pairs: list[str]) -> dict[str, str]:
@@ -93,6 +90,8 @@ def register(app: typer.Typer) -> None:
         """
         from qaeval_core.io.repair import describe_repairs
         from qaeval_core.io.stream import scan_items
+        from qaeval_core.store import repo
+        from qaeval_core.store import session as store_session
 
         # Validated in one streaming pass before the store is touched; then written chunk by
         # chunk (memory stays a fraction of the file, annotators are never locked out long).
@@ -155,6 +154,9 @@ def register(app: typer.Typer) -> None:
                 f"--aggregate must be one of {', '.join(AGGREGATES)}, got {aggregate!r}."
             )
         io.detect_format(output)  # fail on a bad suffix before touching the store
+        from qaeval_core.store import repo
+        from qaeval_core.store import session as store_session
+
         url = store_session.resolve_url(db)
         if what == FINAL:
             from qaeval_core.workflows import export_records

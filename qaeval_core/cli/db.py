@@ -5,8 +5,6 @@ from __future__ import annotations
 import typer
 
 from qaeval_core.cli.common import DbOption, console
-from qaeval_core.store import repo
-from qaeval_core.store import session as store_session
 
 
 def register(app: typer.Typer) -> None:
@@ -18,6 +16,9 @@ def register(app: typer.Typer) -> None:
         revision: str = typer.Option("head", help="Target Alembic revision."),
     ) -> None:
         """Create the schema or bring it up to date (safe to run repeatedly)."""
+        from qaeval_core.store import repo
+        from qaeval_core.store import session as store_session
+
         url = store_session.upgrade(db, revision)
         rev = store_session.current_revision(url)
         console.print(f"Store {store_session._safe(url)} is at revision {rev}.")
@@ -27,6 +28,8 @@ def register(app: typer.Typer) -> None:
     @db_app.command("current")
     def current(db: DbOption = None) -> None:
         """Show the store's schema revision and the newest one this qaeval knows."""
+        from qaeval_core.store import session as store_session
+
         url = store_session.resolve_url(db)
         rev = store_session.current_revision(url)
         console.print(f"current: {rev or '(empty store)'}  head: {store_session.head_revision()}")

@@ -14,15 +14,16 @@ import os
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from qaeval_core import io
 from qaeval_core.cli.common import DbOption, console
 from qaeval_core.errors import ConfigError, NotFoundError
-from qaeval_core.store import repo
-from qaeval_core.store import session as store_session
+
+if TYPE_CHECKING:  # the store is imported where it is used: ``qaeval --help`` stays light
+    from qaeval_core.store.repo import ImportReport
 
 DEMO_DATASET = "demo-nq301"
 DEMO_FILE = "demo_nq301.jsonl"
@@ -49,6 +50,8 @@ def _stored_ids(url: str) -> set[str]:
     """Ids of the demo items already in the store. A refresh skips them rather than
     re-importing: stores made before the demo's text repair (13 rows had mojibake) keep their
     items, where a re-import would refuse them as "same id, different content"."""
+    from qaeval_core.store import repo
+
     if DEMO_DATASET not in {d.name for d in repo.list_datasets(url)}:
         return set()
     with repo.session_for(url) as session:
@@ -66,13 +69,15 @@ def score_demo(url: str, metrics: tuple[str, ...] = DEMO_METRICS) -> int:
 
 def install_demo(
     url: str, password: str = "admin", *, score: bool = True
-) -> tuple[repo.ImportReport, bool]:
+) -> tuple[ImportReport, bool]:
     """Import the shipped demo dataset, score it with :data:`DEMO_METRICS` (unless ``score``
     is False) and create the admin account (all idempotent).
 
     Returns the import report and whether the admin account was created now. Its password is
     a temporary one: the app asks for a new one at the first login.
     """
+    from qaeval_core.store import repo
+
     data = resources.files("qaeval_core.data").joinpath(DEMO_FILE).read_bytes()
     rows = io.read_items(data, name=DEMO_FILE)
     stored = _stored_ids(url)
@@ -126,6 +131,8 @@ def register(app: typer.Typer) -> None:
         ] = True,
     ) -> None:
         """Create (or refresh) a store with the demo dataset, scored, and an admin account."""
+        from qaeval_core.store import session as store_session
+
         url = store_session.upgrade(db)
         report, created = install_demo(url, password, score=score)
         safe = store_session._safe(url)
@@ -163,6 +170,8 @@ def register(app: typer.Typer) -> None:
         host: Annotated[str, typer.Option(help="Address to listen on.")] = "localhost",
     ) -> None:
         """Upgrade the store's schema and start the Streamlit app on it."""
+        from qaeval_core.store import session as store_session
+
         url = store_session.upgrade(db)
         main = app_main_path()
         env = dict(os.environ, QAEVAL_DATABASE_URL=url)

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-from qaeval_core.calibrate.progress import Progress, ProgressCallback
 from qaeval_core.cli.common import err_console
+
+if TYPE_CHECKING:  # importing calibrate/ would load scikit-learn for ``qaeval --help``
+    from qaeval_core.calibrate.progress import Progress, ProgressCallback
 
 __all__ = ["calibration_progress"]
 

@@ -11,11 +11,8 @@ from typing import Annotated
 
 import typer
 
-from qaeval_core import analysis
-from qaeval_core.analysis.report import write_report
 from qaeval_core.cli.common import DbOption, console
 from qaeval_core.errors import ConfigError
-from qaeval_core.store import session as store_session
 
 SCORE_POLICIES = ("mean", "final", "soft")
 
@@ -66,6 +63,10 @@ def register(app: typer.Typer) -> None:
             raise ConfigError(
                 f"--score-policy must be one of {', '.join(SCORE_POLICIES)}; got {score_policy!r}."
             )
+        from qaeval_core import analysis
+        from qaeval_core.analysis.report import write_report
+        from qaeval_core.store import session as store_session
+
         url = store_session.upgrade(db)
         if calibration is not None:
             from qaeval_core.store import repo

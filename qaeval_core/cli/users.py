@@ -8,10 +8,10 @@ import typer
 
 from qaeval_core.cli.common import DbOption, console
 from qaeval_core.errors import StoreError
-from qaeval_core.store import auth, repo
-from qaeval_core.store import session as store_session
-from qaeval_core.store.orm import ROLES
-from qaeval_core.store.repo import users as accounts
+from qaeval_core.store import auth
+from qaeval_core.vocabulary import LOGIN_ROLES, ROLES
+
+# The store (SQLAlchemy) is imported inside each command, so ``qaeval --help`` does not load it.
 
 PASSWORD_HELP = (
     f"Password, at least {auth.MIN_PASSWORD_LENGTH} characters (asked for when missing)."
@@ -47,6 +47,9 @@ def register(app: typer.Typer) -> None:
         db: DbOption = None,
     ) -> None:
         """Create an account (annotator, researcher, admin) or an external rater."""
+        from qaeval_core.store import repo
+        from qaeval_core.store import session as store_session
+
         url = store_session.upgrade(db)
         if name.strip() in {u.name for u in repo.list_users(url)}:
             raise StoreError(f"A user named {name.strip()!r} already exists.")
@@ -61,6 +64,9 @@ def register(app: typer.Typer) -> None:
         db: DbOption = None,
     ) -> None:
         """List accounts with their roles."""
+        from qaeval_core.store import repo
+        from qaeval_core.store import session as store_session
+
         users = repo.list_users(store_session.resolve_url(db), role=role)
         if not users:
             console.print("No users.")
@@ -78,6 +84,10 @@ def register(app: typer.Typer) -> None:
         db: DbOption = None,
     ) -> None:
         """Set a new password; every login session of the account ends."""
+        from qaeval_core.store import repo
+        from qaeval_core.store import session as store_session
+        from qaeval_core.store.repo import users as accounts
+
         url = store_session.upgrade(db)
         repo.get_user(url, name)  # an unknown name fails before the prompt
         accounts.set_password(
@@ -90,6 +100,9 @@ def register(app: typer.Typer) -> None:
         name: Annotated[str, typer.Argument(help="Login name.")], db: DbOption = None
     ) -> None:
         """Stop an account from logging in (its labels and queue stay); logs it out."""
+        from qaeval_core.store import session as store_session
+        from qaeval_core.store.repo import users as accounts
+
         accounts.set_active(store_session.upgrade(db), name, False)
         _say(f"Deactivated {name!r}; its login sessions ended.")
 
@@ -98,16 +111,22 @@ def register(app: typer.Typer) -> None:
         name: Annotated[str, typer.Argument(help="Login name.")], db: DbOption = None
     ) -> None:
         """Let a deactivated account log in again (old login sessions stay ended)."""
+        from qaeval_core.store import session as store_session
+        from qaeval_core.store.repo import users as accounts
+
         accounts.set_active(store_session.upgrade(db), name, True)
         _say(f"Activated {name!r}.")
 
     @user_app.command("role")
     def role_(
         name: Annotated[str, typer.Argument(help="Login name.")],
-        role: Annotated[str, typer.Argument(help=f"One of: {', '.join(accounts.LOGIN_ROLES)}.")],
+        role: Annotated[str, typer.Argument(help=f"One of: {', '.join(LOGIN_ROLES)}.")],
         db: DbOption = None,
     ) -> None:
         """Change the role of an account (the last active admin stays admin)."""
+        from qaeval_core.store import session as store_session
+        from qaeval_core.store.repo import users as accounts
+
         user = accounts.set_role(store_session.upgrade(db), name, role)
         _say(f"{user.name!r} is now {user.role}.")
 

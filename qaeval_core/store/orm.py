@@ -37,6 +37,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from qaeval_core import vocabulary
+
 __all__ = [
     "IMPORTING_PREFIX",
     "visible_dataset",
@@ -65,8 +67,8 @@ __all__ = [
     "KNOWLEDGE_KINDS",
 ]
 
-#: Roles of a user. ``external`` raters come from imported files and cannot log in.
-ROLES = ("annotator", "researcher", "admin", "external")
+#: Roles of a user (:data:`qaeval_core.vocabulary.ROLES`, re-exported: the schema's checks use it).
+ROLES = vocabulary.ROLES
 
 #: Kinds of deal: ``queue`` (every item of a dataset, :func:`~qaeval_core.store.annotation.deal`),
 #: ``audit`` (a seeded uniform random sample, the labels PPI-style estimates need) and

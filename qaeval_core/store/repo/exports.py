@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from qaeval_core import io
+from qaeval_core import io, vocabulary
 from qaeval_core.errors import ConfigError
 from qaeval_core.store.repo._common import Store
 from qaeval_core.store.repo.items import list_items
@@ -20,7 +20,7 @@ from qaeval_core.store.repo.stored_scores import scores
 __all__ = ["EXPORTS", "export_records"]
 
 #: What ``export_records`` (``qaeval export --what``, the app's Data page) can export.
-EXPORTS = ("items", "labels", "labels-history", "scores")
+EXPORTS = vocabulary.EXPORTS
 
 
 def export_records(

@@ -30,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
+from qaeval_core import vocabulary
 from qaeval_core.errors import ConfigError, NotFoundError, PermissionDenied, StoreError
 from qaeval_core.store import auth
 from qaeval_core.store.orm import ROLES, LoginSession, LoginThrottle, User, utcnow
@@ -51,7 +52,7 @@ __all__ = [
 ]
 
 #: Roles whose accounts log in (``external`` raters do not).
-LOGIN_ROLES = ("annotator", "researcher", "admin")
+LOGIN_ROLES = vocabulary.LOGIN_ROLES
 #: Failed logins for one name within ``THROTTLE_WINDOW`` before attempts are refused.
 THROTTLE_FAILURES = 5
 THROTTLE_WINDOW = timedelta(minutes=15)

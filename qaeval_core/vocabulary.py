@@ -1,0 +1,26 @@
+"""The small sets of names the library, the CLI and the app share, with no heavy import.
+
+Why a module of its own: ``qaeval --help`` lists some of these (roles, exports, aggregates) in
+its options, and importing them from where they are used (the ORM, the store's exports, the
+Dawid-Skene aggregation) would load SQLAlchemy, pandas and scikit-learn just to print help.
+Each set is defined once, here; the modules that use it import it from here.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+__all__ = ["AGGREGATES", "Aggregate", "EXPORTS", "LOGIN_ROLES", "ROLES"]
+
+#: Roles of a user. ``external`` raters come from imported files and cannot log in.
+ROLES = ("annotator", "researcher", "admin", "external")
+
+#: The roles a person can log in with (every role but ``external``).
+LOGIN_ROLES = ("annotator", "researcher", "admin")
+
+#: What a dataset's export can hold (``qaeval export --what``, the app's Data page).
+EXPORTS = ("items", "labels", "labels-history", "scores")
+
+#: How several labels of one item become one when no researcher adjudicated it.
+Aggregate = Literal["majority", "dawid_skene"]
+AGGREGATES: tuple[Aggregate, ...] = ("majority", "dawid_skene")
