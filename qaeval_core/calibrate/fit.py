@@ -23,6 +23,14 @@ same folds of the same labels), then compares the combiners on them. The CV qual
 afterwards is measured on the folds that chose the set, so it is slightly optimistic for the
 chosen set; held-out numbers are in experiments/. ``inputs="all"`` keeps every input.
 
+Taught answers (issue 24, item 2): given ``knowledge`` (a
+:class:`~qaeval_core.judge.JudgeKnowledge` snapshot) and ``knowledge_scores`` (its similarity
+inputs on these rows, computed leave-one-out by the caller:
+:func:`qaeval_core.knowledge.knowledge_similarity`), the combiners also read those inputs and
+the judge keeps the snapshot to compute them on new rows. They are appended after the
+cost-aware choice (they cost next to nothing and have no measured cost), and kept in the judge
+only if the winner reads them.
+
 Why it is one module: the input choice, the comparison of combiners and the judge built from
 the winner share one set of folds and one report; split, they would each redo or pass them on.
 """
@@ -62,7 +70,7 @@ from qaeval_core.calibrate.select import (
 )
 from qaeval_core.calibrate.triage import effort_curve, fit_band, fit_probability
 from qaeval_core.errors import ConfigError, InputError
-from qaeval_core.judge import FeatureSpec, Judge
+from qaeval_core.judge import FeatureSpec, Judge, JudgeKnowledge
 from qaeval_core.judge.combiners import (
     TEXT_COLUMNS,
     CalibratedClassifier,
@@ -275,6 +283,8 @@ def fit_judge(
     max_cost: float | None = None,
     cost_tolerance: float = DEFAULT_COST_TOLERANCE,
     progress: ProgressCallback | None = None,
+    knowledge: JudgeKnowledge | None = None,
+    knowledge_scores: pd.DataFrame | None = None,
 ) -> tuple[Judge, CalibrationReport]:
     """Compare candidate combiners by grouped CV, refit the winner on all labels, wrap it.
 
@@ -299,6 +309,9 @@ def fit_judge(
 
     ``progress`` hears the steps of :func:`fit_steps` as they go (input sets evaluated,
     combiners compared; :mod:`qaeval_core.calibrate.progress`); nothing is printed.
+
+    ``knowledge`` with ``knowledge_scores`` (one row per label, the snapshot's columns, each
+    row's computed without its own label) adds the taught-answer inputs (module docstring).
     """
     yb = as_binary(y)
     check_share(human_share)
@@ -316,6 +329,16 @@ def fit_judge(
         )
     if len(scores) != len(yb):
         raise InputError(f"{len(scores)} score rows for {len(yb)} labels; give one label per row.")
+    if (knowledge is None) != (knowledge_scores is None):
+        raise InputError("Give knowledge and knowledge_scores together (or neither).")
+    if knowledge is not None and knowledge_scores is not None:
+        if list(knowledge_scores.columns) != list(knowledge.columns):
+            raise InputError(
+                f"knowledge_scores columns {list(knowledge_scores.columns)} differ from the "
+                f"knowledge's inputs {list(knowledge.columns)}."
+            )
+        if len(knowledge_scores) != len(yb):
+            raise InputError(f"{len(knowledge_scores)} knowledge rows for {len(yb)} labels.")
     if isinstance(candidates, Mapping):
         factories = dict(candidates)
     else:
@@ -353,6 +376,8 @@ def fit_judge(
         keep = set(selection.columns)
         features = [f for f in features if f.column in keep]
         X = X[[f.column for f in features]]
+    if knowledge_scores is not None:
+        X = pd.concat([X, knowledge_scores.reset_index(drop=True)], axis=1)
     XT = None
     if texts is not None:
         if len(texts) != len(X):
@@ -404,6 +429,7 @@ def fit_judge(
     model = _prune(model, factories[winner], X, yb)
     keep = {str(c) for c in model.feature_names_in_}  # what the (maybe pruned) model reads
     kept_features = [f for f in features if f.column in keep]
+    read_knowledge = [] if knowledge is None else [c for c in knowledge.columns if c in keep]
     calibrator = fit_probability(oof[winner], yb)
     curve = effort_curve(oof[winner], yb, calibrator, groups=g, n_boot=min(n_boot, 1000), seed=seed)
     walk = None
@@ -434,6 +460,8 @@ def fit_judge(
         "seed": seed,
         **dict(fitted_on or {}),
     }
+    if knowledge is not None:  # offered: which of its inputs the winner reads (maybe none)
+        info["knowledge_inputs"] = read_knowledge
     quality_info = report.to_dict()
     quality_info["triage"] = {
         "share": band.share,
@@ -452,6 +480,7 @@ def fit_judge(
         probability=calibrator,
         triage=band,
         guarantee=None if walk is None else walk.guarantee,
+        knowledge=knowledge.with_columns(read_knowledge) if read_knowledge and knowledge else None,
         cost=None
         if costs is None
         else cost_record(

@@ -10,11 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from qaeval_core.errors import ConfigError
 from qaeval_core.metrics.base import Metric, get_metric
-from qaeval_core.schema import Item
+from qaeval_core.questions import question_groups  # the grouping rule, shared with judges
 
 __all__ = ["DEFAULT_METRICS", "FEATURE_ONLY", "metric_specs", "question_groups"]
 
@@ -59,15 +57,6 @@ FEATURE_ONLY: tuple[str, ...] = (
     "number_closeness",
     "number_closeness_scaled",
 )
-
-
-def question_groups(items: Sequence[Item]) -> np.ndarray:
-    """Group key per item: the question id in ``meta`` (``qid``) when present, else the text."""
-    keys = []
-    for it in items:
-        qid = (it.meta or {}).get("qid")
-        keys.append(f"qid:{qid}" if qid not in (None, "") else f"q:{it.question.strip().lower()}")
-    return np.asarray(keys, dtype=object)
 
 
 def metric_specs(metrics: Sequence[str | Metric] | None = None) -> list[tuple[str, Metric]]:

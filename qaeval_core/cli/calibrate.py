@@ -11,6 +11,7 @@ from qaeval_core.cli.calibrate_tables import (
     print_cascade,
     print_costs,
     print_effort,
+    print_knowledge,
     print_quality,
 )
 from qaeval_core.cli.common import DbOption, console, err_console
@@ -149,6 +150,15 @@ def register(app: typer.Typer) -> None:
                 "by an earlier calibration on this machine.",
             ),
         ] = False,
+        with_knowledge: Annotated[
+            bool,
+            typer.Option(
+                "--with-knowledge",
+                help="Add the taught-answer inputs: each answer's similarity to its question's "
+                "accepted aliases and known wrong answers (Taught answers page), computed "
+                "without the row's own label; the judge keeps a snapshot of that knowledge.",
+            ),
+        ] = False,
         llm: Annotated[
             str | None,
             typer.Option(
@@ -192,6 +202,8 @@ def register(app: typer.Typer) -> None:
         `--guarantee 0.95 --risk 0.1` chooses the widest triage band on which, with 90%
         confidence, the judge is right on at least 95% of what it decides alone, and records
         that guarantee in OUTPUT; when the labels cannot support it, it says how many more would.
+        `--with-knowledge` also reads the answers people taught the judge (accepted on the
+        Taught answers page); OUTPUT keeps a snapshot of them, so scoring needs no store.
         """
         from qaeval_core.calibrate.fit import check_candidates
         from qaeval_core.calibrate.inputs import metric_specs
@@ -285,6 +297,7 @@ def register(app: typer.Typer) -> None:
                 cost_tolerance=cost_tolerance / 100.0,
                 remeasure_costs=remeasure_costs,
                 normalize=normalize,
+                knowledge=with_knowledge,
                 name=name or output.stem,
                 progress=progress,
             )
@@ -293,13 +306,14 @@ def register(app: typer.Typer) -> None:
         print_quality(report)
         print_costs(report)
         print_effort(report.effort_curve, result.judge.triage)
+        print_knowledge(result.judge, with_knowledge)
         if result.judge.guarantee is not None:
             console.print(f"Guarantee: {result.judge.guarantee.statement()}", markup=False)
         if llm is not None:
             _add_llm_tier(result, url, dataset, llm, llm_url, llm_prompt, llm_share,
                           human_share or 0.0, seed, folds)  # fmt: skip
         path = result.judge.save(output)
-        used = ", ".join(result.judge.columns)
+        used = ", ".join(result.judge.input_columns)
         console.print(
             f"Wrote {path} ({report.winner} on {used}). {len(result.unseen_item_ids)} labelled "
             "item(s) were held back unseen.",

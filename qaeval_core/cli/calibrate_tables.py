@@ -135,3 +135,24 @@ def print_cascade(tier: Any) -> None:
             f"{rows[humans[0]]['s_per_1000']:.0f}",
         )
     console.print(table)
+
+
+def print_knowledge(judge, offered: bool) -> None:  # type: ignore[no-untyped-def]
+    """What ``--with-knowledge`` gave the judge: the snapshot it keeps, or that it reads none."""
+    if not offered:
+        return
+    if judge.knowledge is None:
+        console.print(
+            "Taught answers: offered, but the chosen combiner reads neither similarity input; "
+            "the judge keeps no knowledge.",
+            markup=False,
+        )
+        return
+    n_alias, n_wrong, n_questions = judge.knowledge.counts()
+    console.print(
+        f"Taught answers: the judge reads {', '.join(judge.knowledge.columns)} and keeps "
+        f"{n_alias} accepted alias(es) and {n_wrong} known wrong answer(s) on {n_questions} "
+        f"question(s) (knowledge version {judge.knowledge.knowledge_version}); each "
+        "calibration row was compared without its own label.",
+        markup=False,
+    )

@@ -3,7 +3,8 @@
 This package is all that applying a saved judge needs (``Judge.from_config(path)`` then
 ``score_frame``): the :class:`Judge` (:mod:`.judge`) and its file format (:mod:`.config_file`),
 the metric it reads per input (:class:`FeatureSpec`, :mod:`.features`), the fitted combiners
-(:mod:`.combiners`) and its calibrated probability and triage band (:mod:`.triage`). It never
+(:mod:`.combiners`), its calibrated probability and triage band (:mod:`.triage`) and the
+snapshot of answers people taught it (:class:`JudgeKnowledge`, :mod:`.knowledge`). It never
 imports :mod:`qaeval_core.calibrate`, the training side that builds judges, nor the store.
 """
 
@@ -21,6 +22,7 @@ from qaeval_core.judge.combiners import (
 from qaeval_core.judge.config_file import JUDGE_KIND, JUDGE_SCHEMA_VERSION, config_checksum
 from qaeval_core.judge.features import FeatureSpec
 from qaeval_core.judge.judge import COLUMN_PREFIX, Judge
+from qaeval_core.judge.knowledge import JudgeKnowledge
 from qaeval_core.judge.triage import OUTCOMES, ProbabilityCalibrator, TriageBand
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "FeatureSpec",
     "FusionClassifier",
     "Judge",
+    "JudgeKnowledge",
     "PandaFitClassifier",
     "ProbabilityCalibrator",
     "StackerClassifier",

@@ -19,6 +19,7 @@ from qaeval_core.judge.combiners import model_from_dict
 from qaeval_core.judge.combiners.base import check_number
 from qaeval_core.judge.features import FeatureSpec
 from qaeval_core.judge.guarantee import Guarantee
+from qaeval_core.judge.knowledge import JudgeKnowledge
 from qaeval_core.judge.triage import ProbabilityCalibrator, TriageBand
 
 __all__ = [
@@ -128,7 +129,16 @@ def read_config(data: Any, label: str) -> dict[str, Any]:
         )
     raw_features = data.get("features")
     text_model = isinstance(data.get("model"), Mapping) and data["model"].get("type") == "panda"
-    if not isinstance(raw_features, list) or (not raw_features and not text_model):
+    knowledge = None
+    if data.get("knowledge") is not None:
+        try:
+            knowledge = JudgeKnowledge.from_dict(data["knowledge"])
+        except ConfigError as exc:
+            raise ConfigError(f"{label}: {exc}") from None
+    # Only a text-reading model (panda) or the knowledge inputs may do without metrics.
+    if not isinstance(raw_features, list) or (
+        not raw_features and not text_model and knowledge is None
+    ):
         raise ConfigError(f"{label}: features must be a non-empty list.")
     features = [
         FeatureSpec.from_dict(f, f"{label}: features[{i}]") for i, f in enumerate(raw_features)
@@ -178,6 +188,7 @@ def read_config(data: Any, label: str) -> dict[str, Any]:
         "cost": cost,
         "cascade": cascade,
         "guarantee": guarantee,
+        "knowledge": knowledge,
     }
 
 

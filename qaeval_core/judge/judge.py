@@ -57,6 +57,12 @@ the cost cache), "inputs": [{"column", "family", "s_per_1000", "load_s"}],
 "n_decided", "n_right", "p_value", "lower_bound", "method"}`` (:mod:`qaeval_core.judge.guarantee`:
 checked on load against the band and by rerunning its exact test).
 
+``knowledge`` (optional, likewise) is the snapshot of accepted answers a judge fitted with
+``qaeval calibrate --with-knowledge`` compares candidates to (:mod:`qaeval_core.judge.knowledge`:
+per question key the accepted aliases and known wrong answers, the dataset and knowledge
+version, and which similarity inputs the model reads); its inputs are computed from it when
+scoring, never read from stored scores.
+
 Output of :meth:`Judge.score_frame`: every input column, plus ``judge_score`` (0-1; the
 combiner's, >= 0.5 where it says correct), ``judge_correct`` (bool), ``judge_probability``
 (calibrated P(correct); the score itself for a version-1 judge), ``judge_doubt``
@@ -101,6 +107,7 @@ from qaeval_core.judge.config_file import (
 )
 from qaeval_core.judge.features import FeatureSpec
 from qaeval_core.judge.guarantee import Guarantee
+from qaeval_core.judge.knowledge import JudgeKnowledge
 from qaeval_core.judge.outcomes import (
     FORCED_INCORRECT,
     answer_reasons,
@@ -158,6 +165,7 @@ class Judge:
         forced_incorrect: Iterable[str] = FORCED_INCORRECT,
         cascade: LLMTier | None = None,
         guarantee: Guarantee | None = None,
+        knowledge: JudgeKnowledge | None = None,
     ) -> None:
         self.features = list(features)
         self.model = model
@@ -165,6 +173,8 @@ class Judge:
         self.triage = triage
         #: The triage band's guarantee (fixed-sequence testing), or None (:mod:`.guarantee`).
         self.guarantee = guarantee
+        #: The accepted answers the knowledge inputs compare to, or None (:mod:`.knowledge`).
+        self.knowledge = knowledge
         #: Answer-level reasons never judged correct (a scoring policy, not stored in the file).
         self.forced_incorrect = check_forced(frozenset(forced_incorrect))
         #: Whether results carry ``judge_trace`` unless a call says otherwise (:meth:`with_trace`).
@@ -178,7 +188,7 @@ class Judge:
         self.quality = dict(quality or {})
         self.created_at = created_at or datetime.now(UTC).isoformat(timespec="seconds")
         self.qaeval_version = qaeval_version or _qaeval_version()
-        _check_columns(self.features, self.model)
+        _check_columns(self.features, self.model, knowledge)
         self._metrics: dict[str, Metric] | None = None
 
     # -- config ------------------------------------------------------------------------------
@@ -186,6 +196,11 @@ class Judge:
     def columns(self) -> list[str]:
         """The metric score columns the model reads, in feature order."""
         return [f.column for f in self.features]
+
+    @property
+    def input_columns(self) -> list[str]:
+        """Every column the model reads: the metric scores, then the knowledge inputs."""
+        return self.columns + ([] if self.knowledge is None else list(self.knowledge.columns))
 
     def to_config(self) -> dict[str, Any]:
         """The JSON-ready config, checksum included."""
@@ -208,6 +223,8 @@ class Judge:
             config["cascade"] = to_jsonable(self.cascade.to_dict())
         if self.guarantee is not None:  # and with a guaranteed band
             config["guarantee"] = to_jsonable(self.guarantee.to_dict())
+        if self.knowledge is not None:  # and with taught answers
+            config["knowledge"] = to_jsonable(self.knowledge.to_dict())
         config["checksum"] = config_checksum(config)
         return config
 
@@ -277,13 +294,29 @@ class Judge:
         self, items: Sequence[Item], *, progress: bool = False, batch_size: int | None = None
     ) -> tuple[pd.DataFrame, list[str | None]]:
         """:meth:`score_matrix` and, per item, what failed (``"<column>: <error>"`` for each
-        metric that raised on it or gave a non-finite score; None where all worked)."""
+        metric that raised on it or gave a non-finite score; None where all worked). With
+        :attr:`knowledge`, its inputs follow the metric scores (:attr:`input_columns`)."""
         items = list(items)
         jobs = [ScoringJob(column, metric, items) for column, metric in self.metrics().items()]
         results = run_jobs(jobs, progress=progress, batch_size=batch_size, desc="judge inputs")
         cols = {column: np.asarray(res.scores, dtype=float) for column, res in results.items()}
         frame = pd.DataFrame(cols, columns=self.columns, index=pd.RangeIndex(len(items)))
+        if self.knowledge is not None:
+            frame = pd.concat([frame, self.knowledge.similarity(items)], axis=1)
         return frame, row_errors(results, len(items))
+
+    def _with_knowledge(self, scores: pd.DataFrame, items: Sequence[Item] | None) -> pd.DataFrame:
+        """``scores`` with the knowledge inputs added from ``items`` where they are absent (a
+        caller with stored metric scores, e.g. a stored dataset, has only those)."""
+        if self.knowledge is None or set(self.knowledge.columns) <= set(scores.columns):
+            return scores
+        if items is None or len(items) != len(scores):
+            raise ConfigError(
+                "This judge compares answers with the answers people taught it: pass the "
+                "scored items too."
+            )
+        extra = self.knowledge.similarity(items).set_index(scores.index)
+        return pd.concat([scores.drop(columns=list(extra.columns), errors="ignore"), extra], axis=1)
 
     @property
     def needs_text(self) -> bool:
@@ -318,10 +351,11 @@ class Judge:
                     **({"judge_trace": pd.Series([], dtype=object)} if trace else {}),
                 }
             )
-        missing = [c for c in self.columns if c not in scores.columns]
+        scores = self._with_knowledge(scores, items)
+        missing = [c for c in self.input_columns if c not in scores.columns]
         if missing:
             raise ConfigError(f"Scores lack the column(s) {missing} the judge needs.")
-        X = scores[self.columns]
+        X = scores[self.input_columns]
         if self.needs_text:
             if items is None or len(items) != len(scores):
                 raise ConfigError("This judge reads the items' text: pass the scored items too.")
@@ -371,7 +405,7 @@ class Judge:
         if trace:
             assert items is not None and answer is not None
             out["judge_trace"] = judge_traces(
-                self.model, X, items, inputs=scores[self.columns], score=p,
+                self.model, X, items, inputs=scores[self.input_columns], score=p,
                 probability=final.probability, reason=final.reason, answer=answer, errors=errors,
             )  # fmt: skip
             if tiers is not None:
@@ -490,8 +524,12 @@ class Judge:
         )
 
 
-def _check_columns(features: Sequence[FeatureSpec], model: CalibratedClassifier) -> None:
-    cols = [f.column for f in features]
+def _check_columns(
+    features: Sequence[FeatureSpec],
+    model: CalibratedClassifier,
+    knowledge: JudgeKnowledge | None = None,
+) -> None:
+    cols = [f.column for f in features] + ([] if knowledge is None else list(knowledge.columns))
     if len(set(cols)) != len(cols):
         raise ConfigError(f"feature columns must be unique, got {cols}.")
     model_cols = getattr(model, "feature_names_in_", None)

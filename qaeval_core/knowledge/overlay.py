@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from qaeval_core.calibrate.inputs import question_groups
 from qaeval_core.errors import InputError
 from qaeval_core.knowledge.suggestions import ALIAS, KINDS, answer_key
+from qaeval_core.questions import question_groups
 from qaeval_core.schema import Item
 
 __all__ = ["AnswerKnowledge", "apply_knowledge", "known_verdicts", "touched"]

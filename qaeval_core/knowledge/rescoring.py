@@ -17,10 +17,10 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from qaeval_core.calibrate.inputs import question_groups
 from qaeval_core.judge import Judge
 from qaeval_core.knowledge.overlay import AnswerKnowledge, apply_knowledge, known_verdicts, touched
 from qaeval_core.metrics.base import Metric
+from qaeval_core.questions import question_groups
 from qaeval_core.schema import Item
 from qaeval_core.scoring import score_items
 

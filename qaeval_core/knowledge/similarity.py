@@ -22,7 +22,6 @@ from typing import Any
 import pandas as pd
 from rapidfuzz import fuzz
 
-from qaeval_core.calibrate.inputs import question_groups
 from qaeval_core.knowledge.overlay import AnswerKnowledge, apply_knowledge
 from qaeval_core.knowledge.suggestions import (
     ALIAS,
@@ -32,6 +31,7 @@ from qaeval_core.knowledge.suggestions import (
     suggest_knowledge,
 )
 from qaeval_core.metrics._support.text import contains_on_token_boundary
+from qaeval_core.questions import question_groups
 from qaeval_core.schema import Item
 
 __all__ = [

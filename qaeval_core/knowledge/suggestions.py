@@ -19,7 +19,7 @@ of the same question is a **conflict** and suggests neither (people must settle 
 
 Rows of one question across QA models share a question key: the question id in ``meta``
 (``qid``) when present, else the stripped, lower-cased text (the rule of
-:func:`qaeval_core.calibrate.inputs.question_groups`, used here so that knowledge and
+:func:`qaeval_core.questions.question_groups`, used here so that knowledge and
 calibration folds group rows the same way).
 """
 
@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from qaeval_core.calibrate.inputs import question_groups
 from qaeval_core.errors import InputError
 from qaeval_core.metrics._support.text import normalize_answer
 from qaeval_core.metrics.lexical import contains_batch
+from qaeval_core.questions import question_groups
 from qaeval_core.schema import Item
 
 __all__ = [

@@ -6,18 +6,21 @@ judge's), the researchers' decisions the store keeps
 (:mod:`qaeval_core.store.repo.answer_knowledge`), and what the accepted ones change
 (:func:`qaeval_core.knowledge.rescoring.rescore_items`: every model's answers to the questions
 concerned, scored as stored and with the knowledge laid over them). The calibration input
-(:func:`knowledge_inputs`) counts only accepted suggestions, leave-one-out.
+(:func:`knowledge_inputs`) counts only accepted suggestions, leave-one-out;
+:func:`calibration_knowledge` gives a calibration those inputs and the snapshot its judge keeps.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
 from qaeval_core.analysis.aggregation import Aggregate
-from qaeval_core.judge import Judge
+from qaeval_core.errors import InputError
+from qaeval_core.judge import Judge, JudgeKnowledge
 from qaeval_core.knowledge import (
+    SIMILARITY_COLUMNS,
     SUGGESTION_COLUMNS,
     AnswerKnowledge,
     knowledge_similarity,
@@ -31,6 +34,7 @@ from qaeval_core.store.repo.answer_knowledge import (
     KnowledgeDecision,
     decide_suggestion,
     knowledge_decisions,
+    knowledge_version,
     suggestion_hash,
 )
 from qaeval_core.workflows.triage import final_labels
@@ -38,7 +42,9 @@ from qaeval_core.workflows.triage import final_labels
 __all__ = [
     "QUESTION_SUGGESTION_COLUMNS",
     "accepted_knowledge",
+    "calibration_knowledge",
     "decide",
+    "knowledge_counts",
     "knowledge_inputs",
     "question_suggestions",
     "rescore_dataset",
@@ -158,3 +164,52 @@ def knowledge_inputs(
     out = knowledge_similarity(items, labels, accepted=keys)
     out.insert(0, "item_id", [int(it.meta["item_id"]) for it in items])
     return out
+
+
+def _accepted_keys(db: repo.Store, dataset: str) -> set[tuple[str, str, str]]:
+    decided = knowledge_decisions(db, dataset)
+    accepted = decided[decided["decision"] == "accepted"]
+    return set(accepted[["question_key", "kind", "answer_key"]].itertuples(index=False, name=None))
+
+
+def knowledge_counts(db: repo.Store, dataset: str) -> tuple[int, int]:
+    """(accepted answers, questions they concern): what a calibration with knowledge can use
+    (only those the labels it fits on still suggest count; :func:`calibration_knowledge`)."""
+    keys = _accepted_keys(db, dataset)
+    return len(keys), len({q for q, _, _ in keys})
+
+
+def calibration_knowledge(
+    db: repo.Store, dataset: str, items: Sequence[Item], labels: Sequence[int | None]
+) -> tuple[JudgeKnowledge, pd.DataFrame]:
+    """The taught-answer inputs of a calibration on ``items`` (with their final 3-point
+    ``labels``) and the snapshot its judge keeps.
+
+    Only the accepted suggestions these labels make count: held-back labels (``--max-labels``)
+    teach nothing, so they stay truly unseen. The inputs are leave-one-out (a row's own label
+    never makes the knowledge it is compared to); the snapshot holds all of it, as the judge
+    will use it on new rows. InputError when no accepted answer is supported by these labels.
+    """
+    items = list(items)
+    keys = _accepted_keys(db, dataset)
+    found = suggest_knowledge(items, labels)
+    mask = [
+        (q, k, a) in keys
+        for q, k, a in found[["question_key", "kind", "answer_key"]].itertuples(index=False)
+    ]
+    found = found[mask]
+    if found.empty:
+        raise InputError(
+            f"Dataset {dataset!r} has no accepted taught answers that the labels used suggest "
+            "(accept suggestions on the Taught answers page first, or calibrate without "
+            "knowledge)."
+        )
+    snapshot = JudgeKnowledge(
+        AnswerKnowledge.from_frame(found),
+        dict(zip(found["question_key"], found["question"], strict=True)),
+        tuple(SIMILARITY_COLUMNS),
+        dataset=dataset,
+        knowledge_version=knowledge_version(db, dataset),
+        n_labels=sum(v is not None for v in labels),
+    )
+    return snapshot, knowledge_similarity(items, labels, accepted=keys)

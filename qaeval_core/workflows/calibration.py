@@ -29,6 +29,7 @@ from qaeval_core.metrics.base import Metric, MetricResult
 from qaeval_core.schema import Item
 from qaeval_core.scoring import ScoringJob, run_jobs
 from qaeval_core.store import repo
+from qaeval_core.workflows.answer_knowledge import calibration_knowledge
 from qaeval_core.workflows.stored_scoring import score_rows, stored_scores
 
 __all__ = [
@@ -158,6 +159,7 @@ def calibrate_dataset(
     cost_sample: int = 300,
     remeasure_costs: bool = False,
     normalize: str = "squad",
+    knowledge: bool = False,
 ) -> DatasetCalibration:
     """Fit a judge on (at most ``max_labels`` of) a stored dataset's human labels.
 
@@ -181,6 +183,12 @@ def calibrate_dataset(
     with the robust profile (:func:`profile_specs`): formatting, glued tokens and footnote
     digits change no verdict.
 
+    ``knowledge=True`` adds the taught-answer inputs (issue 24, item 2): each used row's
+    similarity to its question's accepted aliases and known wrong answers, made by the *other*
+    used rows' labels (leave-one-out, :func:`~qaeval_core.workflows.answer_knowledge
+    .calibration_knowledge`); they are computed here, never stored as scores (they change with
+    the researchers' decisions), and the judge keeps a snapshot of that knowledge.
+
     ``progress`` (optional) is called with a :class:`~qaeval_core.calibrate.progress.Progress`
     at every step of :func:`calibration_steps` and every unit of work inside one (an input
     scored, an input family measured, an input set evaluated, a combiner compared): the
@@ -201,6 +209,7 @@ def calibrate_dataset(
             "with labels) before calibrating."
         )
     correct = dict(zip(verdicts["item_id"], verdicts["human_correct"].astype(bool), strict=True))
+    final = dict(zip(verdicts["item_id"], verdicts["final"].astype(int), strict=True))
     items = [it for it in repo.load_items(db, dataset) if it.meta["item_id"] in correct]
     groups = question_groups(items)
     n_labelled = len(items)
@@ -223,6 +232,12 @@ def calibrate_dataset(
         f"{len(used)} of {n_labelled} labelled items used for fitting ({int(y.sum())} correct)."
     )
 
+    # Before any scoring, so a dataset without accepted knowledge fails at once.
+    taught, taught_scores = (
+        calibration_knowledge(db, dataset, used, [final[i] for i in used_ids])
+        if knowledge
+        else (None, None)
+    )
     specs_in = profile_specs(metric_specs(metrics), normalize)
     scores, decisions = _calibration_inputs(
         db, dataset, specs_in, used, store_scores=store_scores, steps=steps
@@ -266,6 +281,8 @@ def calibrate_dataset(
         max_cost=max_cost,
         cost_tolerance=cost_tolerance,
         progress=steps.relay,
+        knowledge=taught,
+        knowledge_scores=taught_scores,
         fitted_on={
             "dataset": dataset,
             "n_labelled_available": n_labelled,
