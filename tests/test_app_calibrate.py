@@ -213,3 +213,38 @@ def test_a_guarantee_the_labels_cannot_support_says_how_many_more(store: str) ->
     warned = " ".join(w.value for w in at.warning).replace("\\", "")
     assert "lower the target accuracy" in warned
     assert not any(h.value == "Cross-validated quality" for h in at.subheader)
+
+
+def test_taught_answers_checkbox_counts_them_and_the_saved_judge_keeps_them(store: str) -> None:
+    """Disabled with none accepted; once suggestions are accepted it says how many, and a fit
+    with it saves a judge whose snapshot holds them."""
+    from qaeval_core.workflows import answer_knowledge as wf
+
+    at = open_page(logged_in("res"))
+    box = at.checkbox(key="calibrate_knowledge")
+    assert box.disabled and "(0 accepted answer(s) on 0 question(s))" in box.label
+    found = wf.question_suggestions(store, DEMO)
+    for _, row in found.iterrows():
+        wf.decide(store, DEMO, "res", row, "accepted")
+    n_questions = found["question_key"].nunique()
+    at = open_page(logged_in("res"))
+    box = at.checkbox(key="calibrate_knowledge")
+    assert not box.disabled
+    assert f"({len(found)} accepted answer(s) on {n_questions} question(s))" in box.label
+    box.check()
+    at.toggle(key="calibrate_curves").set_value(False)
+    at.multiselect(key="calibrate_metrics").set_value(["em", "f1", "contains"])
+    at.multiselect(key="calibrate_candidates").set_value(["stacker"])
+    at.number_input(key="calibrate_folds").set_value(3)
+    at.number_input(key="calibrate_boot").set_value(200)
+    at.button(key="calibrate_fit").click().run()
+    assert not at.exception, "\n".join(at.exception[0].stack_trace)
+    assert not at.error, [e.value for e in at.error]
+    assert any("also reads the taught answers" in str(c.value) for c in at.caption)
+    at.text_input(key="calibrate_name").input("nq-taught")
+    at.button(key="calibrate_save_submit").click().run()
+    assert not at.exception, at.exception
+    judge = Judge.from_config(repo.get_calibration(store, "nq-taught").config)
+    assert judge.knowledge is not None and judge.knowledge.dataset == DEMO
+    assert judge.knowledge.knowledge_version == len(found)
+    assert 0 < sum(judge.knowledge.counts()[:2]) <= len(found)

@@ -87,6 +87,17 @@ def test_own_label_never_teaches_its_row() -> None:
     assert sim.loc[1:3, "alias_similarity"].tolist() == [1.0, 1.0, 1.0]
 
 
+def test_a_question_whose_labels_suggest_nothing_gets_zeros() -> None:
+    """Labels that suggest nothing (a correct answer containing the reference), with an
+    accepted list: no knowledge, zeros (the empty suggestion table once lost its columns)."""
+    items = [
+        Item(question="Q?", references=("Paris",), candidate="It is Paris", qa_model="a"),
+        Item(question="Q?", references=("Paris",), candidate="Lyon", qa_model="b"),
+    ]
+    sim = knowledge_similarity(items, [2, None], accepted={("q:q?", "alias", "lyon")})
+    assert sim.to_numpy().tolist() == [[0.0, 0.0], [0.0, 0.0]]
+
+
 def test_knowledge_helps_and_round_trips_to_1e9(fitted, tmp_path: Path) -> None:
     plain, taught = fitted
     assert plain.knowledge is None and "knowledge" not in plain.to_config()

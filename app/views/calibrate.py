@@ -38,6 +38,7 @@ from qaeval_core.metrics.base import Metric, get_metric
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
 from qaeval_core.workflows import DatasetCalibration, calibrate_dataset, score_dataset
+from qaeval_core.workflows.answer_knowledge import knowledge_counts
 from qaeval_core.workflows.calibration import calibration_steps
 
 _RESULT = "calibrate_result"
@@ -76,6 +77,7 @@ def _metrics(columns: list[str]) -> list[Metric] | None:
 
 def _fit_form(url: str, dataset: str) -> None:
     defaults = [c for c, _, _ in DEFAULT_METRICS]
+    n_taught, n_taught_questions = knowledge_counts(url, dataset)
     with st.form("calibrate_form"):
         chosen = st.multiselect(
             "Metrics",
@@ -128,7 +130,7 @@ def _fit_form(url: str, dataset: str) -> None:
         max_cost = i2.number_input(
             "Max. cost, s per 1,000 rows (0 = no cap)", 0.0, 1e6, 0.0, key="calibrate_max_cost"
         )
-        t1, t2 = st.columns(2)
+        t1, t2, t3 = st.columns(3)
         robust = t1.toggle(
             "Read answers as a person does", key="calibrate_robust",
             help="The robust profile: every input that reads the answer's wording ignores "
@@ -137,6 +139,14 @@ def _fit_form(url: str, dataset: str) -> None:
             "normalisation, comparable with papers.",
         )  # fmt: skip
         curves = t2.toggle("Learning curves", value=True, key="calibrate_curves")
+        taught = t3.checkbox(
+            f"Use taught answers ({n_taught} accepted answer(s) on {n_taught_questions} "
+            "question(s))",
+            key="calibrate_knowledge", disabled=not n_taught,
+            help="Also read each answer's similarity to its question's accepted aliases and "
+            "known wrong answers (Taught answers page), computed without the row's own label. "
+            "The saved judge keeps a snapshot of them. None accepted yet: nothing to use.",
+        )  # fmt: skip
         use_llm, llm = llm_tier.llm_controls(url)
         submitted = st.form_submit_button("Fit", type="primary", key="calibrate_fit")
     if not submitted:
@@ -169,7 +179,8 @@ def _fit_form(url: str, dataset: str) -> None:
                 url, dataset, metrics=metrics, max_labels=int(max_labels) or None,
                 seed=int(seed), candidates=candidates, n_splits=int(folds), n_boot=int(n_boot),
                 name=f"{dataset}-judge", progress=steps.relay, inputs=inputs,
-                max_cost=float(max_cost) or None, normalize=normalize, **band,
+                max_cost=float(max_cost) or None, normalize=normalize,
+                knowledge=bool(taught and n_taught), **band,
             )  # fmt: skip
             tier = llm_tier.TierOutcome()
             if use_llm:
@@ -254,6 +265,21 @@ class FitProgress:
         self.status.update(label=label, state="complete", expanded=False)
 
 
+def _knowledge_text(judge: Judge) -> str:
+    """What the taught answers gave the judge, in words ("" when it was fitted without)."""
+    offered = judge.fitted_on.get("knowledge_inputs")
+    if offered is None:
+        return ""
+    if judge.knowledge is None:
+        return " Taught answers were offered, but the winner reads neither similarity input."
+    n_alias, n_wrong, n_questions = judge.knowledge.counts()
+    return (
+        f" The judge also reads the taught answers: {n_alias} accepted alias(es) and {n_wrong} "
+        f"known wrong answer(s) on {n_questions} question(s), each labelled row compared "
+        "without its own label (learning curves leave them out)."
+    )
+
+
 def _curve_columns(fit: DatasetCalibration) -> list[str] | None:
     """The inputs the learning curves' judges read: the cost-aware fit's chosen inputs (so the
     curves are the fitted judge's), or None (every input) when no input set was chosen."""
@@ -335,6 +361,7 @@ def _results(url: str, user: auth.SessionUser, run: FitRun) -> None:
             if run.fit.judge.fitted_on.get("normalize") == "robust"
             else ""
         )
+        + _knowledge_text(run.fit.judge)
     )
     st.dataframe(_quality_wide(run.quality), hide_index=True, key="calibrate_quality")
     st.plotly_chart(_quality_chart(run.quality), key="calibrate_quality_chart")

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from rapidfuzz import fuzz
 
@@ -90,7 +91,7 @@ def _knowledge(
             (q, k, a) in accepted
             for q, k, a in found[["question_key", "kind", "answer_key"]].itertuples(index=False)
         ]
-        found = found[keep]
+        found = found[np.asarray(keep, dtype=bool)]  # a list [] would select no columns
     return (
         tuple(found.loc[found["kind"] == ALIAS, "answer"]),
         tuple(found.loc[found["kind"] == WRONG, "answer"]),

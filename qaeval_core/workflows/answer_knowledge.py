@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+import numpy as np
 import pandas as pd
 
 from qaeval_core.analysis.aggregation import Aggregate
@@ -197,7 +198,7 @@ def calibration_knowledge(
         (q, k, a) in keys
         for q, k, a in found[["question_key", "kind", "answer_key"]].itertuples(index=False)
     ]
-    found = found[mask]
+    found = found[np.asarray(mask, dtype=bool)]  # a list [] would select no columns
     if found.empty:
         raise InputError(
             f"Dataset {dataset!r} has no accepted taught answers that the labels used suggest "
