@@ -259,3 +259,11 @@ def test_calibrate_with_knowledge_end_to_end(
     direct = judge.score_frame(NEW)
     np.testing.assert_allclose(frame["judge_probability"], direct["judge_probability"], atol=1e-9)
     assert frame["judge_alias_similarity"].tolist()[0] == 1.0
+
+    # On the stored dataset (stored metric scores), the knowledge inputs come from the items.
+    from qaeval_core.workflows import judge_dataset
+
+    stored, _ = judge_dataset(db, "toy", judge)
+    items = {int(it.meta["item_id"]): it for it in repo.load_items(db, "toy")}
+    fresh = judge.judge_items([items[int(i)] for i in stored["item_id"]])
+    np.testing.assert_allclose(stored["judge_probability"], fresh["judge_probability"], atol=1e-9)
