@@ -108,14 +108,14 @@ def test_simultaneous_decisions_on_one_suggestion(url: str, monkeypatch: pytest.
     start = threading.Barrier(len(people))
     if url.startswith("postgresql"):
         inside = threading.Barrier(len(people), timeout=120)
-        real = store._find_dataset
+        real = store.find_dataset
 
         def find_then_wait(session: Any, name: str) -> Any:
             found = real(session, name)
             inside.wait()
             return found
 
-        monkeypatch.setattr(store, "_find_dataset", find_then_wait)
+        monkeypatch.setattr(store, "find_dataset", find_then_wait)
     outcomes: list[Any] = []
     lock = threading.Lock()
 

@@ -44,14 +44,14 @@ def test_simultaneous_saves_give_one_version_and_clean_refusals(
     start = threading.Barrier(EDITORS)
     if db_url.startswith("postgresql"):
         inside = threading.Barrier(EDITORS, timeout=120)  # a bound so a bug fails, not hangs
-        real = guidelines._find_dataset
+        real = guidelines.find_dataset
 
         def find_then_wait(session: Any, name: str) -> Any:
             found = real(session, name)
             inside.wait()  # every save is in its transaction, none has read the version yet
             return found
 
-        monkeypatch.setattr(guidelines, "_find_dataset", find_then_wait)
+        monkeypatch.setattr(guidelines, "find_dataset", find_then_wait)
     outcomes: list[Any] = []
     lock = threading.Lock()
 

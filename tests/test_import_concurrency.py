@@ -126,7 +126,7 @@ if sys.argv[3] == "hang":
     stage = import_pending._stage_chunk
     def hang(url, ds_id, chunk, users):
         if hang.done:
-            with import_pending._scope(url, write=True):
+            with import_pending.store_scope(url, write=True):
                 print("staged", flush=True)
                 time.sleep(600)
         hang.done = True

@@ -5,7 +5,9 @@
 * applying a saved judge loads neither the training code (``calibrate/``) nor the store;
 * one JSON converter (``qaeval_core.jsonable``);
 * a module over ~400 lines says in its docstring why it is one module;
-* every package directory is listed in pyproject's ``packages`` (a wheel would miss it).
+* every package directory is listed in pyproject's ``packages`` (a wheel would miss it);
+* no module imports another module's private (``_underscore``) name: what one module needs from
+  another is public there, so its name says it is shared.
 """
 
 from __future__ import annotations
@@ -146,6 +148,19 @@ def test_the_cycle_finder_finds_cycles() -> None:
 
 def test_no_import_cycles_in_the_core() -> None:
     assert _cycles(_graph()) == []
+
+
+def test_no_private_name_is_imported_across_modules() -> None:
+    private = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("qaeval_core"):
+                private += [
+                    f"{name}: from {node.module} import {alias.name}"
+                    for alias in node.names
+                    if alias.name.startswith("_") and not alias.name.startswith("__")
+                ]
+    assert private == []
 
 
 def test_sqlalchemy_is_imported_only_under_store() -> None:

@@ -80,7 +80,7 @@ def detect_format(path: str | os.PathLike[str], *, hint: str = "") -> str:
     return FORMATS[suffix]
 
 
-def _check_format(fmt: str) -> str:
+def check_format(fmt: str) -> str:
     fmt = fmt.lower().lstrip(".")
     if fmt in ("ndjson",):
         return "jsonl"
@@ -116,7 +116,7 @@ def read_records(
             raise ConfigError(f"No such file: {label}") from None
         except OSError as exc:
             raise ConfigError(f"Cannot read {label}: {exc.strerror or exc}") from None
-    fmt = _check_format(fmt)
+    fmt = check_format(fmt)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     if fmt == "jsonl":
@@ -302,7 +302,7 @@ def write_records(
     temporary name and renamed, so a failed export never leaves half a file.
     """
     target = Path(path)
-    fmt = _check_format(fmt) if fmt else detect_format(target)
+    fmt = check_format(fmt) if fmt else detect_format(target)
     rows = plain_records(records)
     columns: list[str] = []
     for rec in rows:

@@ -1,4 +1,4 @@
-"""Records and items: validate raw records into :class:`ItemRow` s, and export items as records.
+"""Records into items: validate raw records into :class:`ItemRow` s (exports: :mod:`.export`).
 
 This is the schema of :mod:`qaeval_core.io` in code: which columns feed which field
 (:data:`FIELD_ALIASES`), what makes a row valid, how repeated ids merge, and the inverse
@@ -24,7 +24,7 @@ from qaeval_core.io.cells import (
     record_problems,
     text_list,
 )
-from qaeval_core.io.files import describe_kind, plain_records
+from qaeval_core.io.files import describe_kind
 from qaeval_core.io.formats import read_records
 from qaeval_core.io.labels import (
     LABEL_SCALES,
@@ -40,7 +40,6 @@ __all__ = [
     "FIELD_ALIASES",
     "ItemRow",
     "item_hash",
-    "items_to_records",
     "parse_records",
     "read_items",
 ]
@@ -156,7 +155,7 @@ def _resolve(
     return fields, extras
 
 
-def _parse_one(
+def parse_record(
     rec: Mapping[str, Any],
     mapping: Mapping[str, str],
     scale: str,
@@ -164,6 +163,7 @@ def _parse_one(
     row: int,
     rating_scale: str = RATING_SCALE,
 ) -> ItemRow:
+    """One record as an item, or :class:`BadValue` naming every problem of the row."""
     problems: list[str] = []
 
     def check(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -257,7 +257,7 @@ def _parse_one(
     return item
 
 
-def _merge(first: ItemRow, other: ItemRow) -> str | None:
+def merge_repeated_row(first: ItemRow, other: ItemRow) -> str | None:
     """Fold a repeated row into the first; the reason when they cannot be the same item."""
     if not first._same_item(other):
         return (
@@ -320,19 +320,19 @@ def parse_records(
     (``"1-5"``, ``"0-2"``...) is the scale of the raters' ``rating``/``rating_match`` values.
     """
     mapping, rating_scale = check_options(mapping, label_scale, rating_scale)
-    errors = list(read_errors)
+    errors, sep = list(read_errors), alias_separator or None
     by_id: dict[str, ItemRow] = {}
     for number, entry in enumerate(records, start=1):
         row, rec = entry if isinstance(entry, tuple) else (number, entry)
         try:
-            item = _parse_one(rec, mapping, label_scale, alias_separator or None, row, rating_scale)
+            item = parse_record(rec, mapping, label_scale, sep, row, rating_scale)
         except BadValue as exc:
             errors.append(RowError(row, str(exc)))
             continue
         first = by_id.get(item.external_id)
         if first is None:
             by_id[item.external_id] = item
-        elif (reason := _merge(first, item)) is not None:
+        elif (reason := merge_repeated_row(first, item)) is not None:
             errors.append(RowError(row, reason))
     if errors:
         raise ValidationError(source, sorted(errors, key=lambda e: e.row))
@@ -363,38 +363,3 @@ def read_items(
         read_errors=read_errors,
         rating_scale=rating_scale,
     )
-
-
-# -- writing -------------------------------------------------------------------------------
-
-
-def items_to_records(items: Any, labels: Any = None) -> list[dict[str, Any]]:
-    """Export rows of items (a DataFrame from ``repo.list_items``) with their current labels.
-
-    Labels go into ``human = {scale: "three", raters: [{rater, label, rule?, note?,
-    seconds?}]}`` so the file imports back with the same labels.
-    """
-    by_item: dict[int, list[dict[str, Any]]] = {}
-    if labels is not None and len(labels):
-        for rec in plain_records(labels):
-            entry = {"rater": rec["user"], "label": rec["value"]}
-            entry.update({k: rec[k] for k in ("rule", "note", "seconds") if rec.get(k) is not None})
-            by_item.setdefault(rec["item_id"], []).append(entry)
-    out = []
-    for rec in plain_records(items):
-        raters = by_item.get(rec["item_id"])
-        out.append(
-            {
-                "id": rec["external_id"],
-                "question": rec["question"],
-                "references": rec["references"],
-                "candidate": rec["candidate"],
-                "context": rec.get("context"),
-                "choices": rec.get("choices"),
-                "wrong_answers": rec.get("wrong_answers"),
-                "model": rec.get("qa_model"),
-                "meta": rec.get("meta"),
-                "human": {"scale": "three", "raters": raters} if raters else None,
-            }
-        )
-    return out

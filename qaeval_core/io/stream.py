@@ -22,10 +22,10 @@ from typing import IO, Any
 
 from qaeval_core.errors import ConfigError, RowError, ValidationError
 from qaeval_core.io.cells import BadValue
-from qaeval_core.io.files import _check_format, detect_format, jsonl_line, read_records
+from qaeval_core.io.files import check_format, detect_format, jsonl_line, read_records
 from qaeval_core.io.labels import RATING_SCALE
 from qaeval_core.io.repair import repair_item, repaired_fields
-from qaeval_core.io.rows import ItemRow, _merge, _parse_one, check_options
+from qaeval_core.io.rows import ItemRow, check_options, merge_repeated_row, parse_record
 
 __all__ = ["ItemScan", "iter_records", "scan_items"]
 
@@ -37,7 +37,7 @@ def _jsonl_handle(
     try:
         if fmt is None:
             fmt = detect_format(name if isinstance(source, bytes | bytearray) else source)  # type: ignore[arg-type]
-        if _check_format(fmt) != "jsonl":
+        if check_format(fmt) != "jsonl":
             return None
     except (ConfigError, TypeError):
         return None
@@ -104,7 +104,7 @@ class ItemScan:
                 raise self._changed()
             row, rec = entry
             try:
-                item = _parse_one(
+                item = parse_record(
                     rec, opts["mapping"], opts["scale"], opts["sep"], row, opts["rating_scale"]
                 )
             except BadValue:
@@ -121,7 +121,7 @@ class ItemScan:
             for item in self._parsed():
                 if item.external_id in self.repeated:
                     first = merged.setdefault(item.external_id, item)
-                    if first is not item and _merge(first, item) is not None:
+                    if first is not item and merge_repeated_row(first, item) is not None:
                         raise self._changed()
         n = 0
         for item in self._parsed():
@@ -168,7 +168,7 @@ def scan_items(
         row, rec = entry
         any_record = True
         try:
-            item = _parse_one(rec, mapping, label_scale, sep, row, rating_scale)
+            item = parse_record(rec, mapping, label_scale, sep, row, rating_scale)
         except BadValue as exc:
             errors.append(RowError(row, str(exc)))
             continue
@@ -199,7 +199,8 @@ def scan_items(
 def _merge_state(
     seen: dict[str, Any], ext: str, first: tuple[Any, ...], item: ItemRow, pairs: tuple
 ) -> str | None:
-    """``rows._merge`` on the kept state: the reason a repeated row cannot merge, or None."""
+    """``rows.merge_repeated_row`` on the kept state: the reason a repeated row cannot merge,
+    or None."""
     row, digest, have_pairs = first
     if digest != _digest(item):
         return f"duplicate id {ext!r} (first at row {row}) with different content"

@@ -50,7 +50,7 @@ import numpy as np
 
 from qaeval_core.metrics._support.fingerprint import fingerprints
 from qaeval_core.metrics._support.normalize import (
-    _bag,
+    bag_of_tokens,
     clear_caches,
     norm_tokens,
     normalize,
@@ -278,7 +278,7 @@ def robust_batch(
                 share = len(rset & set(ctoks)) / len(rset) if rset else 0.0
                 row = (share,) * 3
             else:
-                row = _prf(*_bag(list(ctoks)), *_bag(list(rtoks)))
+                row = _prf(*bag_of_tokens(list(ctoks)), *bag_of_tokens(list(rtoks)))
             if row[k] > top and (kind not in ("em", "contains") or row[k] > 0):
                 top = row[k]
                 best[i] = j

@@ -110,7 +110,7 @@ def panda_tokens(text: str) -> tuple[str, ...]:
     return tuple(w for w in text.lower().translate(_PUNCT).split() if w not in _ARTICLES)
 
 
-def _tokens(texts: Sequence[str]) -> list[tuple[str, ...]]:
+def panda_token_lists(texts: Sequence[str]) -> list[tuple[str, ...]]:
     return [panda_tokens(t) for t in texts]
 
 
@@ -221,9 +221,9 @@ class PandaClassifier(ClassifierMixin, BaseEstimator):
     def _docs(
         triples: Sequence[Triple],
     ) -> tuple[list[list[str]], list[list[str]], list[list[str]]]:
-        cands = _tokens([t[0] for t in triples])
-        refs = _tokens([t[1] for t in triples])
-        qs = _tokens([t[2] for t in triples])
+        cands = panda_token_lists([t[0] for t in triples])
+        refs = panda_token_lists([t[1] for t in triples])
+        qs = panda_token_lists([t[2] for t in triples])
         return cands, refs, qs
 
     def fit(self, X: Any, y: Any) -> PandaClassifier:

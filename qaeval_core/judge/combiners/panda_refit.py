@@ -51,7 +51,7 @@ from qaeval_core.judge.combiners.base import (
 )
 from qaeval_core.judge.combiners.folds import assign_folds
 from qaeval_core.judge.combiners.threshold import ThresholdClassifier
-from qaeval_core.metrics.panda import PandaClassifier, _tokens, overlap_features
+from qaeval_core.metrics.panda import PandaClassifier, overlap_features, panda_token_lists
 from qaeval_core.schema import Item
 
 __all__ = [
@@ -88,7 +88,8 @@ def item_triples(items: Sequence[Item]) -> list[Triple]:
         refs = _refs(it)
         cand = it.candidate or ""
         if len(refs) > 1:
-            f1 = overlap_features(_tokens([cand] * len(refs)), _tokens(refs))[:, 0]
+            pairs = panda_token_lists([cand] * len(refs)), panda_token_lists(refs)
+            f1 = overlap_features(*pairs)[:, 0]
             ref = refs[int(np.argmax(f1))]
         else:
             ref = refs[0]

@@ -195,7 +195,7 @@ def norm_tokens(text: str) -> tuple[str, ...]:
     return tuple(normalize(text).split())
 
 
-def _bag(toks: list[str]) -> tuple[dict[str, int], int]:
+def bag_of_tokens(toks: list[str]) -> tuple[dict[str, int], int]:
     # A Counter costs ~2 us; most answers repeat no token, and a plain dict is 5x cheaper.
     if len(set(toks)) == len(toks):
         return dict.fromkeys(toks, 1), len(toks)
@@ -206,7 +206,7 @@ def token_bag(text: str) -> tuple[dict[str, int], int]:
     """Token counts and token total of ``text`` (the SQuAD bag of words), memoised."""
     value = _BAGS.get(text)
     if value is None:
-        value = _bag(normalize(text).split())
+        value = bag_of_tokens(normalize(text).split())
         _remember(_BAGS, (text,), (value,))
     return value
 

@@ -61,7 +61,7 @@ from qaeval_core.metrics._support.robust_text import (
     number_word_digits,
     strip_formatting,
 )
-from qaeval_core.metrics._support.text import _PUNCT  # the punctuation SQuAD turns to spaces
+from qaeval_core.metrics._support.text import PUNCT_RE  # the punctuation SQuAD turns to spaces
 from qaeval_core.schema import Item
 
 if TYPE_CHECKING:
@@ -302,7 +302,7 @@ def _cased_tokens(text: str) -> tuple[str, ...]:
     low = normalize(canonical_text(text))
     if not low:
         return ()
-    cased = _PUNCT.sub(" ", unicodedata.normalize("NFKC", canonical_text(text))).split()
+    cased = PUNCT_RE.sub(" ", unicodedata.normalize("NFKC", canonical_text(text))).split()
     kept = tuple(t for t in cased if t.lower() not in ("a", "an", "the"))
     if len(kept) != len(low.split()):  # a lowercasing that splits a token: use lower case
         return tuple(low.split())

@@ -26,7 +26,7 @@ __all__ = [
 PUNCTUATION = string.punctuation + "‘’“”–—…«»¿¡"
 # A regex character class, not ``str.translate``: translate with a dict walks a Python mapping
 # per character (~60 ns), the class is matched in C.
-_PUNCT = re.compile("[" + re.escape(PUNCTUATION) + "]")
+PUNCT_RE = re.compile("[" + re.escape(PUNCTUATION) + "]")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _SPACES = re.compile(r"\s+")
 
@@ -38,7 +38,7 @@ def normalize_answer(text: str) -> str:
     Punctuation becomes a space (not deleted, as in the original SQuAD script) so
     "1945-1946" keeps two tokens; NFKC folds look-alike Unicode forms first.
     """
-    text = _PUNCT.sub(" ", unicodedata.normalize("NFKC", text).lower())
+    text = PUNCT_RE.sub(" ", unicodedata.normalize("NFKC", text).lower())
     text = _ARTICLES.sub(" ", text)
     return _SPACES.sub(" ", text).strip()
 

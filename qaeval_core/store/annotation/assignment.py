@@ -22,16 +22,16 @@ from qaeval_core.store.annotation.dealing import (
     QUEUE_ROLES,
     DealResult,
     Order,
-    _check_annotators,
-    _check_deal_options,
-    _existing,
-    _finish_deal,
-    _insert_ignore,
-    _plan_rows,
-    _rank,
-    _record_deal,
+    check_annotators,
+    check_deal_options,
+    finish_deal,
+    holders_by_item,
+    insert_new_assignments,
     lock_dataset,
     open_deal,
+    plan_rows,
+    record_deal,
+    stable_rank,
 )
 from qaeval_core.store.annotation.lookups import (
     DatasetRef,
@@ -94,7 +94,7 @@ def deal(
     (the same for every annotator, so overlapping labels arrive early). ``created_by`` (a user
     name) is recorded with the deal.
     """
-    _check_deal_options(order, extra_fraction)
+    check_deal_options(order, extra_fraction)
     with write_scope(url) as session:
         ds, users = open_deal(
             session,
@@ -105,7 +105,7 @@ def deal(
             extra_k=extra_k,
             order=order,
         )
-        record = _record_deal(
+        record = record_deal(
             session,
             ds.id,
             "queue",
@@ -124,12 +124,14 @@ def deal(
                 select(ItemRecord.id).where(ItemRecord.dataset_id == ds.id).order_by(ItemRecord.id)
             )
         )
-        existing = _existing(session, ds.id)
+        existing = holders_by_item(session, ds.id)
         queue_order = (
-            sorted(item_ids, key=lambda i: _rank(seed, i)) if order == "shuffled" else item_ids
+            sorted(item_ids, key=lambda i: stable_rank(seed, i))
+            if order == "shuffled"
+            else item_ids
         )
         position = {item_id: float(p) for p, item_id in enumerate(queue_order)}
-        plan = _plan_rows(
+        plan = plan_rows(
             item_ids,
             users,
             existing,
@@ -140,7 +142,7 @@ def deal(
             seed=seed,
             deal_id=record.id,
         )
-        return _finish_deal(session, record, ds.name, users, plan.rows, plan.short, len(item_ids))
+        return finish_deal(session, record, ds.name, users, plan.rows, plan.short, len(item_ids))
 
 
 def reassign(
@@ -157,7 +159,7 @@ def reassign(
     stays in the audit). Items ``absent`` already labelled stay theirs. Runs in one
     ``BEGIN IMMEDIATE`` transaction: a label ``absent`` saves concurrently either lands first
     (the item stays) or is refused as "no longer assigned" - never silently dropped. On
-    PostgreSQL the same holds through row locks (see :func:`_lock_queue`).
+    PostgreSQL the same holds through row locks (see :func:`lock_queue`).
     """
     with write_scope(url) as session:
         ds = lookup_dataset(session, dataset)
@@ -165,9 +167,9 @@ def reassign(
         others = [n for n in to if n != gone.name]
         if not others:
             raise ConfigError(f"Pick at least one annotator other than {gone.name!r}.")
-        recipients = _check_annotators(session, others)
+        recipients = check_annotators(session, others)
         lock_dataset(session, ds.id)
-        _lock_queue(session, ds.id, gone.id)
+        lock_queue(session, ds.id, gone.id)
         remaining = list(
             session.execute(
                 select(Assignment.item_id, Assignment.position, Assignment.deal_id)
@@ -203,7 +205,7 @@ def reassign(
             load[uid] += 1
             rows.append({"item_id": item_id, "user_id": uid, "position": pos, "deal_id": deal_id})
             moved_items.append(item_id)
-        _insert_ignore(session, rows)
+        insert_new_assignments(session, rows)
         for start in range(0, len(moved_items), 500):
             chunk = moved_items[start : start + 500]
             session.execute(
@@ -221,7 +223,7 @@ def reassign(
         )
 
 
-def _lock_queue(session: Session, dataset_id: int, user_id: int) -> None:
+def lock_queue(session: Session, dataset_id: int, user_id: int) -> None:
     """Lock ``user_id``'s assignment rows in the dataset ``FOR UPDATE`` (PostgreSQL).
 
     ``save_label`` holds the row of the item it writes ``FOR SHARE`` until it commits, so this

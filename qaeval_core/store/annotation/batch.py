@@ -18,14 +18,14 @@ from qaeval_core.errors import InputError
 from qaeval_core.store.annotation.dealing import (
     DealResult,
     Order,
-    _check_deal_options,
-    _existing,
-    _finish_deal,
-    _plan_rows,
-    _queue_end,
-    _rank,
-    _record_deal,
+    check_deal_options,
+    finish_deal,
+    holders_by_item,
     open_deal,
+    plan_rows,
+    queue_end,
+    record_deal,
+    stable_rank,
 )
 from qaeval_core.store.annotation.lookups import DatasetRef
 from qaeval_core.store.orm import ItemRecord
@@ -103,7 +103,7 @@ def deal_batch(
     items it leaves are counted in ``quota_left``. Returns the :class:`~.dealing.DealResult`
     (``item_ids``: the batch; :meth:`~.dealing.DealResult.notes` says what was left and why).
     """
-    _check_deal_options(order, extra_fraction)
+    check_deal_options(order, extra_fraction)
     _positive(n, "n", "items in the batch")
     _positive(quota, "quota", "new items per annotator")
     with write_scope(url) as session:
@@ -121,8 +121,10 @@ def deal_batch(
                 select(ItemRecord.id).where(ItemRecord.dataset_id == ds.id).order_by(ItemRecord.id)
             )
         )
-        existing = _existing(session, ds.id)
-        serving = sorted(all_ids, key=lambda i: _rank(seed, i)) if order == "shuffled" else all_ids
+        existing = holders_by_item(session, ds.id)
+        serving = (
+            sorted(all_ids, key=lambda i: stable_rank(seed, i)) if order == "shuffled" else all_ids
+        )
         batch = batch_items(
             all_ids, serving, existing, n=n, item_range=item_range, item_ids=item_ids,
             dataset=ds.name,
@@ -134,7 +136,7 @@ def deal_batch(
             "quota": quota,
             "selected": len(batch),
         }
-        record = _record_deal(
+        record = record_deal(
             session,
             ds.id,
             "queue",
@@ -149,8 +151,8 @@ def deal_batch(
             },
             created_by=created_by,
         )
-        start = _queue_end(session, ds.id)
-        plan = _plan_rows(
+        start = queue_end(session, ds.id)
+        plan = plan_rows(
             batch,
             users,
             existing,
@@ -162,7 +164,7 @@ def deal_batch(
             deal_id=record.id,
             quota=quota,
         )
-        return _finish_deal(
+        return finish_deal(
             session, record, ds.name, users, plan.rows, plan.short, len(batch),
             covered=plan.covered, item_ids=tuple(batch), quota_left=plan.quota_left,
         )  # fmt: skip

@@ -36,14 +36,14 @@ from sqlalchemy import insert, select
 from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.store.annotation.dealing import (
     DealResult,
-    _check_fraction,
-    _existing,
-    _finish_deal,
-    _record_deal,
+    check_fraction,
+    finish_deal,
+    holders_by_item,
     open_deal,
+    record_deal,
 )
 from qaeval_core.store.annotation.lookups import DatasetRef
-from qaeval_core.store.annotation.sampled import _deal_in_order, _with_human_label
+from qaeval_core.store.annotation.sampled import deal_in_order, items_with_human_label
 from qaeval_core.store.orm import DealItem, ItemRecord
 from qaeval_core.store.session import write_scope
 
@@ -100,7 +100,7 @@ def deal_triage_by_chance(
     dealt items, ``skipped_labelled`` the items held as known, ``skipped_queued`` the drawn
     items already queued. When nothing is drawn no deal is recorded (``deal_id`` is None).
     """
-    _check_fraction(extra_fraction)
+    check_fraction(extra_fraction)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise InputError(f"seed must be an integer, got {seed!r}.")
     probs = _checked(probabilities)
@@ -124,7 +124,7 @@ def deal_triage_by_chance(
             raise ConfigError(
                 f"{len(foreign)} item id(s) are not in dataset {ds.name!r} (e.g. {foreign[0]})."
             )
-        labelled = _with_human_label(session, ds.id)
+        labelled = items_with_human_label(session, ds.id)
         open_items = [i for i in items if i not in labelled]
         missing = [i for i in open_items if i not in probs]
         if missing:
@@ -137,11 +137,11 @@ def deal_triage_by_chance(
         if not drawn:
             names = {u.name: 0 for u in users}
             return DealResult(ds.name, 0, 0, names, kind="triage")
-        existing = _existing(session, ds.id)
+        existing = holders_by_item(session, ds.id)
         todo = sorted((i for i in drawn if i not in existing), key=lambda i: _serving_rank(seed, i))
         queued = tuple(i for i in drawn if i in existing)
         known = sorted(labelled)
-        record = _record_deal(
+        record = record_deal(
             session,
             ds.id,
             "triage",
@@ -167,10 +167,10 @@ def deal_triage_by_chance(
         ]
         for start in range(0, len(rows), 5000):
             session.execute(insert(DealItem), rows[start : start + 5000])
-        plan = _deal_in_order(
+        plan = deal_in_order(
             session, ds.id, existing, todo, users, base, extra_fraction, extra_k, seed, record.id
         )
-        return _finish_deal(
+        return finish_deal(
             session,
             record,
             ds.name,

@@ -143,7 +143,7 @@ class DealResult:
         return out
 
 
-def _rank(seed: int, item_id: int) -> bytes:
+def stable_rank(seed: int, item_id: int) -> bytes:
     """A stable pseudo-random sort key: the same seed and item give the same place forever.
 
     Hashing (rather than ``random.sample``) keeps an item's membership of the overlap sample
@@ -152,7 +152,7 @@ def _rank(seed: int, item_id: int) -> bytes:
     return hashlib.sha256(f"{seed}:{item_id}".encode()).digest()
 
 
-def _insert_ignore(session: Session, rows: list[dict[str, Any]]) -> int:
+def insert_new_assignments(session: Session, rows: list[dict[str, Any]]) -> int:
     """Insert assignments, skipping any (item, user) pair that already exists."""
     if not rows:
         return 0
@@ -174,7 +174,7 @@ def _insert_ignore(session: Session, rows: list[dict[str, Any]]) -> int:
     return total
 
 
-def _check_annotators(session: Session, names: Sequence[str]) -> list[User]:
+def check_annotators(session: Session, names: Sequence[str]) -> list[User]:
     if not names:
         raise ConfigError("Pick at least one annotator to deal items to.")
     if len(set(names)) != len(names):
@@ -202,9 +202,9 @@ def check_queue_users(
 ) -> None:
     """Raise the error a deal would for these annotators (unknown, listed twice, a role that
     cannot label, deactivated) and overlap options; for callers that do slow work first."""
-    _check_fraction(extra_fraction)
+    check_fraction(extra_fraction)
     with session_scope(url) as session:
-        users = _check_annotators(session, list(annotators))
+        users = check_annotators(session, list(annotators))
         _check_overlap(len(users), base, extra_fraction, extra_k, "dataset")
 
 
@@ -232,7 +232,7 @@ def open_deal(
     """The start every deal shares: the dataset and annotators checked, the overlap options
     checked, and the dataset locked for the rest of the transaction (:func:`lock_dataset`)."""
     ds = lookup_dataset(session, dataset)
-    users = _check_annotators(session, list(annotators))
+    users = check_annotators(session, list(annotators))
     _check_overlap(len(users), base, extra_fraction, extra_k, order)
     lock_dataset(session, ds.id)
     return ds, users
@@ -241,7 +241,7 @@ def open_deal(
 def _check_overlap(
     n_annotators: int, base: int, extra_fraction: float, extra_k: int, order: str
 ) -> None:
-    _check_deal_options(order, extra_fraction)
+    check_deal_options(order, extra_fraction)
     if not 1 <= base <= n_annotators:
         raise ConfigError(
             f"base must be between 1 and the number of annotators ({n_annotators}), got {base}."
@@ -254,20 +254,20 @@ def _check_overlap(
         )
 
 
-def _check_fraction(extra_fraction: float) -> None:
+def check_fraction(extra_fraction: float) -> None:
     if not 0.0 <= extra_fraction <= 1.0:
         raise ConfigError(f"extra_fraction must be between 0 and 1, got {extra_fraction}.")
 
 
-def _check_deal_options(order: str, extra_fraction: float) -> None:
+def check_deal_options(order: str, extra_fraction: float) -> None:
     """The options a deal can check before it opens its write transaction (and takes the
     dataset's lock): the serving order and the overlap share."""
     if order not in ("dataset", "shuffled"):
         raise ConfigError(f"order must be 'dataset' or 'shuffled', got {order!r}.")
-    _check_fraction(extra_fraction)
+    check_fraction(extra_fraction)
 
 
-def _record_deal(
+def record_deal(
     session: Session,
     dataset_id: int,
     kind: str,
@@ -276,7 +276,7 @@ def _record_deal(
     params: Mapping[str, Any],
     created_by: str | None,
 ) -> Deal:
-    """Add the ``deals`` row (its counts are filled in by :func:`_finish_deal`)."""
+    """Add the ``deals`` row (its counts are filled in by :func:`finish_deal`)."""
     if kind not in DEAL_KINDS:  # pragma: no cover - callers pass constants
         raise ConfigError(f"Unknown deal kind {kind!r}; expected one of {', '.join(DEAL_KINDS)}.")
     author = lookup_user(session, created_by).id if created_by is not None else None
@@ -294,7 +294,7 @@ def _record_deal(
     return row
 
 
-def _existing(session: Session, dataset_id: int) -> dict[int, set[int]]:
+def holders_by_item(session: Session, dataset_id: int) -> dict[int, set[int]]:
     """Who holds each item of the dataset, whoever dealt it."""
     existing: dict[int, set[int]] = defaultdict(set)
     assignees = select(Assignment.item_id, Assignment.user_id).join(
@@ -305,7 +305,7 @@ def _existing(session: Session, dataset_id: int) -> dict[int, set[int]]:
     return existing
 
 
-def _queue_end(session: Session, dataset_id: int) -> float:
+def queue_end(session: Session, dataset_id: int) -> float:
     """One past the last queue position in the dataset (0 when nothing is queued)."""
     last = session.scalar(
         select(func.max(Assignment.position))
@@ -316,7 +316,7 @@ def _queue_end(session: Session, dataset_id: int) -> float:
 
 
 @dataclass(frozen=True)
-class _Plan:
+class DealPlan:
     """The assignments a deal will write, and what it could not do."""
 
     rows: list[dict[str, Any]]
@@ -325,7 +325,7 @@ class _Plan:
     covered: tuple[int, ...] = ()  # items already at their target (nobody new)
 
 
-def _plan_rows(
+def plan_rows(
     item_ids: Sequence[int],
     users: Sequence[User],
     existing: Mapping[int, set[int]],
@@ -337,7 +337,7 @@ def _plan_rows(
     seed: int,
     deal_id: int,
     quota: int | None = None,
-) -> _Plan:
+) -> DealPlan:
     """The assignments that bring each item to its target (``extra_k`` for the seeded overlap
     sample, ``base`` otherwise), least loaded annotator first.
 
@@ -346,7 +346,7 @@ def _plan_rows(
     dealt only when enough annotators with room are free for its whole target (an overlap item
     never ends up half-dealt); the rest are counted in ``quota_left``.
     """
-    by_rank = sorted(item_ids, key=lambda i: _rank(seed, i))
+    by_rank = sorted(item_ids, key=lambda i: stable_rank(seed, i))
     extra = set(by_rank[: round(extra_fraction * len(item_ids))])
     ids = [u.id for u in users]
     n = len(ids)
@@ -389,7 +389,7 @@ def _plan_rows(
                     "deal_id": deal_id,
                 }
             )
-    return _Plan(rows, skipped, quota_left, tuple(covered))
+    return DealPlan(rows, skipped, quota_left, tuple(covered))
 
 
 def _holders(session: Session, item_ids: Sequence[int], deal_id: int) -> tuple[Holder, ...]:
@@ -417,7 +417,7 @@ def _holders(session: Session, item_ids: Sequence[int], deal_id: int) -> tuple[H
     return tuple(sorted(held, key=lambda h: (-h.items, h.name)))
 
 
-def _finish_deal(
+def finish_deal(
     session: Session,
     record: Deal,
     ds_name: str,
@@ -436,7 +436,7 @@ def _finish_deal(
     to: an item short of its target always gets someone, since a target is at most the number
     of picked annotators (:func:`_check_overlap`).
     """
-    added = _insert_ignore(session, rows)
+    added = insert_new_assignments(session, rows)
     record.n_items, record.added = n_items, added
     session.flush()
     per = Counter(r["user_id"] for r in rows)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from sqlalchemy import delete, select
 
 from qaeval_core.errors import ConfigError
-from qaeval_core.store.annotation.assignment import _lock_queue
+from qaeval_core.store.annotation.assignment import lock_queue
 from qaeval_core.store.annotation.dealing import lock_dataset
 from qaeval_core.store.annotation.lookups import (
     DatasetRef,
@@ -77,7 +77,7 @@ def release_queue(
                     f"{' or '.join(RELEASER_ROLES)}."
                 )
         lock_dataset(session, ds.id)
-        _lock_queue(session, ds.id, holder.id)
+        lock_queue(session, ds.id, holder.id)
         in_dataset = (
             select(Assignment.item_id, labelled_by(holder.id, Assignment.item_id))
             .join(ItemRecord, ItemRecord.id == Assignment.item_id)

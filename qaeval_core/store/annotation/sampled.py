@@ -31,17 +31,17 @@ from sqlalchemy.orm import Session
 
 from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.store.annotation.dealing import (
+    DealPlan,
     DealResult,
     Order,
-    _check_deal_options,
-    _check_fraction,
-    _existing,
-    _finish_deal,
-    _Plan,
-    _plan_rows,
-    _queue_end,
-    _record_deal,
+    check_deal_options,
+    check_fraction,
+    finish_deal,
+    holders_by_item,
     open_deal,
+    plan_rows,
+    queue_end,
+    record_deal,
 )
 from qaeval_core.store.annotation.lookups import DatasetRef
 from qaeval_core.store.orm import Adjudication, DealItem, ItemRecord, Label, User
@@ -115,7 +115,7 @@ def deal_audit_sample(
     part labelled so far is itself a random sample; ``"dataset"`` serves it in import order.
     Returns the :class:`DealResult` with ``item_ids`` the sample.
     """
-    _check_deal_options(order, extra_fraction)
+    check_deal_options(order, extra_fraction)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise InputError(f"seed must be an integer, got {seed!r}.")
     with write_scope(url) as session:
@@ -133,7 +133,7 @@ def deal_audit_sample(
         )
         size = _sample_size(n, fraction, len(item_ids), ds.name)
         sample = audit_sample_ids(item_ids, size, seed)
-        record = _record_deal(
+        record = record_deal(
             session,
             ds.id,
             "audit",
@@ -152,14 +152,14 @@ def deal_audit_sample(
             created_by=created_by,
         )
         served = sample if order == "shuffled" else sorted(sample)
-        existing = _existing(session, ds.id)
-        plan = _deal_in_order(
+        existing = holders_by_item(session, ds.id)
+        plan = deal_in_order(
             session, ds.id, existing, served, users, base, extra_fraction, extra_k, seed, record.id
         )
         _record_items(session, record.id, sample, probability=size / len(item_ids))
         # ``covered``: the sampled items already at their target, not every held item of the
         # dataset (issue 21, item 6: 20 of 100 sampled were reported as 60, all held items).
-        return _finish_deal(
+        return finish_deal(
             session,
             record,
             ds.name,
@@ -193,7 +193,7 @@ def deal_triage(
     (e.g. the calibration and how items were chosen) is recorded with the deal. When nothing is
     left to deal no deal is recorded (``deal_id`` is None).
     """
-    _check_fraction(extra_fraction)
+    check_fraction(extra_fraction)
     ids = list(dict.fromkeys(int(i) for i in item_ids))
     with write_scope(url) as session:
         ds, users = open_deal(
@@ -212,8 +212,8 @@ def deal_triage(
             raise ConfigError(
                 f"{len(foreign)} item id(s) are not in dataset {ds.name!r} (e.g. {shown})."
             )
-        labelled = _with_human_label(session, ds.id)
-        existing = _existing(session, ds.id)
+        labelled = items_with_human_label(session, ds.id)
+        existing = holders_by_item(session, ds.id)
         queued = set(existing)
         skip_labelled = tuple(i for i in ids if i in labelled)
         skip_queued = tuple(i for i in ids if i not in labelled and i in queued)
@@ -222,7 +222,7 @@ def deal_triage(
         if not todo:
             names = {u.name: 0 for u in users}
             return DealResult(ds.name, 0, 0, names, kind="triage", **skipped)
-        record = _record_deal(
+        record = record_deal(
             session,
             ds.id,
             "triage",
@@ -239,11 +239,11 @@ def deal_triage(
             },
             created_by=created_by,
         )
-        plan = _deal_in_order(
+        plan = deal_in_order(
             session, ds.id, existing, todo, users, base, extra_fraction, extra_k, seed, record.id
         )
         _record_items(session, record.id, todo)
-        return _finish_deal(
+        return finish_deal(
             session,
             record,
             ds.name,
@@ -257,7 +257,7 @@ def deal_triage(
         )
 
 
-def _deal_in_order(
+def deal_in_order(
     session: Session,
     dataset_id: int,
     existing: Mapping[int, set[int]],
@@ -268,12 +268,12 @@ def _deal_in_order(
     extra_k: int,
     seed: int,
     deal_id: int,
-) -> _Plan:
+) -> DealPlan:
     """The plan dealing ``item_ids`` in this order, queued after everything the dataset has
     (its ``covered`` are the items of ``item_ids`` already at their target)."""
-    start = _queue_end(session, dataset_id)
+    start = queue_end(session, dataset_id)
     position = {item_id: start + k for k, item_id in enumerate(item_ids)}
-    plan = _plan_rows(
+    plan = plan_rows(
         item_ids,
         users,
         existing,
@@ -299,7 +299,7 @@ def _record_items(
         session.execute(insert(DealItem), rows[start : start + 5000])
 
 
-def _with_human_label(session: Session, dataset_id: int) -> set[int]:
+def items_with_human_label(session: Session, dataset_id: int) -> set[int]:
     """Items of the dataset with a label by anyone or an adjudication."""
     in_dataset = ItemRecord.dataset_id == dataset_id
     labelled = select(ItemRecord.id).where(

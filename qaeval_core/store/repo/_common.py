@@ -1,9 +1,10 @@
 """What every store module shares: the ``Store`` type, opening a transaction, error messages.
 
 Every function of :mod:`qaeval_core.store.repo` takes ``db`` first: a store URL, ``None`` for
-the default store, or an open :class:`~sqlalchemy.orm.Session`. :func:`_scope` turns that into a
-session (a new transaction on the URL, or the caller's, so several calls can commit together) and
-turns driver errors into :class:`~qaeval_core.errors.StoreError` messages that say what to do.
+the default store, or an open :class:`~sqlalchemy.orm.Session`. :func:`store_scope` turns that
+into a session (a new transaction on the URL, or the caller's, so several calls can commit
+together) and turns driver errors into :class:`~qaeval_core.errors.StoreError` messages that
+say what to do.
 :func:`session_for` is the same without that translation; the analysis and queue-ordering reads
 have always used it, and callers outside the store use it to run several store calls in one
 transaction without importing SQLAlchemy.
@@ -27,7 +28,7 @@ __all__ = ["Store", "session_for"]
 Store = str | Session | None
 
 
-def _store_error(exc: Exception) -> StoreError:
+def store_error(exc: Exception) -> StoreError:
     text = str(getattr(exc, "orig", exc)).strip().splitlines()[0]
     if any(s in text for s in ("no such table", "does not exist", "UndefinedTable")):
         return StoreError(
@@ -43,7 +44,7 @@ def _store_error(exc: Exception) -> StoreError:
 
 
 @contextmanager
-def _scope(db: Store, *, write: bool = False) -> Iterator[Session]:
+def store_scope(db: Store, *, write: bool = False) -> Iterator[Session]:
     """The caller's session, or a new transaction (write: takes the write lock first)."""
     if isinstance(db, Session):
         yield db
@@ -53,7 +54,7 @@ def _scope(db: Store, *, write: bool = False) -> Iterator[Session]:
         with scope(db) as session:
             yield session
     except (OperationalError, ProgrammingError, IntegrityError) as exc:
-        raise _store_error(exc) from exc
+        raise store_error(exc) from exc
     except NoSuchModuleError as exc:
         raise ConfigError(
             f"Invalid database URL: {exc}. Expected e.g. sqlite:///path/to/file.sqlite or "
@@ -76,7 +77,7 @@ def session_for(db: Store, *, write: bool = False) -> Iterator[Session]:
         yield session
 
 
-def _check_name(name: str, what: str) -> str:
+def check_name(name: str, what: str) -> str:
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"The {what} name must not be empty.")
     name = name.strip()

@@ -19,7 +19,7 @@ from sqlalchemy import select
 from qaeval_core.errors import NotFoundError, PermissionDenied
 from qaeval_core.store.orm import Adjudication, ItemRecord, User, utcnow
 from qaeval_core.store.repo._common import Store, session_for
-from qaeval_core.store.repo.datasets import _dataset_filter
+from qaeval_core.store.repo.datasets import dataset_filter
 
 __all__ = ["ADJUDICATION_COLUMNS", "AdjudicationRecord", "add_adjudication", "adjudication_rows"]
 
@@ -82,7 +82,7 @@ def adjudication_rows(db: Store, dataset: str | None, item_id: int | None = None
             )
             .join(ItemRecord, ItemRecord.id == Adjudication.item_id)
             .join(User, User.id == Adjudication.user_id)
-            .where(_dataset_filter(s, dataset))
+            .where(dataset_filter(s, dataset))
             .order_by(Adjudication.id)
         )  # fmt: skip
         if item_id is not None:

@@ -37,8 +37,8 @@ from qaeval_core.store.orm import (
     User,
     utcnow,
 )
-from qaeval_core.store.repo._common import Store, _scope
-from qaeval_core.store.repo.datasets import _find_dataset
+from qaeval_core.store.repo._common import Store, store_scope
+from qaeval_core.store.repo.datasets import find_dataset
 
 __all__ = [
     "KNOWLEDGE_COLUMNS",
@@ -171,14 +171,14 @@ def decide_suggestion(
     """
     _check(kind, decision, question_key, answer_key)
     key = suggestion_hash(question_key, kind, answer_key)
-    with _scope(db, write=True) as s:
+    with store_scope(db, write=True) as s:
         account = s.execute(select(User).where(User.name == user)).scalar_one_or_none()
         if account is None or not account.active or account.role not in KNOWLEDGE_ROLES:
             raise PermissionDenied(
                 f"{user!r} cannot decide on suggested answers; only "
                 f"{' or '.join(KNOWLEDGE_ROLES)} accounts can."
             )
-        ds = _find_dataset(s, dataset)
+        ds = find_dataset(s, dataset)
         s.execute(select(Dataset.id).where(Dataset.id == ds.id).with_for_update(key_share=True))
         latest = _latest(s, ds.id, key)
         current = latest.version if latest is not None else 0
@@ -209,16 +209,16 @@ def decide_suggestion(
 def knowledge_decisions(db: Store, dataset: str, *, current: bool = True) -> pd.DataFrame:
     """The dataset's decisions (:data:`KNOWLEDGE_COLUMNS`), oldest first: the current one per
     suggestion, or (``current=False``) the whole history."""
-    with _scope(db) as s:
-        ds = _find_dataset(s, dataset)
+    with store_scope(db) as s:
+        ds = find_dataset(s, dataset)
         rows = _rows(s, ds.id, current=current)
     return pd.DataFrame([d.__dict__ for d in rows], columns=KNOWLEDGE_COLUMNS)
 
 
 def knowledge_version(db: Store, dataset: str) -> int:
     """The version of the dataset's knowledge list: how many decisions it holds (0: none)."""
-    with _scope(db) as s:
-        ds = _find_dataset(s, dataset)
+    with store_scope(db) as s:
+        ds = find_dataset(s, dataset)
         stmt = select(func.count(AnswerKnowledgeDecision.id)).where(
             AnswerKnowledgeDecision.dataset_id == ds.id
         )

@@ -19,9 +19,9 @@ from sqlalchemy.orm import Session
 from qaeval_core.errors import ConfigError, NotFoundError, StoreError
 from qaeval_core.jsonable import to_jsonable
 from qaeval_core.store.orm import Calibration, Dataset, User, utcnow
-from qaeval_core.store.repo._common import Store, _check_name, _scope
-from qaeval_core.store.repo.datasets import _find_dataset
-from qaeval_core.store.repo.users import _find_user
+from qaeval_core.store.repo._common import Store, check_name, store_scope
+from qaeval_core.store.repo.datasets import find_dataset
+from qaeval_core.store.repo.users import find_user
 
 __all__ = ["CalibrationInfo", "get_calibration", "list_calibrations", "save_calibration"]
 
@@ -50,14 +50,14 @@ def save_calibration(
     overwrite: bool = False,
 ) -> CalibrationInfo:
     """Store a calibrated judge config under ``name`` (``overwrite`` replaces an existing one)."""
-    name = _check_name(name, "calibration")
+    name = check_name(name, "calibration")
     try:
         config = to_jsonable(dict(config), strict=True)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"Calibration {name!r}: the config is not plain JSON ({exc}).") from exc
-    with _scope(db, write=True) as s:
-        ds_id = _find_dataset(s, dataset).id if dataset is not None else None
-        user_id = _find_user(s, created_by).id if created_by is not None else None
+    with store_scope(db, write=True) as s:
+        ds_id = find_dataset(s, dataset).id if dataset is not None else None
+        user_id = find_user(s, created_by).id if created_by is not None else None
         cal = s.execute(select(Calibration).where(Calibration.name == name)).scalar_one_or_none()
         if cal is not None and not overwrite:
             raise StoreError(f"A calibration named {name!r} already exists (choose another name).")
@@ -83,7 +83,7 @@ def _calibrations(s: Session, name: str | None) -> list[CalibrationInfo]:
 
 
 def get_calibration(db: Store, name: str) -> CalibrationInfo:
-    with _scope(db) as s:
+    with store_scope(db) as s:
         found = _calibrations(s, name)
         if not found:
             known = [c.name for c in _calibrations(s, None)]
@@ -94,5 +94,5 @@ def get_calibration(db: Store, name: str) -> CalibrationInfo:
 
 def list_calibrations(db: Store) -> list[CalibrationInfo]:
     """Saved calibrations, newest first."""
-    with _scope(db) as s:
+    with store_scope(db) as s:
         return _calibrations(s, None)

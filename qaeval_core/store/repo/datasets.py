@@ -1,6 +1,6 @@
 """Datasets: create, look up, list with their item counts, delete.
 
-A dataset is a named collection of items; every other table hangs off it. :func:`_find_dataset`
+A dataset is a named collection of items; every other table hangs off it. :func:`find_dataset`
 is the one name lookup the other store modules use, so a typo always gets the same "known
 datasets: ..." message.
 """
@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from qaeval_core.errors import NotFoundError, StoreError
 from qaeval_core.store.orm import Dataset, ItemRecord, visible_dataset
-from qaeval_core.store.repo._common import Store, _check_name, _scope
+from qaeval_core.store.repo._common import Store, check_name, store_scope
 
 __all__ = ["DatasetInfo", "create_dataset", "delete_dataset", "get_dataset", "list_datasets"]
 
@@ -35,7 +35,7 @@ def _dataset_info(ds: Dataset, n_items: int = 0) -> DatasetInfo:
     return DatasetInfo(ds.id, ds.name, ds.description, ds.source, ds.created_at, n_items)
 
 
-def _find_dataset(session: Session, name: str) -> Dataset:
+def find_dataset(session: Session, name: str) -> Dataset:
     stmt = select(Dataset).where(Dataset.name == name, visible_dataset())
     ds = session.execute(stmt).scalar_one_or_none()
     if ds is None:
@@ -46,13 +46,13 @@ def _find_dataset(session: Session, name: str) -> Dataset:
     return ds
 
 
-def _dataset_filter(session: Session, dataset: str | None) -> Any:
+def dataset_filter(session: Session, dataset: str | None) -> Any:
     """A WHERE clause keeping one dataset's items (``None``: every dataset but imports in
     progress)."""
     if dataset is None:  # every dataset but imports in progress
         return ItemRecord.dataset_id.in_(select(Dataset.id).where(visible_dataset()))
     # the lookup gives the "known datasets: ..." message for a typo
-    return ItemRecord.dataset_id == _find_dataset(session, dataset).id
+    return ItemRecord.dataset_id == find_dataset(session, dataset).id
 
 
 def create_dataset(
@@ -64,8 +64,8 @@ def create_dataset(
     exist_ok: bool = False,
 ) -> DatasetInfo:
     """Create an empty dataset (``exist_ok``: return the existing one instead of failing)."""
-    name = _check_name(name, "dataset")
-    with _scope(db, write=True) as s:
+    name = check_name(name, "dataset")
+    with store_scope(db, write=True) as s:
         ds = s.execute(select(Dataset).where(Dataset.name == name)).scalar_one_or_none()
         if ds is not None:
             if not exist_ok:
@@ -78,8 +78,8 @@ def create_dataset(
 
 
 def get_dataset(db: Store, name: str) -> DatasetInfo:
-    with _scope(db) as s:
-        ds = _find_dataset(s, name)
+    with store_scope(db) as s:
+        ds = find_dataset(s, name)
         n = s.execute(
             select(func.count(ItemRecord.id)).where(ItemRecord.dataset_id == ds.id)
         ).scalar_one()
@@ -99,11 +99,11 @@ def list_datasets(db: Store) -> list[DatasetInfo]:
         .where(visible_dataset())
         .order_by(Dataset.name)
     )
-    with _scope(db) as s:
+    with store_scope(db) as s:
         return [_dataset_info(ds, n) for ds, n in s.execute(stmt).all()]
 
 
 def delete_dataset(db: Store, name: str) -> None:
     """Delete a dataset with its items, labels, assignments and scores."""
-    with _scope(db, write=True) as s:
-        s.delete(_find_dataset(s, name))
+    with store_scope(db, write=True) as s:
+        s.delete(find_dataset(s, name))

@@ -13,8 +13,8 @@ import pandas as pd
 from sqlalchemy import and_, func, select
 
 from qaeval_core.store.orm import Assignment, Dataset, Deal, DealItem, ItemRecord, Label, User
-from qaeval_core.store.repo._common import Store, _scope
-from qaeval_core.store.repo.datasets import _find_dataset
+from qaeval_core.store.repo._common import Store, store_scope
+from qaeval_core.store.repo.datasets import find_dataset
 
 __all__ = [
     "DEAL_COLUMNS",
@@ -48,9 +48,9 @@ def list_deals(db: Store, dataset: str | None = None) -> pd.DataFrame:
         .outerjoin(User, User.id == Deal.created_by)
         .order_by(Deal.id)
     )  # fmt: skip
-    with _scope(db) as s:
+    with store_scope(db) as s:
         if dataset is not None:
-            stmt = stmt.where(Deal.dataset_id == _find_dataset(s, dataset).id)
+            stmt = stmt.where(Deal.dataset_id == find_dataset(s, dataset).id)
         rows = [tuple(r) for r in s.execute(stmt).all()]
     return pd.DataFrame(rows, columns=DEAL_COLUMNS)
 
@@ -65,8 +65,8 @@ def deal_item_rows(db: Store, dataset: str, kind: str | None = None) -> pd.DataF
         .join(Deal, Deal.id == DealItem.deal_id)
         .order_by(DealItem.deal_id, DealItem.item_id)
     )
-    with _scope(db) as s:
-        stmt = stmt.where(Deal.dataset_id == _find_dataset(s, dataset).id)
+    with store_scope(db) as s:
+        stmt = stmt.where(Deal.dataset_id == find_dataset(s, dataset).id)
         if kind is not None:
             stmt = stmt.where(Deal.kind == kind)
         rows = [tuple(r) for r in s.execute(stmt).all()]
@@ -97,8 +97,8 @@ def label_origins(db: Store, dataset: str) -> pd.DataFrame:
         .where(Label.id.in_(latest))
         .order_by(Label.item_id, Label.id)
     )  # fmt: skip
-    with _scope(db) as s:
-        stmt = stmt.where(ItemRecord.dataset_id == _find_dataset(s, dataset).id)
+    with store_scope(db) as s:
+        stmt = stmt.where(ItemRecord.dataset_id == find_dataset(s, dataset).id)
         rows = [
             (item_id, rater, source, deal_id, kind or (LEGACY_DEAL_KIND if assigned else None))
             for item_id, rater, source, deal_id, kind, assigned in s.execute(stmt).all()

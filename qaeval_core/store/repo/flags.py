@@ -15,8 +15,8 @@ from sqlalchemy.orm import aliased
 
 from qaeval_core.errors import NotFoundError, PermissionDenied
 from qaeval_core.store.orm import Dataset, Flag, ItemRecord, User, utcnow, visible_dataset
-from qaeval_core.store.repo._common import Store, _scope
-from qaeval_core.store.repo.datasets import _find_dataset
+from qaeval_core.store.repo._common import Store, store_scope
+from qaeval_core.store.repo.datasets import find_dataset
 
 __all__ = ["FLAG_COLUMNS", "list_flags", "resolve_flag"]
 
@@ -51,9 +51,9 @@ def list_flags(db: Store, dataset: str | None = None, *, open_only: bool = True)
     )
     if open_only:
         stmt = stmt.where(Flag.resolved_at.is_(None))
-    with _scope(db) as s:
+    with store_scope(db) as s:
         if dataset is not None:
-            stmt = stmt.where(Dataset.id == _find_dataset(s, dataset).id)
+            stmt = stmt.where(Dataset.id == find_dataset(s, dataset).id)
         rows = s.execute(stmt).all()
     return pd.DataFrame([tuple(r) for r in rows], columns=FLAG_COLUMNS)
 
@@ -67,7 +67,7 @@ def resolve_flag(
     is active and has one of ``roles``); an unknown or already resolved flag raises
     :class:`NotFoundError`.
     """
-    with _scope(db, write=True) as s:
+    with store_scope(db, write=True) as s:
         account = s.execute(select(User).where(User.name == user)).scalar_one_or_none()
         if account is None or not account.active or account.role not in roles:
             raise PermissionDenied(

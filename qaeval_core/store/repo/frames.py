@@ -27,7 +27,7 @@ from qaeval_core.store.orm import (
     visible_dataset,
 )
 from qaeval_core.store.repo._common import Store, session_for
-from qaeval_core.store.repo.datasets import _dataset_filter
+from qaeval_core.store.repo.datasets import dataset_filter
 
 __all__ = [
     "FRAME_ITEM_COLUMNS",
@@ -90,7 +90,7 @@ def score_config_rows(db: Store, dataset: str | None = None) -> pd.DataFrame:
                 func.max(Score.id),
             )
             .join(ItemRecord, ItemRecord.id == Score.item_id)
-            .where(_dataset_filter(s, dataset))
+            .where(dataset_filter(s, dataset))
             .group_by(Score.metric_id, Score.config_hash)
         )
         rows = [tuple(r) for r in s.execute(stmt).all()]
@@ -107,7 +107,7 @@ def frame_items(db: Store, dataset: str | None) -> pd.DataFrame:
                 ItemRecord.qa_model,
             )
             .join(Dataset, Dataset.id == ItemRecord.dataset_id)
-            .where(_dataset_filter(s, dataset))
+            .where(dataset_filter(s, dataset))
             .order_by(ItemRecord.id)
         )  # fmt: skip
         rows = [tuple(r) for r in s.execute(stmt).all()]
@@ -126,7 +126,7 @@ def frame_labels(db: Store, dataset: str | None, item_id: int | None = None) -> 
             )
             .join(ItemRecord, ItemRecord.id == Label.item_id)
             .join(User, User.id == Label.user_id)
-            .where(Label.id.in_(latest), _dataset_filter(s, dataset))
+            .where(Label.id.in_(latest), dataset_filter(s, dataset))
             .order_by(Label.id)
         )  # fmt: skip
         if item_id is not None:
@@ -148,7 +148,7 @@ def frame_scores(db: Store, dataset: str | None, config_hashes: Collection[str])
                 Score.details,
             )
             .join(ItemRecord, ItemRecord.id == Score.item_id)
-            .where(_dataset_filter(s, dataset), Score.config_hash.in_(set(config_hashes)))
+            .where(dataset_filter(s, dataset), Score.config_hash.in_(set(config_hashes)))
             .order_by(Score.metric_id, Score.item_id)
         )  # fmt: skip
         rows = [tuple(r) for r in s.execute(stmt).all()]

@@ -23,8 +23,8 @@ from sqlalchemy.orm import Session
 from qaeval_core.errors import InputError, PermissionDenied
 from qaeval_core.schema import RULES, LabelValue, Rule
 from qaeval_core.store.orm import MAX_RULES, Dataset, Guideline, User, utcnow
-from qaeval_core.store.repo._common import Store, _scope
-from qaeval_core.store.repo.datasets import _find_dataset
+from qaeval_core.store.repo._common import Store, store_scope
+from qaeval_core.store.repo.datasets import find_dataset
 
 __all__ = [
     "DEFAULT_GUIDELINES_TEXT",
@@ -148,8 +148,8 @@ def _from_row(dataset: str, g: Guideline, author: str | None) -> Guidelines:
 
 
 def _versions(db: Store, dataset: str, *, latest: bool) -> list[Guidelines]:
-    with _scope(db) as s:
-        ds = _find_dataset(s, dataset)
+    with store_scope(db) as s:
+        ds = find_dataset(s, dataset)
         stmt = (
             select(Guideline, User.name)
             .outerjoin(User, User.id == Guideline.created_by)
@@ -198,13 +198,13 @@ def save_guidelines(
     item 19). Should the version still collide (another backend), the same refusal is given.
     """
     body, rule_list, keys, cap = check_guidelines(text, rules, label_keys, idle_cap_seconds)
-    with _scope(db, write=True) as s:
+    with store_scope(db, write=True) as s:
         account = s.execute(select(User).where(User.name == user)).scalar_one_or_none()
         if account is None or not account.active or account.role not in roles:
             raise PermissionDenied(
                 f"{user!r} cannot edit guidelines; only {' or '.join(roles)} accounts can."
             )
-        ds = _find_dataset(s, dataset)
+        ds = find_dataset(s, dataset)
         s.execute(select(Dataset.id).where(Dataset.id == ds.id).with_for_update(key_share=True))
         current = _newest_version(s, ds.id)
         if based_on is not None and int(based_on) != current:

@@ -37,7 +37,7 @@ from qaeval_core.store.orm import (
     Label,
     utcnow,
 )
-from qaeval_core.store.repo._common import _scope
+from qaeval_core.store.repo._common import store_scope
 from qaeval_core.store.repo.import_staging import CHUNK, IMPORT_SOURCE
 from qaeval_core.store.session import get_engine
 
@@ -140,7 +140,7 @@ def _adopt_chunk(url: str | None, hidden_id: int, target_id: int, chunk: int) ->
     dataset's row is locked first, so two processes adopting it (the import and a cleanup)
     take turns; SQLite's ``BEGIN IMMEDIATE`` does the same.
     """
-    with _scope(url, write=True) as s:
+    with store_scope(url, write=True) as s:
         conn = s.connection()
         lock = select(Dataset.id).where(Dataset.id == hidden_id).with_for_update()
         if conn.execute(lock).first() is None:

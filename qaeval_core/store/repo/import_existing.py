@@ -53,9 +53,9 @@ from qaeval_core.store.orm import (
     utcnow,
     visible_dataset,
 )
-from qaeval_core.store.repo._common import _scope
+from qaeval_core.store.repo._common import store_scope
 from qaeval_core.store.repo.import_adopt import adopt, let_writers_in, marker
-from qaeval_core.store.repo.import_pending import _discard, _hidden_name, _rater_ids
+from qaeval_core.store.repo.import_pending import discard_import, hidden_name, rater_ids
 from qaeval_core.store.repo.import_staging import item_values
 
 __all__ = ["CHUNK", "ExistingImport", "import_into_existing"]
@@ -92,7 +92,7 @@ class _Target:
     label_seqs: Iterator[int] = field(default_factory=lambda: count(1))
 
 
-def _changed(row: io.ItemRow, choices: Any, wrong: Any, meta: Any) -> str:
+def changed_fields(row: io.ItemRow, choices: Any, wrong: Any, meta: Any) -> str:
     """Which of choices, wrong answers, meta differ from the stored item ('' when none), so a
     re-import never drops a change without a word (the content is checked by its hash)."""
     fields = [
@@ -134,7 +134,7 @@ def _open(url: str | None, name: str, raters: set[str], source: str | None) -> _
     PostgreSQL: the target's row is locked (``FOR NO KEY UPDATE``, as deals do) so two imports
     opening at once see each other's hidden dataset; SQLite's ``BEGIN IMMEDIATE`` does that.
     """
-    with _scope(url, write=True) as s:
+    with store_scope(url, write=True) as s:
         stmt = select(Dataset.id).where(Dataset.name == name, visible_dataset())
         target = s.execute(stmt.with_for_update(key_share=True)).scalar_one_or_none()
         if target is None:
@@ -145,9 +145,9 @@ def _open(url: str | None, name: str, raters: set[str], source: str | None) -> _
                 f"Another import into {name!r} is under way; nothing was imported. Run this "
                 "one again when it has finished."
             )
-        users, created = _rater_ids(s, raters)
+        users, created = rater_ids(s, raters)
         ds = Dataset(
-            name=_hidden_name(),
+            name=hidden_name(),
             description=json.dumps({"raters": created, "into": target}),
             source=source,
         )
@@ -195,7 +195,7 @@ class _Checked:
 def _check(url: str | None, target: _Target, chunk: list[io.ItemRow]) -> _Checked:
     """Step 2, the read: the chunk's conflicts with the dataset, its new items, and shadows of
     its known items carrying only the labels that are not already the rater's current one."""
-    with _scope(url) as s:
+    with store_scope(url) as s:
         stmt = select(
             ItemRecord.external_id,
             ItemRecord.id,
@@ -227,7 +227,7 @@ def _check(url: str | None, target: _Target, chunk: list[io.ItemRow]) -> _Checke
                     "content (give the changed item a new id, or import into a new dataset)",
                 )
             )
-        elif what := _changed(r, choices, wrong, meta):
+        elif what := changed_fields(r, choices, wrong, meta):
             msg = f"id {r.external_id!r} is already in dataset {target.name!r} with {what}"
             out.errors.append(RowError(r.row, msg))
         keep = [
@@ -265,7 +265,7 @@ def _stage_chunk(
             }
             for lab in r.labels
         ]
-    with _scope(url, write=True) as s:
+    with store_scope(url, write=True) as s:
         conn = s.connection()
         conn.execute(insert(ImportStageItem.__table__), items)
         if labels:
@@ -277,7 +277,7 @@ def _stage_chunk(
 def _commit(url: str | None, target: _Target) -> None:
     """Step 3, the commit point: the target unchanged since :func:`_open`, the hidden dataset
     marked as adopting (a kill after this is finished by the next cleanup)."""
-    with _scope(url, write=True) as s:
+    with store_scope(url, write=True) as s:
         lock = select(Dataset.id).where(Dataset.id == target.id, visible_dataset())
         if s.execute(lock.with_for_update(key_share=True)).first() is None:
             raise _changed_meanwhile(target.name)
@@ -318,9 +318,9 @@ def import_into_existing(
             raise ValidationError(source or "<rows>", sorted(totals.errors, key=lambda e: e.row))
         _commit(url, target)
     except BaseException:
-        _discard(url, target.hidden_id, target.created)
+        discard_import(url, target.hidden_id, target.created)
         raise
     if not adopt(url, target.hidden_id, target.id, chunk=CHUNK):  # the dataset was deleted
-        _discard(url, target.hidden_id, target.created)
+        discard_import(url, target.hidden_id, target.created)
         raise StoreError(f"Dataset {name!r} was deleted while the file was being imported.")
     return ExistingImport(totals.new, totals.old, totals.labels, totals.skipped, target.created)

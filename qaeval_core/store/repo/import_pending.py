@@ -52,7 +52,7 @@ from qaeval_core.store.orm import (
     User,
     utcnow,
 )
-from qaeval_core.store.repo._common import _scope
+from qaeval_core.store.repo._common import store_scope
 from qaeval_core.store.repo.import_adopt import adopt, chunk_end, marker
 from qaeval_core.store.repo.import_staging import CHUNK, IMPORT_SOURCE, item_values
 
@@ -63,7 +63,7 @@ __all__ = ["STALE_AFTER", "cleanup_imports", "import_new_dataset"]
 STALE_AFTER = timedelta(minutes=15)
 
 
-def _rater_ids(s: Session, names: set[str]) -> tuple[dict[str, int], list[str]]:
+def rater_ids(s: Session, names: set[str]) -> tuple[dict[str, int], list[str]]:
     """User ids by name; unknown raters become ``external`` users (they cannot log in)."""
     known = dict(s.execute(select(User.name, User.id)).tuples().all())
     missing = sorted(names - known.keys())
@@ -75,7 +75,7 @@ def _rater_ids(s: Session, names: set[str]) -> tuple[dict[str, int], list[str]]:
     return known, missing
 
 
-def _hidden_name() -> str:
+def hidden_name() -> str:
     host = socket.gethostname()[:60].replace(":", "-")
     return f"{IMPORTING_PREFIX}{host}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
 
@@ -99,7 +99,7 @@ def _stage_chunk(url: str | None, ds_id: int, chunk: list[io.ItemRow], users: di
         for r in chunk
         for lab in r.labels
     ]
-    with _scope(url, write=True) as s:
+    with store_scope(url, write=True) as s:
         conn = s.connection()  # Core inserts: the ORM's bulk path costs 3x the time in the lock
         last = conn.scalar(select(func.max(ItemRecord.id)).where(ItemRecord.dataset_id == ds_id))
         conn.execute(insert(ItemRecord.__table__), items)
@@ -125,9 +125,9 @@ def import_new_dataset(
     description: str | None,
 ) -> tuple[int, list[str]]:
     """Import ``items`` into the new dataset ``name``: (labels added, raters created)."""
-    hidden = _hidden_name()
-    with _scope(url, write=True) as s:
-        users, created = _rater_ids(s, raters)
+    hidden = hidden_name()
+    with store_scope(url, write=True) as s:
+        users, created = rater_ids(s, raters)
         ds = Dataset(name=hidden, description=json.dumps(created), source=source)
         s.add(ds)
         s.flush()
@@ -141,7 +141,7 @@ def import_new_dataset(
                 chunk = []
         if chunk:
             n_labels += _stage_chunk(url, ds_id, chunk, users)
-        with _scope(url, write=True) as s:
+        with store_scope(url, write=True) as s:
             if s.scalar(select(Dataset.id).where(Dataset.name == name)) is not None:
                 raise StoreError(
                     f"Dataset {name!r} changed while the file was being imported (another "
@@ -155,16 +155,16 @@ def import_new_dataset(
             if renamed != 1:
                 raise StoreError(f"The import of {name!r} was cancelled; run it again.")
     except BaseException:
-        _discard(url, ds_id, created)
+        discard_import(url, ds_id, created)
         raise
     return n_labels, created
 
 
-def _discard(url: str | None, ds_id: int, raters: list[str]) -> None:
+def discard_import(url: str | None, ds_id: int, raters: list[str]) -> None:
     """Delete a hidden dataset in short transactions, then the raters it created (unused)."""
     try:
         while True:
-            with _scope(url, write=True) as s:
+            with store_scope(url, write=True) as s:
                 end = chunk_end(s.connection(), ds_id, CHUNK)  # an existing dataset's import
                 if end is not None:
                     st, sl = ImportStageItem, ImportStageLabel
@@ -210,7 +210,7 @@ def _abandoned(name: str, written: Any) -> bool:
 
 def cleanup_imports(url: str | None) -> int:
     """Delete the hidden datasets of imports that were killed; how many."""
-    with _scope(url) as s:
+    with store_scope(url) as s:
         stmt = select(Dataset.id, Dataset.name, Dataset.description, Dataset.created_at)
         hidden = s.execute(stmt.where(Dataset.name.startswith(IMPORTING_PREFIX))).all()
     n = 0
@@ -221,6 +221,6 @@ def cleanup_imports(url: str | None) -> int:
             if state.get("adopting") and isinstance(state.get("into"), int):
                 finished = adopt(url, ds_id, state["into"])  # past its commit point
             if not finished:
-                _discard(url, ds_id, state["raters"])
+                discard_import(url, ds_id, state["raters"])
             n += 1
     return n

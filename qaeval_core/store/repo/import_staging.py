@@ -7,7 +7,7 @@ staged in such a hidden dataset and moved in a chunk per transaction (:mod:`.imp
 because the final copy below held SQLite's write lock for the whole file: 12.8 s of waiting
 saves for 200,000 rows, issue 21.)
 
-Rows go first into temporary tables of the import's connection (:class:`_Stage`), in batches
+Rows go first into temporary tables of the import's connection (:class:`ImportStage`), in batches
 of :data:`CHUNK` rows; the final write of
 :func:`~qaeval_core.store.repo.imports.import_items` copies them into ``items`` and ``labels``
 with one ``INSERT ... SELECT`` each, inside the caller's transaction (which then decides). A
@@ -39,7 +39,7 @@ from sqlalchemy.orm import Session
 
 from qaeval_core import io
 from qaeval_core.store.orm import ItemRecord, Label, User, utcnow
-from qaeval_core.store.repo._common import Store, _store_error
+from qaeval_core.store.repo._common import Store, store_error
 from qaeval_core.store.session import get_engine, map_busy
 
 __all__ = ["CHUNK", "IMPORT_SOURCE", "item_values"]
@@ -52,7 +52,7 @@ IMPORT_SOURCE = "import"
 CHUNK = 5000
 
 
-class _Stage:
+class ImportStage:
     """Temporary tables of one connection holding an import's new items and labels.
 
     Temporary tables are private to the connection and disappear with it, so rows staged by an
@@ -86,7 +86,7 @@ class _Stage:
         )
         self._meta = meta
 
-    def __enter__(self) -> _Stage:
+    def __enter__(self) -> ImportStage:
         try:
             if self._session is not None:
                 self._conn = self._session.connection()
@@ -121,7 +121,7 @@ class _Stage:
             with self._conn.begin():
                 yield
         except (OperationalError, ProgrammingError, IntegrityError) as exc:
-            raise map_busy(exc) or _store_error(exc) from exc
+            raise map_busy(exc) or store_error(exc) from exc
 
     def write(self, rows: list[io.ItemRow]) -> None:
         """Stage the items and their labels, one short transaction per :data:`CHUNK` rows."""

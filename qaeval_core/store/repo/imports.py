@@ -27,11 +27,15 @@ from qaeval_core import io
 from qaeval_core.errors import RowError, StoreError, ValidationError
 from qaeval_core.io.stream import ItemScan, scan_items
 from qaeval_core.store.orm import Dataset, ItemRecord, Label
-from qaeval_core.store.repo._common import Store, _check_name, _scope
-from qaeval_core.store.repo.import_existing import ExistingImport, _changed, import_into_existing
-from qaeval_core.store.repo.import_pending import _rater_ids, cleanup_imports, import_new_dataset
-from qaeval_core.store.repo.import_staging import IMPORT_SOURCE, _Stage, item_values
-from qaeval_core.store.repo.labels import _current_values
+from qaeval_core.store.repo._common import Store, check_name, store_scope
+from qaeval_core.store.repo.import_existing import (
+    ExistingImport,
+    changed_fields,
+    import_into_existing,
+)
+from qaeval_core.store.repo.import_pending import cleanup_imports, import_new_dataset, rater_ids
+from qaeval_core.store.repo.import_staging import IMPORT_SOURCE, ImportStage, item_values
+from qaeval_core.store.repo.labels import current_label_values
 
 __all__ = ["IMPORT_SOURCE", "ImportReport", "import_file", "import_items", "import_scan"]
 
@@ -74,7 +78,7 @@ def _parse_rows(
 
 def _changed_fields(row: io.ItemRow, stored: tuple[Any, ...]) -> str:
     _, choices, wrong, meta = stored
-    return _changed(row, choices, wrong, meta)
+    return changed_fields(row, choices, wrong, meta)
 
 
 def _insert_items(s: Session, dataset_id: int, rows: list[io.ItemRow]) -> dict[str, int]:
@@ -156,7 +160,7 @@ def import_items(
     (:mod:`.import_existing`). With a caller's Session everything joins its transaction
     (:func:`_import_in_session`).
     """
-    name = _check_name(dataset_name, "dataset")
+    name = check_name(dataset_name, "dataset")
     items = _parse_rows(rows, source or "<rows>")
     n_rows = sum(len(r.rows) for r in items)
     raters = {lab.rater for r in items for lab in r.labels}
@@ -194,15 +198,15 @@ def _import_in_session(
     description: str | None,
 ) -> ImportReport:
     """The import inside the caller's transaction (it commits or rolls back everything): the
-    rows are checked against the dataset, staged in temporary tables (:class:`_Stage`) and
+    rows are checked against the dataset, staged in temporary tables (:class:`ImportStage`) and
     copied in with one ``INSERT ... SELECT`` each."""
-    with _scope(db) as s:  # validate first
+    with store_scope(db) as s:  # validate first
         ds_id = s.execute(select(Dataset.id).where(Dataset.name == name)).scalar_one_or_none()
         stored = _stored(s, ds_id)
         if conflicts := _conflicts(items, stored, name):
             raise ValidationError(source or "<rows>", conflicts)
     new = [r for r in items if r.external_id not in stored]
-    with _Stage(db) as stage:
+    with ImportStage(db) as stage:
         stage.write(new)
         with stage.publish() as s:
             ds = s.execute(select(Dataset).where(Dataset.name == name)).scalar_one_or_none()
@@ -216,7 +220,7 @@ def _import_in_session(
                     f"Dataset {name!r} changed while the file was being imported (another "
                     "import?); nothing was imported. Run the import again."
                 )
-            users, created_raters = _rater_ids(s, {lab.rater for r in items for lab in r.labels})
+            users, created_raters = rater_ids(s, {lab.rater for r in items for lab in r.labels})
             stage.insert_items(ds.id)
             n_new_labels = stage.insert_labels(ds.id)
             old = [r for r in items if r.external_id in stored]
@@ -238,7 +242,7 @@ def _old_item_labels(
     s: Session, dataset_id: int, old: list[io.ItemRow], users: dict[str, int]
 ) -> tuple[list[dict[str, Any]], int]:
     """Labels of items already in the dataset, unless already that rater's current label."""
-    current = _current_values(s, dataset_id)
+    current = current_label_values(s, dataset_id)
     stmt = select(ItemRecord.external_id, ItemRecord.id).where(ItemRecord.dataset_id == dataset_id)
     ids = {ext: item_id for ext, item_id in s.execute(stmt)}
     labels, skipped = [], 0
@@ -294,7 +298,7 @@ def import_scan(db: Store, dataset_name: str, scan: ItemScan, *, source: str) ->
     """Import a file already validated by :func:`qaeval_core.io.stream.scan_items` (the CLI
     validates before it touches the store); its items are read once more, chunk by chunk, into
     a new or an existing dataset (never the whole file in memory)."""
-    name = _check_name(dataset_name, "dataset")
+    name = check_name(dataset_name, "dataset")
     if isinstance(db, Session):
         return import_items(db, name, list(scan.items()), source=source)
     if _is_new(db, name):
@@ -312,5 +316,5 @@ def _is_new(db: Store, name: str) -> bool:
     if isinstance(db, Session):
         return False
     cleanup_imports(db)
-    with _scope(db) as s:
+    with store_scope(db) as s:
         return s.scalar(select(Dataset.id).where(Dataset.name == name)) is None

@@ -14,8 +14,8 @@ from sqlalchemy import select
 
 from qaeval_core.schema import Item as SchemaItem
 from qaeval_core.store.orm import ItemRecord
-from qaeval_core.store.repo._common import Store, _scope
-from qaeval_core.store.repo.datasets import _find_dataset
+from qaeval_core.store.repo._common import Store, store_scope
+from qaeval_core.store.repo.datasets import find_dataset
 
 __all__ = ["ITEM_COLUMNS", "list_items", "load_items"]
 
@@ -38,8 +38,8 @@ ITEM_COLUMNS = [
 
 def list_items(db: Store, dataset: str, *, item_ids: Sequence[int] | None = None) -> pd.DataFrame:
     """A dataset's items in import order (columns: :data:`ITEM_COLUMNS`)."""
-    with _scope(db) as s:
-        ds = _find_dataset(s, dataset)
+    with store_scope(db) as s:
+        ds = find_dataset(s, dataset)
         stmt = select(ItemRecord).where(ItemRecord.dataset_id == ds.id).order_by(ItemRecord.id)
         if item_ids is not None:
             stmt = stmt.where(ItemRecord.id.in_(list(item_ids)))

@@ -14,8 +14,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from qaeval_core.store.orm import Dataset, ItemRecord, Label, User, visible_dataset
-from qaeval_core.store.repo._common import Store, _scope
-from qaeval_core.store.repo.datasets import _find_dataset
+from qaeval_core.store.repo._common import Store, store_scope
+from qaeval_core.store.repo.datasets import find_dataset
 
 __all__ = ["LABEL_COLUMNS", "current_labels", "label_history", "label_history_frame"]
 
@@ -35,7 +35,7 @@ LABEL_COLUMNS = [
 ]
 
 
-def _current_values(s: Session, dataset_id: int) -> dict[tuple[int, int], int]:
+def current_label_values(s: Session, dataset_id: int) -> dict[tuple[int, int], int]:
     latest = (
         select(func.max(Label.id))
         .join(ItemRecord, ItemRecord.id == Label.item_id)
@@ -67,9 +67,9 @@ def _labels_frame(db: Store, dataset: str | None, *, current: bool) -> pd.DataFr
         .join(User, User.id == Label.user_id)
         .order_by(Label.id)
     )
-    with _scope(db) as s:
+    with store_scope(db) as s:
         if dataset is not None:
-            stmt = stmt.where(Dataset.id == _find_dataset(s, dataset).id)
+            stmt = stmt.where(Dataset.id == find_dataset(s, dataset).id)
         if current:
             latest = select(func.max(Label.id)).group_by(Label.item_id, Label.user_id)
             stmt = stmt.where(Label.id.in_(latest))

@@ -19,8 +19,8 @@ from sqlalchemy import insert, select, update
 from qaeval_core.errors import StoreError
 from qaeval_core.jsonable import to_jsonable
 from qaeval_core.store.orm import Dataset, ItemRecord, Score, utcnow, visible_dataset
-from qaeval_core.store.repo._common import Store, _scope
-from qaeval_core.store.repo.datasets import _find_dataset
+from qaeval_core.store.repo._common import Store, store_scope
+from qaeval_core.store.repo.datasets import find_dataset
 
 __all__ = ["SCORE_COLUMNS", "add_scores", "scores"]
 
@@ -66,7 +66,7 @@ def add_scores(db: Store, rows: Iterable[Mapping[str, Any]]) -> int:
         )
     if not payload:
         return 0
-    with _scope(db, write=True) as s:
+    with store_scope(db, write=True) as s:
         dialect = s.get_bind().dialect.name
         if dialect in ("sqlite", "postgresql"):
             if dialect == "sqlite":
@@ -121,8 +121,8 @@ def scores(
         stmt = stmt.where(Score.metric_id == metric_id)
     if config_hash is not None:
         stmt = stmt.where(Score.config_hash == config_hash)
-    with _scope(db) as s:
+    with store_scope(db) as s:
         if dataset is not None:
-            stmt = stmt.where(Dataset.id == _find_dataset(s, dataset).id)
+            stmt = stmt.where(Dataset.id == find_dataset(s, dataset).id)
         rows = s.execute(stmt).all()
     return pd.DataFrame([tuple(r) for r in rows], columns=SCORE_COLUMNS)

@@ -34,7 +34,7 @@ from qaeval_core import vocabulary
 from qaeval_core.errors import ConfigError, NotFoundError, PermissionDenied, StoreError
 from qaeval_core.store import auth
 from qaeval_core.store.orm import ROLES, LoginSession, LoginThrottle, User, utcnow
-from qaeval_core.store.repo._common import Store, _check_name, _scope
+from qaeval_core.store.repo._common import Store, check_name, store_scope
 
 __all__ = [
     "LOGIN_ROLES",
@@ -116,7 +116,7 @@ def add_user(
     :func:`qaeval_core.store.auth.check_new_password` (the CLI and the app do).
     ``must_change_password`` makes it a temporary password, replaced at first login.
     """
-    name = _check_name(name, "user")
+    name = check_name(name, "user")
     if role not in ROLES:
         raise ConfigError(f"Unknown role {role!r}: expected one of {', '.join(ROLES)}.")
     if role == "external":
@@ -127,7 +127,7 @@ def add_user(
         if not password:
             raise ConfigError(f"A {role} account needs a password (it is used to log in).")
         password_hash = auth.hash_password(password)
-    with _scope(db, write=True) as s:
+    with store_scope(db, write=True) as s:
         if s.execute(select(User.id).where(User.name == name)).first() is not None:
             raise StoreError(f"A user named {name!r} already exists.")
         user = User(
@@ -142,7 +142,7 @@ def add_user(
         return user_info(user)
 
 
-def _find_user(s: Session, name: str) -> User:
+def find_user(s: Session, name: str) -> User:
     user = s.execute(select(User).where(User.name == name)).scalar_one_or_none()
     if user is None:
         raise NotFoundError(f"No user named {name!r} (see `qaeval user list`).")
@@ -150,15 +150,15 @@ def _find_user(s: Session, name: str) -> User:
 
 
 def get_user(db: Store, name: str) -> UserInfo:
-    with _scope(db) as s:
-        return user_info(_find_user(s, name))
+    with store_scope(db) as s:
+        return user_info(find_user(s, name))
 
 
 def list_users(db: Store, *, role: str | None = None) -> list[UserInfo]:
     stmt = select(User).order_by(User.name)
     if role is not None:
         stmt = stmt.where(User.role == role)
-    with _scope(db) as s:
+    with store_scope(db) as s:
         return [user_info(u) for u in s.execute(stmt).scalars()]
 
 
@@ -177,8 +177,8 @@ def set_password(
     browser stops working). ``must_change_password``: a temporary password (see add_user)."""
     if not password:
         raise ConfigError("The password must not be empty.")
-    with _scope(db, write=True) as s:
-        user = _find_user(s, name)
+    with store_scope(db, write=True) as s:
+        user = find_user(s, name)
         if user.role == "external":
             raise ConfigError(f"{name!r} is an external rater and cannot log in.")
         user.password_hash = auth.hash_password(password)
@@ -197,8 +197,8 @@ def set_active(db: Store, name: str, active: bool) -> UserInfo:
     """Deactivate (cannot log in, queues and labels kept) or re-activate an account. Either way
     its login sessions end, so re-activating never revives an old login. The last active admin
     cannot be deactivated."""
-    with _scope(db, write=True) as s:
-        user = _find_user(s, name)
+    with store_scope(db, write=True) as s:
+        user = find_user(s, name)
         if user.role == "external":
             raise ConfigError(f"{name!r} is an external rater: it never logs in.")
         last_admin = user.role == "admin" and user.active and not _other_active_admins(s, user)
@@ -218,8 +218,8 @@ def set_role(db: Store, name: str, role: str) -> UserInfo:
     active admin cannot be demoted."""
     if role not in LOGIN_ROLES:
         raise ConfigError(f"Unknown role {role!r}: expected one of {', '.join(LOGIN_ROLES)}.")
-    with _scope(db, write=True) as s:
-        user = _find_user(s, name)
+    with store_scope(db, write=True) as s:
+        user = find_user(s, name)
         if user.role == "external":
             raise ConfigError(f"{name!r} is an external rater: it has no login role.")
         last_admin = user.role == "admin" and user.active and not _other_active_admins(s, user)
@@ -244,7 +244,7 @@ def throttled_until(db: Store, name: str) -> datetime | None:
     if "\x00" in (name or ""):
         return None  # no account can have this name (see authenticate)
     now = utcnow()
-    with _scope(db) as s:
+    with store_scope(db) as s:
         row = s.get(LoginThrottle, name[:200])
         locked = _aware(row.locked_until) if row is not None else None
         return locked if locked is not None and locked > now else None
@@ -275,7 +275,7 @@ def _count_attempt(db: Store, name: str) -> None:
     every later one is refused without a password check. A success then deletes the row.
     """
     now = utcnow()
-    with _scope(db, write=True) as s:
+    with store_scope(db, write=True) as s:
         _insert_throttle_row(s, name, now)
         stmt = select(LoginThrottle).where(LoginThrottle.name == name).with_for_update()
         row = s.execute(stmt).scalar_one()
@@ -306,13 +306,13 @@ def authenticate(db: Store, name: str, password: str) -> UserInfo | None:
         return None
     key = (name or "")[:200]
     _count_attempt(db, key)
-    with _scope(db) as s:
+    with store_scope(db) as s:
         user = s.execute(select(User).where(User.name == name)).scalar_one_or_none()
         usable = user is not None and user.active and user.role != "external"
         password_hash = user.password_hash if usable else None
         info = user_info(user) if usable else None
     if auth.verify_password(password_hash, password) and info is not None:
-        with _scope(db, write=True) as s:
+        with store_scope(db, write=True) as s:
             s.execute(delete(LoginThrottle).where(LoginThrottle.name == key))
         return info
     return None
