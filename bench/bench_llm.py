@@ -36,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_judge import (  # noqa: E402
+from bench_judge import (
     _items,
     _last_json,
     _peak_mib,
@@ -47,7 +47,7 @@ from bench_judge import (  # noqa: E402
     run_judge,
 )
 
-from qaeval_core.judge import Judge  # noqa: E402
+from qaeval_core.judge import Judge
 
 
 def llm_alone(rows_file: str) -> dict[str, Any]:

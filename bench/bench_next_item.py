@@ -31,13 +31,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sqlalchemy import insert, select  # noqa: E402
+from sqlalchemy import insert, select
 
-from qaeval_core.schema import content_hash  # noqa: E402
-from qaeval_core.store import annotation as ann  # noqa: E402
-from qaeval_core.store import session as store_session  # noqa: E402
-from qaeval_core.store.orm import Assignment, Dataset, Label, User  # noqa: E402
-from qaeval_core.store.orm import ItemRecord as Item  # noqa: E402
+from qaeval_core.schema import content_hash
+from qaeval_core.store import annotation as ann
+from qaeval_core.store import session as store_session
+from qaeval_core.store.orm import Assignment, Dataset, Label, User
+from qaeval_core.store.orm import ItemRecord as Item
 
 DATASET = "bench"
 FILLER = (

@@ -43,8 +43,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import experiments.common as common  # noqa: E402
-from experiments.common import (  # noqa: E402
+import experiments.common as common
+from experiments.common import (
     DATASETS,
     FEATURE_ONLY,
     Data,
@@ -52,7 +52,7 @@ from experiments.common import (  # noqa: E402
     load_data,
     score_columns,
 )
-from qaeval_core.calibrate import (  # noqa: E402
+from qaeval_core.calibrate import (
     FusionClassifier,
     StackerClassifier,
     ThresholdClassifier,
@@ -61,10 +61,10 @@ from qaeval_core.calibrate import (  # noqa: E402
     held_out_split,
     paired_bootstrap,
 )
-from qaeval_core.calibrate.inputs import DEFAULT_METRICS  # noqa: E402
-from qaeval_core.judge import FeatureSpec, Judge, items_frame  # noqa: E402
-from qaeval_core.judge.combiners.panda_refit import PandaFitClassifier  # noqa: E402
-from qaeval_core.metrics.base import get_metric, metric_class  # noqa: E402
+from qaeval_core.calibrate.inputs import DEFAULT_METRICS
+from qaeval_core.judge import FeatureSpec, Judge, items_frame
+from qaeval_core.judge.combiners.panda_refit import PandaFitClassifier
+from qaeval_core.metrics.base import get_metric, metric_class
 
 RESULTS = Path(__file__).resolve().parent / "results"
 #: The robust profile's columns (``--robust``): every default metric that normalises, again

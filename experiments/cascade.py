@@ -34,8 +34,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments import triage_ppi  # noqa: E402
-from experiments.common import (  # noqa: E402
+from experiments import triage_ppi
+from experiments.common import (
     CACHE,
     DATASETS,
     RESULTS,
@@ -45,15 +45,15 @@ from experiments.common import (  # noqa: E402
     score_columns,
     write_result,
 )
-from experiments.triage_ppi import _ppi_rows  # noqa: E402
-from qaeval_core.calibrate import fit_judge, held_out_split  # noqa: E402
-from qaeval_core.calibrate.cascade import LLM_SHARES, fit_cascade  # noqa: E402
-from qaeval_core.calibrate.inputs import DEFAULT_METRICS  # noqa: E402
-from qaeval_core.judge import FeatureSpec  # noqa: E402
-from qaeval_core.judge.triage import doubt  # noqa: E402
-from qaeval_core.llm.prompts import get_prompt  # noqa: E402
-from qaeval_core.llm.verdict_cache import VerdictCache, verdict_key  # noqa: E402
-from qaeval_core.metrics.base import get_metric  # noqa: E402
+from experiments.triage_ppi import _ppi_rows
+from qaeval_core.calibrate import fit_judge, held_out_split
+from qaeval_core.calibrate.cascade import LLM_SHARES, fit_cascade
+from qaeval_core.calibrate.inputs import DEFAULT_METRICS
+from qaeval_core.judge import FeatureSpec
+from qaeval_core.judge.triage import doubt
+from qaeval_core.llm.prompts import get_prompt
+from qaeval_core.llm.verdict_cache import VerdictCache, verdict_key
+from qaeval_core.metrics.base import get_metric
 
 SIZE = 300
 SEEDS = range(5)

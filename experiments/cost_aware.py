@@ -31,11 +31,11 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.common import CACHE, DATASETS, RESULTS, cached_scores, load_data  # noqa: E402
-from qaeval_core.calibrate import fit_judge, held_out_split  # noqa: E402
-from qaeval_core.calibrate.cost import CostTable, measure_costs  # noqa: E402
-from qaeval_core.calibrate.inputs import metric_specs  # noqa: E402
-from qaeval_core.judge import FeatureSpec, Judge, items_frame  # noqa: E402
+from experiments.common import CACHE, DATASETS, RESULTS, cached_scores, load_data
+from qaeval_core.calibrate import fit_judge, held_out_split
+from qaeval_core.calibrate.cost import CostTable, measure_costs
+from qaeval_core.calibrate.inputs import metric_specs
+from qaeval_core.judge import FeatureSpec, Judge, items_frame
 
 RULES = ("all (before)", "cheap (default)")
 

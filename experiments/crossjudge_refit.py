@@ -56,7 +56,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.common import (  # noqa: E402
+from experiments.common import (
     DATASETS,
     FEATURE_ONLY,
     Data,
@@ -64,20 +64,20 @@ from experiments.common import (  # noqa: E402
     load_data,
     score_columns,
 )
-from qaeval_core.calibrate import (  # noqa: E402
+from qaeval_core.calibrate import (
     ThresholdClassifier,
     bootstrap_ci,
     fit_judge,
     held_out_split,
     paired_bootstrap,
 )
-from qaeval_core.calibrate.inputs import DEFAULT_METRICS  # noqa: E402
-from qaeval_core.calibrate.protocol import assign_folds, iter_folds  # noqa: E402
-from qaeval_core.judge import FeatureSpec, Judge, items_frame  # noqa: E402
-from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL, resolve_model_path  # noqa: E402
-from qaeval_core.metrics._support.text import normalize_answer  # noqa: E402
-from qaeval_core.metrics.base import get_metric  # noqa: E402
-from qaeval_core.metrics.crossjudge import (  # noqa: E402
+from qaeval_core.calibrate.inputs import DEFAULT_METRICS
+from qaeval_core.calibrate.protocol import assign_folds, iter_folds
+from qaeval_core.judge import FeatureSpec, Judge, items_frame
+from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL, resolve_model_path
+from qaeval_core.metrics._support.text import normalize_answer
+from qaeval_core.metrics.base import get_metric
+from qaeval_core.metrics.crossjudge import (
     DELTA_FILE,
     META_FILE,
     CrossJudge,
@@ -86,7 +86,7 @@ from qaeval_core.metrics.crossjudge import (  # noqa: E402
     encode_triples,
     pad_batch,
 )
-from qaeval_core.schema import Item  # noqa: E402
+from qaeval_core.schema import Item
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PANDA_TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -38,10 +38,10 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import DATASETS, RESULTS, Data, load_data, mean_sd  # noqa: E402
+from common import DATASETS, RESULTS, Data, load_data, mean_sd
 
-from qaeval_core.judge.combiners.stacker import StackerClassifier  # noqa: E402
-from qaeval_core.knowledge import (  # noqa: E402
+from qaeval_core.judge.combiners.stacker import StackerClassifier
+from qaeval_core.knowledge import (
     SIMILARITY_COLUMNS,
     AnswerKnowledge,
     apply_knowledge,
@@ -51,7 +51,7 @@ from qaeval_core.knowledge import (  # noqa: E402
     suggest_knowledge,
     touched,
 )
-from qaeval_core.scoring import score_items  # noqa: E402
+from qaeval_core.scoring import score_items
 
 #: The judge's inputs: cheap, and all of them read the references (so knowledge can reach them).
 INPUTS = ("em", "contains", "f1", "precision", "recall", "word_match", "panda")

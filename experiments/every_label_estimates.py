@@ -33,13 +33,13 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.common import CACHE, DATASETS, RESULTS, load_data, write_result  # noqa: E402
-from qaeval_core.analysis.estimates import ALL_MODELS, estimate_accuracy  # noqa: E402
-from qaeval_core.analysis.selection_design import (  # noqa: E402
+from experiments.common import CACHE, DATASETS, RESULTS, load_data, write_result
+from qaeval_core.analysis.estimates import ALL_MODELS, estimate_accuracy
+from qaeval_core.analysis.selection_design import (
     inclusion_probabilities,
     poisson_draw,
 )
-from qaeval_core.schema import split_models  # noqa: E402
+from qaeval_core.schema import split_models
 
 SEEDS = range(5)
 SHARES = (0.10, 0.20)

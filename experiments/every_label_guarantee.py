@@ -38,11 +38,11 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.common import CACHE, RESULTS, load_data, write_result  # noqa: E402
-from qaeval_core.calibrate import held_out_split  # noqa: E402
-from qaeval_core.calibrate.guarantee import band_thresholds, fit_guarantee  # noqa: E402
-from qaeval_core.calibrate.triage import CURVE_SHARES  # noqa: E402
-from qaeval_core.judge.triage import doubt  # noqa: E402
+from experiments.common import CACHE, RESULTS, load_data, write_result
+from qaeval_core.calibrate import held_out_split
+from qaeval_core.calibrate.guarantee import band_thresholds, fit_guarantee
+from qaeval_core.calibrate.triage import CURVE_SHARES
+from qaeval_core.judge.triage import doubt
 
 SEEDS = range(5)
 #: How the calibration labels are drawn from the unseen rows: whole questions (as `qaeval

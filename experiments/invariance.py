@@ -53,13 +53,13 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.common import RESULTS, load_data  # noqa: E402
-from qaeval_core.calibrate import fit_judge, held_out_split  # noqa: E402
-from qaeval_core.calibrate.inputs import metric_specs  # noqa: E402
-from qaeval_core.judge import FeatureSpec, items_frame  # noqa: E402
-from qaeval_core.metrics.base import Metric  # noqa: E402
-from qaeval_core.schema import Item  # noqa: E402
-from qaeval_core.workflows.calibration import profile_specs  # noqa: E402
+from experiments.common import RESULTS, load_data
+from qaeval_core.calibrate import fit_judge, held_out_split
+from qaeval_core.calibrate.inputs import metric_specs
+from qaeval_core.judge import FeatureSpec, items_frame
+from qaeval_core.metrics.base import Metric
+from qaeval_core.schema import Item
+from qaeval_core.workflows.calibration import profile_specs
 
 KINDS = (
     "bold",

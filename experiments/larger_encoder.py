@@ -23,7 +23,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.common import (  # noqa: E402
+from experiments.common import (
     CACHE,
     DATASETS,
     cached_scores,
@@ -32,8 +32,8 @@ from experiments.common import (  # noqa: E402
     mean_sd,
     score_columns,
 )
-from qaeval_core.calibrate import StackerClassifier, ThresholdClassifier  # noqa: E402
-from qaeval_core.metrics.base import get_metric  # noqa: E402
+from qaeval_core.calibrate import StackerClassifier, ThresholdClassifier
+from qaeval_core.metrics.base import get_metric
 
 RESULTS = Path(__file__).resolve().parent / "results"
 EMBEDDING_METRICS = ("embed_cosine", "bertscore", "smile", "avert")

@@ -46,7 +46,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.common import (  # noqa: E402
+from experiments.common import (
     CACHE,
     DATASETS,
     RESULTS,
@@ -55,20 +55,20 @@ from experiments.common import (  # noqa: E402
     mean_sd,
     write_result,
 )
-from experiments.triage_ppi import SIZE, _triage_rows  # noqa: E402
-from qaeval_core.calibrate import (  # noqa: E402
+from experiments.triage_ppi import SIZE, _triage_rows
+from qaeval_core.calibrate import (
     bootstrap_ci,
     fit_judge,
     held_out_split,
     paired_bootstrap,
 )
-from qaeval_core.calibrate.inputs import DEFAULT_METRICS  # noqa: E402
-from qaeval_core.judge import FeatureSpec  # noqa: E402
-from qaeval_core.metrics._support.quantities import quantities  # noqa: E402
-from qaeval_core.metrics._support.text import tokens  # noqa: E402
-from qaeval_core.metrics.base import get_metric, register  # noqa: E402
-from qaeval_core.metrics.shape import _Feature  # noqa: E402
-from qaeval_core.schema import Item  # noqa: E402
+from qaeval_core.calibrate.inputs import DEFAULT_METRICS
+from qaeval_core.judge import FeatureSpec
+from qaeval_core.metrics._support.quantities import quantities
+from qaeval_core.metrics._support.text import tokens
+from qaeval_core.metrics.base import get_metric, register
+from qaeval_core.metrics.shape import _Feature
+from qaeval_core.schema import Item
 
 # --- the three inputs that did not help (they were in metrics/shape.py while measured) --------
 

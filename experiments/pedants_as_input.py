@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.common import (  # noqa: E402
+from experiments.common import (
     DATASETS,
     cached_scores,
     fixed_accuracy,
@@ -27,7 +27,7 @@ from experiments.common import (  # noqa: E402
     score_columns,
     write_result,
 )
-from qaeval_core.calibrate import StackerClassifier, ThresholdClassifier  # noqa: E402
+from qaeval_core.calibrate import StackerClassifier, ThresholdClassifier
 
 SIZE = 300
 

@@ -30,7 +30,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.common import (  # noqa: E402
+from experiments.common import (
     DATASETS,
     Data,
     cached_scores,
@@ -41,8 +41,8 @@ from experiments.common import (  # noqa: E402
     score_columns,
     write_result,
 )
-from qaeval_core.calibrate import StackerClassifier  # noqa: E402
-from qaeval_core.metrics._support.normalize import normalize_answer  # noqa: E402
+from qaeval_core.calibrate import StackerClassifier
+from qaeval_core.metrics._support.normalize import normalize_answer
 
 SIZE = 300
 

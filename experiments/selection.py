@@ -22,9 +22,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.common import CACHE, DATASETS, cached_scores, load_data  # noqa: E402
-from qaeval_core.calibrate.select import select_avert_model, select_smile_weight  # noqa: E402
-from qaeval_core.metrics.base import get_metric  # noqa: E402
+from experiments.common import CACHE, DATASETS, cached_scores, load_data
+from qaeval_core.calibrate.select import select_avert_model, select_smile_weight
+from qaeval_core.metrics.base import get_metric
 
 RESULTS = Path(__file__).resolve().parent / "results"
 AVERT_VARIANTS = {

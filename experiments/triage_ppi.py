@@ -30,7 +30,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.common import (  # noqa: E402
+from experiments.common import (
     DATASETS,
     Data,
     cached_scores,
@@ -38,12 +38,12 @@ from experiments.common import (  # noqa: E402
     score_columns,
     write_result,
 )
-from qaeval_core.analysis.estimates import ALL_MODELS, estimate_accuracy  # noqa: E402
-from qaeval_core.calibrate import bootstrap_ci, fit_judge, held_out_split  # noqa: E402
-from qaeval_core.calibrate.inputs import DEFAULT_METRICS  # noqa: E402
-from qaeval_core.judge import FeatureSpec  # noqa: E402
-from qaeval_core.metrics.base import get_metric  # noqa: E402
-from qaeval_core.schema import split_models  # noqa: E402
+from qaeval_core.analysis.estimates import ALL_MODELS, estimate_accuracy
+from qaeval_core.calibrate import bootstrap_ci, fit_judge, held_out_split
+from qaeval_core.calibrate.inputs import DEFAULT_METRICS
+from qaeval_core.judge import FeatureSpec
+from qaeval_core.metrics.base import get_metric
+from qaeval_core.schema import split_models
 
 SIZE = 300
 SEEDS = range(5)

@@ -96,7 +96,7 @@ def annotate(url: str, user_id: int, dataset_id: int, seconds: float, seed: int)
                 )
                 acks.append((rec.id, item_id, user_id, value, rule, note))
             labelled.append(item.id)
-        except Exception as exc:  # noqa: BLE001 - every failure is a finding
+        except Exception as exc:
             errors.append(f"{type(exc).__name__}: {exc}")
             if len(errors) > 20:
                 break
@@ -139,7 +139,7 @@ class _Researcher(threading.Thread):
                 self.added += ann.deal("load", names, **DEAL, url=self.url).added
                 ann.dataset_progress("load", url=self.url)
                 self.deals += 1
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 self.errors.append(f"{type(exc).__name__}: {exc}")
             self.stop.wait(0.2)
 

@@ -84,7 +84,7 @@ def _label_while_reassigning(
                 rec = ann.save_label(user_id, rng.choice(items), rng.randrange(3), url=url)
             except PermissionDenied:
                 continue
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 with lock:
                     errors.append(f"{type(exc).__name__}: {exc}")
             else:
@@ -147,7 +147,7 @@ def _save_burst(url: str, user_id: int, item_id: int, n: int, go: Any, out: Any)
         for j in range(n):
             try:
                 ann.save_label(user_id, item_id, j % 3, note=str(j), url=url)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 errors.append(f"{type(exc).__name__}: {exc}")
 
     threads = [threading.Thread(target=run) for _ in range(2)]

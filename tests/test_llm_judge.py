@@ -142,7 +142,7 @@ class _FakeEndpoint(BaseHTTPRequestHandler):
     with_logprobs = True
     seen: list[dict] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).seen.append(body)
         user = body["messages"][-1]["content"]

@@ -403,7 +403,7 @@ def _at_once(*calls: Any) -> list[Any]:
         barrier.wait()
         try:
             results[k] = calls[k]()
-        except BaseException as exc:  # noqa: BLE001 - re-raised below
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=run, args=(k,)) for k in range(len(calls))]

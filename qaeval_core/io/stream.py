@@ -44,7 +44,7 @@ def _jsonl_handle(
     if isinstance(source, bytes | bytearray):
         return _stdio.BytesIO(bytes(source))
     try:
-        return open(source, "rb")  # noqa: SIM115 - closed by iter_records
+        return open(source, "rb")
     except OSError:
         return None
 

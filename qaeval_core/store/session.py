@@ -181,7 +181,7 @@ def upgrade(url: str | None = None, revision: str = "head") -> str:
     try:
         with _upgrade_lock(resolved):
             command.upgrade(_alembic_config(resolved), revision)
-    except Exception as exc:  # noqa: BLE001 - any driver error becomes a clear message
+    except Exception as exc:
         if isinstance(exc, StoreError):
             raise
         raise StoreError(f"Could not upgrade the store at {_safe(resolved)}: {exc}") from exc
@@ -228,7 +228,7 @@ def _file_lock(path: Path) -> Iterator[None]:
     try:
         from filelock import FileLock
     except ImportError:
-        FileLock = None  # noqa: N806
+        FileLock = None
     if FileLock is not None:
         with FileLock(str(path)):
             yield

@@ -109,7 +109,7 @@ def load_encoder(
     else:
         try:
             encoder = OnnxEncoder(model, quantized=chosen == "onnx-int8", batch_size=batch_size)
-        except Exception as exc:  # noqa: BLE001 - any export/load failure has one answer
+        except Exception as exc:
             if chosen == "onnx-int8":
                 raise ModelLoadError(
                     f"The int8 ONNX encoder for {model!r} could not be built ({exc}); use "

@@ -73,7 +73,7 @@ def materialize_gguf(gguf_path: str | Path) -> Path:
         model = AutoModelForCausalLM.from_pretrained(
             gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.bfloat16
         )
-    except Exception as exc:  # noqa: BLE001 - one clear message for any loader failure
+    except Exception as exc:
         raise ModelLoadError(
             f"Could not read the GGUF model {str(gguf_path)!r}: {exc}. transformers needs the "
             "'gguf' and 'accelerate' packages to load GGUF files."
@@ -124,7 +124,7 @@ def load_causal_lm(name_or_path: str, device: str | None = None) -> tuple[Any, A
             return _causal_lm(path, dev)
         except ModelLoadError:
             raise
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise ModelLoadError(
                 f"Could not load causal LM {name_or_path!r}: {exc}. Give an existing local "
                 "folder or .gguf file, the packaged alias 'smollm2', or a hub name while online."

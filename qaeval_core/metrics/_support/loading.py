@@ -115,7 +115,7 @@ def load_sentence_encoder(name_or_path: str = DEFAULT_EMBEDDING_MODEL, device: s
     with _LOCK:
         try:
             return _sentence_encoder(path, dev)
-        except Exception as exc:  # noqa: BLE001 - any loader failure gets one clear message
+        except Exception as exc:
             raise _load_error("sentence encoder", name_or_path, exc) from exc
 
 
@@ -136,5 +136,5 @@ def load_cross_encoder(name_or_path: str, device: str | None = None):
     with _LOCK:
         try:
             return _cross_encoder(path, dev)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise _load_error("cross-encoder", name_or_path, exc) from exc

@@ -110,7 +110,7 @@ def wordnet() -> tuple[Any, str]:
                     reader = WordNetCorpusReader(str(root), None)
                 reader.synsets("dog")
                 return reader, f"WordNet from {folder}"
-            except Exception as exc:  # noqa: BLE001 - report it and try the next source
+            except Exception as exc:
                 problems.append(f"{folder}: {exc}")
         try:
             from nltk.corpus import wordnet
@@ -118,7 +118,7 @@ def wordnet() -> tuple[Any, str]:
             wordnet.ensure_loaded()
             wordnet.synsets("dog")
             return wordnet, "WordNet from NLTK's data path"
-        except Exception:  # noqa: BLE001 - LookupError, or a broken download
+        except Exception:
             pass
     where = ", ".join(str(d) for d in _candidate_wordnet_dirs())
     extra = f" ({'; '.join(problems)})" if problems else ""
