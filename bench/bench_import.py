@@ -124,7 +124,7 @@ def main() -> None:
             t0 = time.monotonic()
             try:
                 ann.save_label(uid, item, k % 3, url=url)
-            except Exception as exc:
+            except Exception as exc:  # counted and reported
                 errors.append(f"{type(exc).__name__}: {exc}")
             waits.append(time.monotonic() - t0)
             k += 1

@@ -106,7 +106,7 @@ def require_ray() -> Any:
     """The ``ray`` module (with Ray Data), or an InputError saying how to install it."""
     try:
         import ray
-        import ray.data
+        import ray.data  # Ray Data is a separate extra of Ray
     except ImportError as exc:
         raise InputError(
             f"The ray engine needs Ray Data, which is not installed ({exc}): {INSTALL_HINT}."

@@ -251,7 +251,7 @@ def test_concurrent_adjudications_are_all_kept(small_url: str) -> None:
     def work(n: int) -> None:
         try:
             analysis.adjudicate(small_url, q2, "res" if n % 2 else "boss", n % 3, f"reason {n}")
-        except Exception as exc:
+        except Exception as exc:  # collected and asserted below
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(n,)) for n in range(16)]

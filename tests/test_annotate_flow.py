@@ -30,7 +30,7 @@ def store(demo_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     return copy_store(demo_store, tmp_path, monkeypatch)
 
 
-def mine(url: str):
+def mine(url: str):  # a DataFrame
     """The labels ``ann`` wrote (the demo also holds imported raters' labels)."""
     labels = repo.label_history(url, DEMO)
     return labels[labels["user"] == "ann"].reset_index(drop=True)

@@ -125,7 +125,7 @@ def test_simultaneous_decisions_on_one_suggestion(url: str, monkeypatch: pytest.
             result: Any = wf.decide(
                 url, "ds", user, seen, "accepted" if user == "res" else "rejected"
             )
-        except BaseException as exc:
+        except BaseException as exc:  # inspected below
             result = exc
         with lock:
             outcomes.append(result)

@@ -52,7 +52,7 @@ class _FakeLLM(BaseHTTPRequestHandler):
 
     server: _LLMServer
 
-    def do_POST(self) -> None:
+    def do_POST(self) -> None:  # http.server's name
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         if not self.path.endswith("/v1/chat/completions"):
             self.send_error(404)  # a wrong URL: refused at once, never retried

@@ -60,7 +60,7 @@ def _write_dataset(path: Path, n: int, seed: int, labels: bool = True, tag: str 
 class _KnowingLLM(BaseHTTPRequestHandler):
     asked: list[str] = []
 
-    def do_POST(self) -> None:
+    def do_POST(self) -> None:  # http.server's name
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         candidate = body["messages"][-1]["content"].split("Candidate answer:")[1].lower()
         type(self).asked.append(candidate)

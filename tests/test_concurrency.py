@@ -96,7 +96,7 @@ def annotate(url: str, user_id: int, dataset_id: int, seconds: float, seed: int)
                 )
                 acks.append((rec.id, item_id, user_id, value, rule, note))
             labelled.append(item.id)
-        except Exception as exc:
+        except Exception as exc:  # every failure is a finding
             errors.append(f"{type(exc).__name__}: {exc}")
             if len(errors) > 20:
                 break

@@ -132,7 +132,7 @@ def test_a_deactivation_in_progress_is_waited_for_then_the_save_is_refused(
         def save() -> None:
             try:
                 outcome.append(ann.save_label(uid, items[0], 2, login=token, url=url))
-            except BaseException as exc:
+            except BaseException as exc:  # inspected below
                 outcome.append(exc)
 
         worker = threading.Thread(target=save)

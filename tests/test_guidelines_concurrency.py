@@ -59,7 +59,7 @@ def test_simultaneous_saves_give_one_version_and_clean_refusals(
         start.wait()
         try:
             result: Any = _save(db_url, k)
-        except BaseException as exc:
+        except BaseException as exc:  # inspected below
             result = exc
         with lock:
             outcomes.append(result)

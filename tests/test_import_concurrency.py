@@ -56,7 +56,7 @@ def _deal_for_myself(url: str, name: str, go: Any, out: Any) -> None:
     try:
         result = ann.deal("deal", [name], url=url)
         out.put((name, result.added, None))
-    except Exception as exc:
+    except Exception as exc:  # reported to the parent, which fails the test
         out.put((name, 0, f"{type(exc).__name__}: {exc}"))
 
 
@@ -186,7 +186,7 @@ def test_annotators_keep_saving_during_a_large_import(db_url: str, tmp_path: Pat
                 with lock:
                     busy[0] += 1
                 continue  # the app keeps the label; the person presses save again
-            except Exception as exc:
+            except Exception as exc:  # any other error fails the test
                 with lock:
                     raw.append(f"{type(exc).__name__}: {exc}")
                 return

@@ -54,7 +54,7 @@ def fake_llm() -> Iterator[tuple[str, FakeLLM]]:
     fake = FakeLLM()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
+        def do_POST(self) -> None:  # http.server naming
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             fake.requests.append(body)
             fake.headers.append(dict(self.headers))

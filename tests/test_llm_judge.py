@@ -142,7 +142,7 @@ class _FakeEndpoint(BaseHTTPRequestHandler):
     with_logprobs = True
     seen: list[dict] = []
 
-    def do_POST(self) -> None:
+    def do_POST(self) -> None:  # http.server's name
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).seen.append(body)
         user = body["messages"][-1]["content"]

@@ -72,7 +72,7 @@ def _fire(url: str, name: str, monkeypatch: pytest.MonkeyPatch) -> tuple[_Gate, 
         except accounts.LoginThrottled as exc:
             gate.arrive(checking=False)
             result = exc
-        except BaseException as exc:
+        except BaseException as exc:  # reported by the assertions
             gate.arrive(checking=False)
             result = exc
         with lock:

@@ -403,7 +403,7 @@ def _at_once(*calls: Any) -> list[Any]:
         barrier.wait()
         try:
             results[k] = calls[k]()
-        except BaseException as exc:
+        except BaseException as exc:  # re-raised below
             errors.append(exc)
 
     threads = [threading.Thread(target=run, args=(k,)) for k in range(len(calls))]

@@ -35,7 +35,7 @@ import dataclasses
 from typing import Any
 
 import ftfy
-import ftfy.bad_codecs
+import ftfy.bad_codecs  # registers the sloppy-windows-* codecs ftfy names
 from ftfy.badness import badness, is_bad
 
 from qaeval_core.io.rows import ItemRow

@@ -44,7 +44,7 @@ def _jsonl_handle(
     if isinstance(source, bytes | bytearray):
         return _stdio.BytesIO(bytes(source))
     try:
-        return open(source, "rb")
+        return open(source, "rb")  # closed by iter_records
     except OSError:
         return None
 

@@ -130,7 +130,7 @@ def _llama_server(path: str, ctx: int, threads: int) -> tuple[Any, threading.Loc
         params.verbosity = -1
         try:
             server = xlc.Server(params)
-        except Exception as exc:
+        except Exception as exc:  # one clear message for any loader failure
             raise ModelLoadError(f"llama.cpp could not load {path!r}: {exc}") from exc
         _SERVERS[key] = (server, threading.Lock())
         return _SERVERS[key]

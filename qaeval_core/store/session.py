@@ -181,7 +181,7 @@ def upgrade(url: str | None = None, revision: str = "head") -> str:
     try:
         with _upgrade_lock(resolved):
             command.upgrade(_alembic_config(resolved), revision)
-    except Exception as exc:
+    except Exception as exc:  # any driver error becomes a clear message
         if isinstance(exc, StoreError):
             raise
         raise StoreError(f"Could not upgrade the store at {_safe(resolved)}: {exc}") from exc

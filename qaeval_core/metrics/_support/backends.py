@@ -109,7 +109,7 @@ def load_encoder(
     else:
         try:
             encoder = OnnxEncoder(model, quantized=chosen == "onnx-int8", batch_size=batch_size)
-        except Exception as exc:
+        except Exception as exc:  # any export/load failure has one answer
             if chosen == "onnx-int8":
                 raise ModelLoadError(
                     f"The int8 ONNX encoder for {model!r} could not be built ({exc}); use "

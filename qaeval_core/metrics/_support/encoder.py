@@ -93,7 +93,7 @@ def run_adaptive(
             continue
         try:
             out.append(run(start, stop))
-        except Exception as exc:
+        except Exception as exc:  # only OOM is handled, the rest re-raised
             if not oom(exc) or size == 1:
                 raise
             if on_oom is not None:

@@ -73,7 +73,7 @@ def materialize_gguf(gguf_path: str | Path) -> Path:
         model = AutoModelForCausalLM.from_pretrained(
             gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.bfloat16
         )
-    except Exception as exc:
+    except Exception as exc:  # one clear message for any loader failure
         raise ModelLoadError(
             f"Could not read the GGUF model {str(gguf_path)!r}: {exc}. transformers needs the "
             "'gguf' and 'accelerate' packages to load GGUF files."

@@ -115,7 +115,7 @@ def load_sentence_encoder(name_or_path: str = DEFAULT_EMBEDDING_MODEL, device: s
     with _LOCK:
         try:
             return _sentence_encoder(path, dev)
-        except Exception as exc:
+        except Exception as exc:  # any loader failure gets one clear message
             raise _load_error("sentence encoder", name_or_path, exc) from exc
 
 

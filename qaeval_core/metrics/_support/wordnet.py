@@ -110,7 +110,7 @@ def wordnet() -> tuple[Any, str]:
                     reader = WordNetCorpusReader(str(root), None)
                 reader.synsets("dog")
                 return reader, f"WordNet from {folder}"
-            except Exception as exc:
+            except Exception as exc:  # report it and try the next source
                 problems.append(f"{folder}: {exc}")
         try:
             from nltk.corpus import wordnet
@@ -118,7 +118,7 @@ def wordnet() -> tuple[Any, str]:
             wordnet.ensure_loaded()
             wordnet.synsets("dog")
             return wordnet, "WordNet from NLTK's data path"
-        except Exception:
+        except Exception:  # LookupError, or a broken download
             pass
     where = ", ".join(str(d) for d in _candidate_wordnet_dirs())
     extra = f" ({'; '.join(problems)})" if problems else ""
