@@ -32,7 +32,7 @@ def store(demo_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 def mine(url: str):  # a DataFrame
     """The labels ``ann`` wrote (the demo also holds imported raters' labels)."""
-    labels = repo.label_history(url, DEMO)
+    labels = repo.label_history_frame(url, DEMO)
     return labels[labels["user"] == "ann"].reset_index(drop=True)
 
 

@@ -297,7 +297,7 @@ def test_label_save_advance_and_time_recorded(store: str) -> None:
     data = picker_data(at)
     assert "Saved: clearly correct · rule 1" in data["ack"]["text"]
     assert data["item"]["question"] == "Capital of France?"
-    history = repo.label_history(store, "ds")
+    history = repo.label_history_frame(store, "ds")
     assert len(history) == 1
     row = history.iloc[0]
     assert (row["user"], row["value"], row["rule"], row["note"]) == ("ann1", 2, 1, "full name")
@@ -377,7 +377,7 @@ def test_item_reassigned_while_open(store: str) -> None:
     at.run()
     assert "reassigned" in at.warning[0].value or "Your queue is done" in texts(at)
     assert "Your queue is done" in texts(at)
-    assert len(repo.label_history(store, "ds")) == 1  # the refused label was not stored
+    assert len(repo.label_history_frame(store, "ds")) == 1  # the refused label was not stored
 
 
 def test_finished_queue_and_skipped_items(store: str) -> None:

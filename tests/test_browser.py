@@ -155,7 +155,7 @@ def test_label_three_items_with_the_keyboard_only(served: tuple[str, str], tmp_p
         context.close()
 
     assert not dialogs, f"a script ran in the page: {dialogs}"
-    labels = repo.label_history(url, "ds")
+    labels = repo.label_history_frame(url, "ds")
     labels = labels.astype(object).where(labels.notna(), None)
     got = [(r.external_id, int(r.value), r.rule, r.note) for r in labels.itertuples()]
     assert got == [("b0", 2, 1, None), ("b1", 0, 6, "wrong city"), ("b2", 1, None, None)]

@@ -57,7 +57,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
 
 
 def _labels(url: str, name: str) -> list[tuple[str, int]]:
-    frame = repo.label_history(url, "ds")
+    frame = repo.label_history_frame(url, "ds")
     return [(r.external_id, int(r.value)) for r in frame.itertuples() if r.user == name]
 
 

@@ -104,7 +104,7 @@ def _wait_item(page: Any, external_id: str, timeout: float = 30.0) -> None:
 
 
 def _labels(url: str, dataset: str) -> list[tuple[str, int]]:
-    frame = repo.label_history(url, dataset)
+    frame = repo.label_history_frame(url, dataset)
     return [(r.external_id, int(r.value)) for r in frame.itertuples()]
 
 

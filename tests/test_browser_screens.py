@@ -138,7 +138,7 @@ def test_save_and_status_are_on_screen_at_1366x768_after_a_keyboard_label(
         if not inside:
             off[what] = box
     assert off == {}, f"off screen at {WIDTH}x{HEIGHT}: {off}"
-    saved = repo.label_history(url, "fold")
+    saved = repo.label_history_frame(url, "fold")
     assert list(zip(saved["external_id"], saved["value"].astype(int), strict=True)) == [("f0", 1)]
 
 

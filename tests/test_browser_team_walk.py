@@ -260,7 +260,7 @@ def test_a_new_team_walks_through_the_app(served: tuple[str, str]) -> None:
             expect(person.page.get_by_text("24 of 24 labelled")).to_be_visible()
 
         # 4. The admin settles a disagreement between them ...
-        labels = repo.label_history(url, DEMO_DATASET)
+        labels = repo.label_history_frame(url, DEMO_DATASET)
         ours = labels[labels["user"].isin(list(TEAM))]
         split = ours.groupby("external_id")["value"].nunique()
         disputed = sorted(split[split > 1].index)
@@ -347,7 +347,7 @@ def test_a_new_team_walks_through_the_app(served: tuple[str, str]) -> None:
 
     assert not dialogs, f"a script ran in the page: {dialogs}"
     # Every label is the one pressed for the item on screen, one per item, nothing else.
-    labels = repo.label_history(url, DEMO_DATASET)
+    labels = repo.label_history_frame(url, DEMO_DATASET)
     for person in team:
         mine = labels[labels["user"] == person.name]
         assert dict(zip(mine["external_id"], mine["value"].astype(int), strict=True)) == (

@@ -196,7 +196,7 @@ def test_route_label_and_estimate_in_the_browser(served: tuple[str, str], tmp_pa
         context.close()
 
     assert not dialogs, f"a script ran in the page: {dialogs}"
-    labels = repo.label_history(url, DATASET)
+    labels = repo.label_history_frame(url, DATASET)
     mine = labels[labels["user"] == "ann1"]
     assert len(mine) == dealt and set(mine["value"].astype(int)) <= {0, 2}
     routed = workflows.final_labels(url, DATASET, CAL)

@@ -151,12 +151,12 @@ def test_score_with_a_judge_config_calls_the_judge(
 
 
 def test_score_with_a_real_judge_config(capsys, items_file: Path, tmp_path: Path) -> None:
-    from qaeval_core.calibrate import fit_judge, score_items
+    from qaeval_core.calibrate import feature_scores, fit_judge
     from qaeval_core.judge import frame_to_items
     from qaeval_core.metrics.base import get_metric
 
     frame = pd.DataFrame(ROWS * 10)
-    scores, decisions, specs = score_items(frame_to_items(frame), [get_metric("recall")])
+    scores, decisions, specs = feature_scores(frame_to_items(frame), [get_metric("recall")])
     judge, _ = fit_judge(
         scores,
         frame["label"].to_numpy(),

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from qaeval_core.calibrate import fit_judge, score_items
+from qaeval_core.calibrate import feature_scores, fit_judge
 from qaeval_core.errors import ConfigError
 from qaeval_core.judge import JUDGE_SCHEMA_VERSION, FeatureSpec, Judge, config_checksum
 from qaeval_core.judge.combiners.fusion import FusionClassifier
@@ -97,7 +97,7 @@ def fitted() -> tuple[Judge, pd.DataFrame, np.ndarray]:
 
     frame, y = _items()
     metrics = [_RecallMetric(), _BrevityMetric(scale=5.0)]
-    scores, decisions, specs = score_items(frame_to_items(frame), metrics)
+    scores, decisions, specs = feature_scores(frame_to_items(frame), metrics)
     judge, _ = fit_judge(
         scores,
         y,
@@ -127,7 +127,7 @@ def test_written_read_back_and_applied_gives_identical_scores(
 
     frame, y = _items(seed=1)
     metrics = [_RecallMetric(), _BrevityMetric()]
-    scores, _, specs = score_items(frame_to_items(frame), metrics)
+    scores, _, specs = feature_scores(frame_to_items(frame), metrics)
     model = model_factory().fit(scores, y)
     judge = Judge(specs, model, name="rt", fitted_on={"dataset": "synthetic", "n_labels": len(y)})
     before = judge.score_frame(frame)
@@ -155,11 +155,11 @@ def test_score_frame_keeps_input_columns_and_adds_judge_columns(fitted) -> None:
         assert f"judge_{col}" in out.columns
 
 
-def test_score_items_matches_score_frame(fitted) -> None:
+def test_judge_items_matches_score_frame(fitted) -> None:
     from qaeval_core.judge import frame_to_items
 
     judge, frame, _ = fitted
-    a = judge.score_items(frame_to_items(frame))
+    a = judge.judge_items(frame_to_items(frame))
     b = judge.score_frame(frame)
     np.testing.assert_array_equal(a["judge_score"].to_numpy(), b["judge_score"].to_numpy())
 
@@ -282,7 +282,7 @@ def test_text_reading_panda_judge_round_trips(tmp_path: Path) -> None:
 
     frame, y = _items(seed=2)
     items = frame_to_items(frame)
-    scores, _, specs = score_items(items, [_RecallMetric()])
+    scores, _, specs = feature_scores(items, [_RecallMetric()])
     judge, report = fit_judge(
         scores,
         y,

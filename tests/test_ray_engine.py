@@ -180,13 +180,13 @@ def test_cli_ray_writes_the_same_file_as_local(local_ray, nq_rows, tmp_path, cap
 def test_cli_ray_scores_parquet_into_a_folder_with_a_judge(
     local_ray, nq_rows, tmp_path, capsys, monkeypatch
 ) -> None:
-    from qaeval_core.calibrate import fit_judge, score_items
+    from qaeval_core.calibrate import feature_scores, fit_judge
     from qaeval_core.io.frames import items_from_frame
     from qaeval_core.metrics.base import get_metric
 
     frame = pd.DataFrame(nq_rows)
     labels = np.array([r["human"]["label"] for r in nq_rows])
-    scores, decisions, specs = score_items(items_from_frame(frame), [get_metric("recall")])
+    scores, decisions, specs = feature_scores(items_from_frame(frame), [get_metric("recall")])
     judge, _ = fit_judge(
         scores,
         labels,

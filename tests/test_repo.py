@@ -178,7 +178,7 @@ def test_current_labels_and_history(db_url: str):
         alice = s.execute(select(User.id).where(User.name == "alice")).scalar_one()
         item = s.execute(select(Item.id).where(Item.external_id == "a1")).scalar_one()
         s.execute(insert(Label).values(item_id=item, user_id=alice, value=0, source="app"))
-    history = repo.label_history(db_url, "d")
+    history = repo.label_history_frame(db_url, "d")
     current = repo.current_labels(db_url, "d")
     assert list(history.columns) == repo.LABEL_COLUMNS
     assert len(history) == 4 and len(current) == 3
@@ -188,7 +188,7 @@ def test_current_labels_and_history(db_url: str):
     # a re-import restores the file's label as the newest one (the file disagrees with "now")
     report = repo.import_file(db_url, str(DATA / "long_format.tsv"), "d", label_scale="three")
     assert report.labels_added == 1
-    assert len(repo.current_labels(db_url)) == 3 and len(repo.label_history(db_url)) == 5
+    assert len(repo.current_labels(db_url)) == 3 and len(repo.label_history_frame(db_url)) == 5
 
 
 def test_datasets(db_url: str):

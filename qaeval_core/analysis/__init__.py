@@ -16,7 +16,6 @@ importable from here:
 
 from __future__ import annotations
 
-# ``X as X``: public names of the former module that are not in ``__all__``; still importable.
 from qaeval_core.analysis.adjudication import (
     ADJUDICATOR_ROLES,
     AdjudicationRecord,
@@ -24,7 +23,6 @@ from qaeval_core.analysis.adjudication import (
     adjudication_history,
     disagreement_queue,
 )
-from qaeval_core.analysis.adjudication import MAX_REASON_CHARS as MAX_REASON_CHARS
 from qaeval_core.analysis.analyses import (
     AgreementTables,
     Leaderboard,
@@ -37,11 +35,6 @@ from qaeval_core.analysis.analyses import (
     metric_view,
 )
 from qaeval_core.analysis.formatting import format_details, label_text, rule_text
-from qaeval_core.analysis.frames import ADJUDICATION_COLUMNS as ADJUDICATION_COLUMNS
-from qaeval_core.analysis.frames import CONFIG_COLUMNS as CONFIG_COLUMNS
-from qaeval_core.analysis.frames import ITEM_COLUMNS as ITEM_COLUMNS
-from qaeval_core.analysis.frames import LABEL_COLUMNS as LABEL_COLUMNS
-from qaeval_core.analysis.frames import SCORE_COLUMNS as SCORE_COLUMNS
 from qaeval_core.analysis.frames import (
     Frames,
     ItemDetail,

@@ -22,7 +22,6 @@ from qaeval_core.calibrate.fit import (
     CalibrationReport,
     feature_scores,
     fit_judge,
-    score_items,
 )
 from qaeval_core.calibrate.protocol import (
     assign_folds,
@@ -71,7 +70,6 @@ __all__ = [
     "paired_bootstrap",
     "quality",
     "rho",
-    "score_items",
     "select_avert_model",
     "select_smile_weight",
 ]

@@ -38,7 +38,6 @@ the winner share one set of folds and one report; split, they would each redo or
 from __future__ import annotations
 
 import inspect
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -95,7 +94,6 @@ __all__ = [
     "feature_scores",
     "fit_judge",
     "fit_steps",
-    "score_items",
     "used_columns",
 ]
 
@@ -159,20 +157,6 @@ def feature_scores(
     decisions = pd.DataFrame({col: results[col].decisions for col in columns})
     specs = [FeatureSpec.from_metric(m, c) for m, c in zip(metrics, columns, strict=True)]
     return scores, decisions, specs
-
-
-def score_items(
-    items: Sequence[Item], metrics: Sequence[Metric], *, columns: Sequence[str] | None = None
-) -> tuple[pd.DataFrame, pd.DataFrame, list[FeatureSpec]]:
-    """Deprecated name of :func:`feature_scores` (kept for one release; ``score_items`` is
-    :func:`qaeval_core.scoring.score_items`, which returns metric results)."""
-    warnings.warn(
-        "qaeval_core.calibrate.score_items is renamed feature_scores; the old name goes in "
-        "the next release.",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return feature_scores(items, metrics, columns=columns)
 
 
 def used_columns(model: CalibratedClassifier) -> list[str]:

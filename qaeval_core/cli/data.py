@@ -10,6 +10,7 @@ import typer
 from qaeval_core import io
 from qaeval_core.cli.common import DbOption, console
 from qaeval_core.errors import ConfigError
+from qaeval_core.io.labels import RATING_SCALE
 from qaeval_core.vocabulary import AGGREGATES, EXPORTS
 
 #: ``--what``: the store's exports and ``final`` (final labels and their source, which need the
@@ -67,7 +68,7 @@ def register(app: typer.Typer) -> None:
                 help="Scale of the raters' rating/rating_match values, LOW-HIGH: 1-5, 0-2 "
                 "(SMILE), ... mapped to 0/1/2 by their place on it."
             ),
-        ] = io.RATING_SCALE,
+        ] = RATING_SCALE,
         alias_sep: Annotated[
             str,
             typer.Option(help="Separator of aliases in a references string ('' keeps it whole)."),

@@ -58,7 +58,6 @@ The package is split by concern; everything above is importable from here:
 
 from __future__ import annotations
 
-# ``X as X``: public names of the former module that are not in ``__all__``; still importable.
 from qaeval_core.io.cells import (
     MAX_DEPTH,
     MAX_ID_CHARS,
@@ -66,17 +65,12 @@ from qaeval_core.io.cells import (
     MAX_LIST_ITEMS,
     MAX_TEXT_CHARS,
 )
-from qaeval_core.io.cells import MAX_RATER_CHARS as MAX_RATER_CHARS
 from qaeval_core.io.export import items_to_records
 from qaeval_core.io.files import FORMATS, detect_format, write_records
 from qaeval_core.io.formats import read_records
 from qaeval_core.io.labels import GOLD_RATER, RaterLabel
-from qaeval_core.io.labels import LABEL_SCALES as LABEL_SCALES
-from qaeval_core.io.labels import RATING_SCALE as RATING_SCALE
-from qaeval_core.io.labels import LabelScale as LabelScale
 from qaeval_core.io.repair import repair_item, repair_text
 from qaeval_core.io.rows import FIELD_ALIASES, ItemRow, parse_records, read_items
-from qaeval_core.io.rows import item_hash as item_hash
 from qaeval_core.io.stream import ItemScan, scan_items
 
 __all__ = [

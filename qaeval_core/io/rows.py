@@ -34,7 +34,7 @@ from qaeval_core.io.labels import (
     check_scale,
     labels_of,
 )
-from qaeval_core.schema import Item, content_hash, join_models
+from qaeval_core.schema import content_hash, join_models
 
 __all__ = [
     "FIELD_ALIASES",
@@ -103,20 +103,6 @@ class ItemRow:
     def content_hash(self) -> str:
         """The stored hash: content *and* id, so rows that only share content stay distinct."""
         return item_hash(self.external_id, self.content_key)
-
-    def to_item(self, dataset: str | None = None) -> Item:
-        return Item(
-            question=self.question,
-            references=tuple(self.references),
-            candidate=self.candidate,
-            context=self.context,
-            choices=self.choices,
-            wrong_answers=self.wrong_answers,
-            id=self.external_id,
-            dataset=dataset,
-            qa_model=self.qa_model,
-            meta=dict(self.meta or {}),
-        )
 
     def _same_item(self, other: ItemRow) -> bool:
         return (self.content_key, self.choices, self.wrong_answers) == (

@@ -85,7 +85,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -487,18 +486,6 @@ class Judge:
         scores, errors = self.score_inputs(items, progress=progress)
         decided = self.apply_scores(scores, items, errors=errors, trace=trace)
         return pd.concat([decided, scores.add_prefix(COLUMN_PREFIX)], axis=1)
-
-    def score_items(self, items: Sequence[Item]) -> pd.DataFrame:
-        """Deprecated name of :meth:`judge_items` (kept for one release: ``score_items``
-        elsewhere means :func:`qaeval_core.scoring.score_items`, which returns metric results).
-        """
-        warnings.warn(
-            "Judge.score_items is renamed Judge.judge_items; the old name goes in the next "
-            "release.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.judge_items(items)
 
     def score_frame(
         self, frame: pd.DataFrame, *, progress: bool = False, trace: bool | None = None

@@ -14,7 +14,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event, inspect
+from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -264,10 +264,6 @@ def head_revision() -> str | None:
     from alembic.script import ScriptDirectory
 
     return ScriptDirectory.from_config(_alembic_config("sqlite://")).get_current_head()
-
-
-def has_schema(url: str | None = None) -> bool:
-    return "items" in inspect(get_engine(url)).get_table_names()
 
 
 def _safe(url: str) -> str:

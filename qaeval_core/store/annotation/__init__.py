@@ -45,8 +45,6 @@ dataclasses: no ORM objects leave the package, so callers never trigger lazy loa
 
 from __future__ import annotations
 
-# ``X as X``: public names of the former module that are not in ``__all__``; still importable.
-from qaeval_core.store.annotation.assignment import QUEUE_ROLES as QUEUE_ROLES
 from qaeval_core.store.annotation.assignment import (
     DealResult,
     ReassignResult,
@@ -58,7 +56,6 @@ from qaeval_core.store.annotation.batch import deal_batch
 from qaeval_core.store.annotation.by_chance import SELECTION_BY_CHANCE, deal_triage_by_chance
 from qaeval_core.store.annotation.dealing import Holder, check_queue_users
 from qaeval_core.store.annotation.flags import FlagRecord, flag_item, open_flags_for
-from qaeval_core.store.annotation.labels import MAX_NOTE_CHARS as MAX_NOTE_CHARS
 from qaeval_core.store.annotation.labels import (
     LabelledEntry,
     LabelRecord,
@@ -67,8 +64,6 @@ from qaeval_core.store.annotation.labels import (
     labelled_items,
     save_label,
 )
-from qaeval_core.store.annotation.lookups import DatasetRef as DatasetRef
-from qaeval_core.store.annotation.lookups import UserRef as UserRef
 from qaeval_core.store.annotation.progress import (
     AnnotatorProgress,
     DatasetProgress,

@@ -24,8 +24,6 @@ per concern:
 - :mod:`.guidelines`: per-dataset guidelines, rule list, label keys and idle cap, versioned;
 - :mod:`.deals`: the recorded deals (queue, audit, triage), the items audit and triage deals
   drew, and through which deal each label's item reached its rater.
-
-``label_history`` is the former name of :func:`label_history_frame`, kept for one release.
 """
 
 from __future__ import annotations
@@ -93,7 +91,6 @@ from qaeval_core.store.repo.items import ITEM_COLUMNS, list_items, load_items
 from qaeval_core.store.repo.labels import (
     LABEL_COLUMNS,
     current_labels,
-    label_history,
     label_history_frame,
 )
 from qaeval_core.store.repo.ordering import (
@@ -139,7 +136,6 @@ __all__ = [
     "authenticate",
     "current_labels",
     "label_history_frame",
-    "label_history",
     "scores",
     "add_scores",
     "save_calibration",

@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 
 from qaeval_core import io
 from qaeval_core.errors import RowError, StoreError, ValidationError
+from qaeval_core.io.labels import RATING_SCALE
 from qaeval_core.io.stream import ItemScan, scan_items
 from qaeval_core.store.orm import Dataset, ItemRecord, Label
 from qaeval_core.store.repo._common import Store, check_name, store_scope
@@ -34,7 +35,7 @@ from qaeval_core.store.repo.import_existing import (
     import_into_existing,
 )
 from qaeval_core.store.repo.import_pending import cleanup_imports, import_new_dataset, rater_ids
-from qaeval_core.store.repo.import_staging import IMPORT_SOURCE, ImportStage, item_values
+from qaeval_core.store.repo.import_staging import IMPORT_SOURCE, ImportStage
 from qaeval_core.store.repo.labels import current_label_values
 
 __all__ = ["IMPORT_SOURCE", "ImportReport", "import_file", "import_items", "import_scan"]
@@ -79,18 +80,6 @@ def _parse_rows(
 def _changed_fields(row: io.ItemRow, stored: tuple[Any, ...]) -> str:
     _, choices, wrong, meta = stored
     return changed_fields(row, choices, wrong, meta)
-
-
-def _insert_items(s: Session, dataset_id: int, rows: list[io.ItemRow]) -> dict[str, int]:
-    if rows:
-        s.execute(
-            insert(ItemRecord),
-            [{"dataset_id": dataset_id, **item_values(r)} for r in rows],
-        )
-    ids = s.execute(
-        select(ItemRecord.external_id, ItemRecord.id).where(ItemRecord.dataset_id == dataset_id)
-    )
-    return dict(ids.tuples().all())
 
 
 def _insert_labels(s: Session, labels: list[dict[str, Any]]) -> None:
@@ -275,7 +264,7 @@ def import_file(
     mapping: Mapping[str, str] | None = None,
     label_scale: str = "binary",
     alias_separator: str | None = "/",
-    rating_scale: str = io.RATING_SCALE,
+    rating_scale: str = RATING_SCALE,
 ) -> ImportReport:
     """Read, validate and import one file (see :mod:`qaeval_core.io` for the schema).
 

@@ -2,9 +2,8 @@
 
 Labels are written by the app through :mod:`qaeval_core.store.annotation` and by imports
 (:mod:`.imports`); this module only reads them, for exports, comparisons and calibration.
-:func:`label_history_frame` is the DataFrame of every label ever written;
-``label_history`` is its former name, kept for one release because
-:func:`qaeval_core.store.annotation.label_history` (one user's records) has the same name.
+:func:`label_history_frame` is the DataFrame of every label ever written (one user's records
+are :func:`qaeval_core.store.annotation.label_history`).
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from qaeval_core.store.orm import Dataset, ItemRecord, Label, User, visible_data
 from qaeval_core.store.repo._common import Store, store_scope
 from qaeval_core.store.repo.datasets import find_dataset
 
-__all__ = ["LABEL_COLUMNS", "current_labels", "label_history", "label_history_frame"]
+__all__ = ["LABEL_COLUMNS", "current_labels", "label_history_frame"]
 
 LABEL_COLUMNS = [
     "label_id",
@@ -87,8 +86,3 @@ def current_labels(db: Store, dataset: str | None = None) -> pd.DataFrame:
 def label_history_frame(db: Store, dataset: str | None = None) -> pd.DataFrame:
     """Every label ever written, oldest first (columns: :data:`LABEL_COLUMNS`)."""
     return _labels_frame(db, dataset, current=False)
-
-
-#: Former name of :func:`label_history_frame`, kept for one release (it returns a DataFrame,
-#: unlike :func:`qaeval_core.store.annotation.label_history`, which returns one user's records).
-label_history = label_history_frame
