@@ -31,7 +31,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import select
 
 from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.store.annotation.dealing import (
@@ -43,8 +43,12 @@ from qaeval_core.store.annotation.dealing import (
     record_deal,
 )
 from qaeval_core.store.annotation.lookups import DatasetRef
-from qaeval_core.store.annotation.sampled import deal_in_order, items_with_human_label
-from qaeval_core.store.orm import DealItem, ItemRecord
+from qaeval_core.store.annotation.sampled import (
+    deal_in_order,
+    items_with_human_label,
+    record_deal_items,
+)
+from qaeval_core.store.orm import ItemRecord
 from qaeval_core.store.session import write_scope
 
 __all__ = ["SELECTION_BY_CHANCE", "deal_triage_by_chance", "uniform_of"]
@@ -161,12 +165,8 @@ def deal_triage_by_chance(
             },
             created_by=created_by,
         )
-        rows = [{"deal_id": record.id, "item_id": i, "inclusion_probability": 1.0} for i in known]
-        rows += [
-            {"deal_id": record.id, "item_id": i, "inclusion_probability": probs[i]} for i in drawn
-        ]
-        for start in range(0, len(rows), 5000):
-            session.execute(insert(DealItem), rows[start : start + 5000])
+        record_deal_items(session, record.id, list(known), probability=1.0)
+        record_deal_items(session, record.id, list(drawn), probability=probs)
         plan = deal_in_order(
             session, ds.id, existing, todo, users, base, extra_fraction, extra_k, seed, record.id
         )

@@ -156,7 +156,7 @@ def deal_audit_sample(
         plan = deal_in_order(
             session, ds.id, existing, served, users, base, extra_fraction, extra_k, seed, record.id
         )
-        _record_items(session, record.id, sample, probability=size / len(item_ids))
+        record_deal_items(session, record.id, sample, probability=size / len(item_ids))
         # ``covered``: the sampled items already at their target, not every held item of the
         # dataset (issue 21, item 6: 20 of 100 sampled were reported as 60, all held items).
         return finish_deal(
@@ -242,7 +242,7 @@ def deal_triage(
         plan = deal_in_order(
             session, ds.id, existing, todo, users, base, extra_fraction, extra_k, seed, record.id
         )
-        _record_items(session, record.id, todo)
+        record_deal_items(session, record.id, todo)
         return finish_deal(
             session,
             record,
@@ -287,13 +287,23 @@ def deal_in_order(
     return plan
 
 
-def _record_items(
-    session: Session, deal_id: int, item_ids: Sequence[int], probability: float | None = None
+def record_deal_items(
+    session: Session,
+    deal_id: int,
+    item_ids: Sequence[int],
+    probability: float | Mapping[int, float] | None = None,
 ) -> None:
-    """Record the items a deal drew, with the probability it drew each (an audit's uniform
-    ``size / items``; None for deterministic triage, which chose them)."""
+    """Record the items a deal drew, with the probability it drew each: one for all (an audit's
+    uniform ``size / items``), one per item (a draw by chance), or None (deterministic triage,
+    which chose them)."""
+    per_item = probability if isinstance(probability, Mapping) else None
     rows = [
-        {"deal_id": deal_id, "item_id": i, "inclusion_probability": probability} for i in item_ids
+        {
+            "deal_id": deal_id,
+            "item_id": i,
+            "inclusion_probability": per_item[i] if per_item is not None else probability,
+        }
+        for i in item_ids
     ]
     for start in range(0, len(rows), 5000):
         session.execute(insert(DealItem), rows[start : start + 5000])
