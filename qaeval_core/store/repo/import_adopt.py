@@ -38,7 +38,7 @@ from qaeval_core.store.orm import (
     utcnow,
 )
 from qaeval_core.store.repo._common import store_scope
-from qaeval_core.store.repo.import_staging import CHUNK, IMPORT_SOURCE
+from qaeval_core.store.repo.import_staging import CHUNK, IMPORT_SOURCE, ITEM_COLUMNS_WRITTEN
 from qaeval_core.store.session import get_engine
 
 __all__ = ["WRITER_PAUSE_S", "adopt", "chunk_end", "let_writers_in", "marker"]
@@ -103,20 +103,6 @@ def let_writers_in(url: str | None, *, pause: bool = True) -> None:
         time.sleep(WRITER_PAUSE_S)
 
 
-_STAGE_ITEM_COLS = (
-    "external_id",
-    "question",
-    "references",
-    "candidate",
-    "context",
-    "choices",
-    "wrong_answers",
-    "qa_model",
-    "meta",
-    "content_hash",
-)
-
-
 def chunk_end(conn: Any, hidden_id: int, chunk: int) -> int | None:
     """The ``seq`` of the last of the next ``chunk`` staged items of an import (None: none)."""
     seqs = select(ImportStageItem.seq).where(ImportStageItem.import_id == hidden_id)
@@ -158,12 +144,12 @@ def _adopt_chunk(url: str | None, hidden_id: int, target_id: int, chunk: int) ->
             select(
                 literal(target_id, Integer),
                 literal(now, DateTime(timezone=True)),
-                *(st.c[c] for c in _STAGE_ITEM_COLS),
+                *(st.c[c] for c in ITEM_COLUMNS_WRITTEN),
             )
             .where(in_chunk, st.c.known_item_id.is_(None))
             .order_by(st.c.seq)
         )
-        cols = ["dataset_id", "created_at", *_STAGE_ITEM_COLS]
+        cols = ["dataset_id", "created_at", *ITEM_COLUMNS_WRITTEN]
         conn.execute(insert(it).from_select(cols, new_items))
         copied = and_(
             st.c.known_item_id.is_(None),

@@ -42,7 +42,7 @@ from qaeval_core.store.orm import ItemRecord, Label, User, utcnow
 from qaeval_core.store.repo._common import Store, store_error
 from qaeval_core.store.session import get_engine, map_busy
 
-__all__ = ["CHUNK", "IMPORT_SOURCE", "item_values"]
+__all__ = ["CHUNK", "IMPORT_SOURCE", "ITEM_COLUMNS_WRITTEN", "item_values"]
 
 #: ``labels.source`` of labels that came from a file.
 IMPORT_SOURCE = "import"
@@ -72,7 +72,11 @@ class ImportStage:
             f"qaeval_stage_items_{tag}",
             meta,
             Column("seq", Integer, primary_key=True),
-            *(Column(c.name, c.type) for c in ItemRecord.__table__.columns if c.name in _ITEM_COLS),
+            *(
+                Column(c.name, c.type)
+                for c in ItemRecord.__table__.columns
+                if c.name in ITEM_COLUMNS_WRITTEN
+            ),
             prefixes=["TEMPORARY"],
         )
         self.labels = Table(
@@ -168,11 +172,13 @@ class ImportStage:
             self._conn.execution_options(sqlite_begin="DEFERRED")
 
     def insert_items(self, dataset_id: int) -> None:
-        cols = [self.items.c[c] for c in _ITEM_COLS]
+        cols = [self.items.c[c] for c in ITEM_COLUMNS_WRITTEN]
         rows = select(
             literal(dataset_id, Integer), literal(utcnow(), DateTime(timezone=True)), *cols
         ).order_by(self.items.c.seq)
-        stmt = insert(ItemRecord).from_select(["dataset_id", "created_at", *_ITEM_COLS], rows)
+        stmt = insert(ItemRecord).from_select(
+            ["dataset_id", "created_at", *ITEM_COLUMNS_WRITTEN], rows
+        )
         self._execute(stmt)
 
     def insert_labels(self, dataset_id: int) -> int:
@@ -200,7 +206,8 @@ class ImportStage:
         return self._conn.execute(stmt)
 
 
-_ITEM_COLS = (
+#: The ``items`` columns an import writes (also those of its staging tables).
+ITEM_COLUMNS_WRITTEN = (
     "external_id",
     "question",
     "references",
@@ -212,10 +219,10 @@ _ITEM_COLS = (
     "meta",
     "content_hash",
 )
-_ITEM_VALUES = attrgetter(*_ITEM_COLS)
+_ITEM_VALUES = attrgetter(*ITEM_COLUMNS_WRITTEN)
 
 
 def item_values(row: Any) -> dict[str, Any]:
     """The ``items`` columns an import writes, from a parsed row (:class:`io.ItemRow`); the one
     mapping shared by the staged, the chunked and the single-transaction import paths."""
-    return dict(zip(_ITEM_COLS, _ITEM_VALUES(row), strict=True))
+    return dict(zip(ITEM_COLUMNS_WRITTEN, _ITEM_VALUES(row), strict=True))
