@@ -238,6 +238,24 @@ def test_the_config_hash_changes_with_the_prompt_and_the_weights(tmp_path):
     assert h1 != get_metric("llm_judge", model=str(two)).config_hash()
 
 
+def test_a_gguf_read_by_transformers_is_cached_under_its_own_key(tmp_path):
+    """Dequantised arithmetic on another device gives other bits than llama.cpp's: the runtime
+    and device class join the fingerprint, and the default's config hash is unchanged."""
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF" + b"1" * 100)
+    auto = get_metric("llm_judge", model=str(gguf))
+    cpu = get_metric("llm_judge", model=str(gguf), runtime="transformers", device="cpu")
+    cuda = get_metric("llm_judge", model=str(gguf), runtime="transformers", device="cuda:0")
+    assert cpu.fingerprint() == auto.fingerprint() + "|transformers@cpu"
+    assert cuda.fingerprint().endswith("|transformers@cuda")
+    assert len({auto.config_hash(), cpu.config_hash(), cuda.config_hash()}) == 3
+    assert "runtime" not in auto.config()["params"]
+    assert type(cpu.backend()).__name__ == "TransformersBackend"
+    assert type(auto.backend()).__name__ == "LlamaCppBackend"
+    with pytest.raises(ValueError, match="runtime"):
+        get_metric("llm_judge", runtime="vllm")
+
+
 # -- the real packaged model ------------------------------------------------------------------
 @needs_model
 @pytest.mark.slow

@@ -80,6 +80,11 @@ class VerdictCache:
                 found[key] = CachedVerdict(p, text, seconds)
         return found
 
+    def everything(self) -> dict[str, CachedVerdict]:
+        """Every cached verdict by key (to merge one cache into another)."""
+        rows = self._conn().execute("SELECT key, probability, text, seconds FROM verdicts")
+        return {key: CachedVerdict(p, text, seconds) for key, p, text, seconds in rows}
+
     def put(self, key: str, verdict: CachedVerdict) -> None:
         self._conn().execute(
             "INSERT OR REPLACE INTO verdicts (key, probability, text, seconds) VALUES (?,?,?,?)",

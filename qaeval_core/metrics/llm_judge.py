@@ -32,6 +32,8 @@ from qaeval_core.schema import Item
 
 __all__ = ["LLMJudge"]
 
+#: How a model file is run: ``auto`` picks llama.cpp for GGUF files, transformers otherwise.
+RUNTIMES = ("auto", "transformers")
 #: Show a progress bar when at least this many items need the model.
 _PROGRESS_FROM = 20
 
@@ -47,6 +49,10 @@ class LLMJudge(Metric):
     prompt : ``naqt`` (the annotators' rules, yes/no) or ``lave`` (LAVE's 1-3 rating).
     url : an OpenAI-compatible base URL (``http://localhost:8080/v1``) or None.
     api_key_env, timeout, max_retries, concurrency : endpoint settings.
+    runtime : ``auto`` (llama.cpp for a ``.gguf`` file or the packaged alias, transformers for a
+        folder or hub name) or ``transformers`` (a GGUF read by transformers, dequantised: the
+        way onto a GPU where llama.cpp is a CPU wheel). A forced runtime computes in other
+        precision, so its verdicts are cached under their own key (``|transformers@cuda``).
     device, batch_size : transformers settings (batch 0: 1 on CPU, 16 on CUDA).
     cache : keep verdicts on disk (``<cache>/llm_verdicts.sqlite``).
     threshold : correct when P(correct) >= threshold.
@@ -64,6 +70,7 @@ class LLMJudge(Metric):
         model: str = DEFAULT_JUDGE_LLM,
         prompt: str = "naqt",
         url: str | None = None,
+        runtime: str = "auto",
         api_key_env: str = "OPENAI_API_KEY",
         timeout: float = 60.0,
         max_retries: int = 3,
@@ -76,6 +83,9 @@ class LLMJudge(Metric):
         self.model = model
         self.prompt = prompt
         self.url = url
+        if runtime not in RUNTIMES:
+            raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, not {runtime!r}")
+        self.runtime = runtime
         self.api_key_env = api_key_env
         self.timeout = timeout
         self.max_retries = max_retries
@@ -89,15 +99,27 @@ class LLMJudge(Metric):
         """The parameters, plus what else decides a verdict: the prompt's version and the
         model's fingerprint (so stored scores are never reused for other weights or wording)."""
         cfg = super().config()
+        if self.runtime == "auto":  # the default: configs (and hashes) from before it stay valid
+            cfg["params"].pop("runtime", None)
         cfg["identity"] = {
             "prompt": get_prompt(self.prompt).key,
-            "model": resolve_llm(self.model, url=self.url, assemble=False).fingerprint,
+            "model": self.fingerprint(),
         }
         return cfg
 
+    def _gguf_through_transformers(self, kind: str) -> bool:
+        return kind == "gguf" and self.runtime == "transformers"
+
     def fingerprint(self) -> str:
-        """The model's identity (packaged hash, file edges, endpoint + name)."""
-        return resolve_llm(self.model, url=self.url, assemble=False).fingerprint
+        """The model's identity (packaged hash, file edges, endpoint + name), plus the runtime
+        and device class where a GGUF is read by transformers (other arithmetic, other bits)."""
+        resolved = resolve_llm(self.model, url=self.url, assemble=False)
+        if not self._gguf_through_transformers(resolved.kind):
+            return resolved.fingerprint
+        from qaeval_core.metrics._support.loading import choose_device
+
+        device = choose_device(self.device).split(":")[0]
+        return f"{resolved.fingerprint}|transformers@{device}"
 
     def backend(self) -> Any:
         from qaeval_core.llm.next_token import (
@@ -116,7 +138,7 @@ class LLMJudge(Metric):
                 max_retries=int(self.max_retries),
                 concurrency=int(self.concurrency),
             )
-        if resolved.kind == "gguf":
+        if resolved.kind == "gguf" and not self._gguf_through_transformers(resolved.kind):
             return LlamaCppBackend(resolved.location)
         return TransformersBackend(
             resolved.location, device=self.device, batch_size=int(self.batch_size)

@@ -101,8 +101,11 @@ def _causal_lm(path: str, device: str) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    # float32 on CPU: bfloat16 matmuls are slower than float32 on most CPUs.
-    dtype = torch.float16 if device.startswith("cuda") else torch.float32
+    # float32 on CPU: bfloat16 matmuls are slower than float32 on most CPUs. On a GPU bfloat16
+    # where the card has it: float16's range overflows in some models' activations (Qwen2).
+    dtype = torch.float32
+    if device.startswith("cuda"):
+        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     tok = AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
     model.to(device)
