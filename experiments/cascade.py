@@ -61,9 +61,15 @@ PEOPLE = 0.2
 MARGIN = 0.05
 
 
+#: Which cached verdicts the LLM tier reads: llama.cpp's (the default runtime, computed here by
+#: llm_verdicts.py) or, with ``--llm-runtime transformers``, the same GGUF read by transformers on
+#: a GPU (llm_verdicts_offload.py). ``main`` sets it from the command line.
+LLM_PARAMS: dict[str, str] = {}
+
+
 def llm_probabilities(data: Data) -> tuple[np.ndarray, np.ndarray]:
     """The cached LLM P(correct) per row (NaN where not computed yet) and its seconds."""
-    metric = get_metric("llm_judge")
+    metric = get_metric("llm_judge", **LLM_PARAMS)
     prompt = get_prompt(metric.prompt)
     fingerprint = metric.fingerprint()
     keys = [verdict_key(fingerprint, prompt.key, prompt.messages(it)[0]) for it in data.items]
@@ -153,7 +159,7 @@ def run_seed(
         )
         if s <= max_share + 1e-9
     ]
-    llm_feature = FeatureSpec.from_metric(get_metric("llm_judge"))
+    llm_feature = FeatureSpec.from_metric(get_metric("llm_judge", **LLM_PARAMS))
     measured = secs[np.isfinite(secs) & (secs > 0)]
     tier = fit_cascade(
         p_cal,
@@ -221,7 +227,18 @@ def main() -> None:
         help="only fit the cheap judges and write cache/cascade_needs.json: the rows whose LLM "
         "verdicts the cascade can ask for (llm_verdicts.py --needs computes them first)",
     )
+    ap.add_argument(
+        "--llm-runtime",
+        choices=("auto", "transformers"),
+        default="auto",
+        help="whose verdicts: llama.cpp's (auto) or transformers' on a GPU (results get a suffix)",
+    )
+    ap.add_argument("--llm-device", default="cuda", help="with --llm-runtime transformers")
     args = ap.parse_args()
+    suffix = ""
+    if args.llm_runtime == "transformers":
+        LLM_PARAMS.update(runtime="transformers", device=args.llm_device)
+        suffix = f"_transformers_{args.llm_device.split(':')[0]}"
     if args.needs:
         needs = {}
         for name in args.datasets:
@@ -254,7 +271,7 @@ def main() -> None:
             print(f"{name} seed {seed}: {row} ({time.time() - t0:.0f}s)", flush=True)
         frame = pd.DataFrame(rows)
         RESULTS.mkdir(exist_ok=True)
-        frame.to_csv(RESULTS / f"cascade_{name}.csv", index=False)
+        frame.to_csv(RESULTS / f"cascade_{name}{suffix}.csv", index=False)
         p = pd.DataFrame(ppi)
         per_model = p[~p["overall"]]
         m = frame.mean(numeric_only=True)
@@ -268,12 +285,19 @@ def main() -> None:
             f"{(per_model['ppi_width'] / per_model['human_width']).mean():.2f} | "
             f"{per_model['ppi_covers'].mean():.3f} |"
         )
+    runtime = (
+        "LLM verdicts: the packaged GGUF through llama.cpp on this machine's CPU."
+        if not suffix
+        else f"LLM verdicts: the packaged GGUF read by transformers, bfloat16 on "
+        f"{args.llm_device} (experiments/llm_verdicts_offload.py)."
+    )
     write_result(
-        "cascade.md",
+        f"cascade{suffix}.md",
         [
             "Cascade on the test rows (cheap judge calibrated on 300 labels, LLM tier fitted "
             "on the same 300 by 5-fold CV; mean ± sd over 5 seeds). PPI: 100 random labels per "
-            "draw, per-model intervals pooled over models with >= 10 labels.",
+            f"draw, per-model intervals pooled over models with >= 10 labels. {runtime}",
+            f"LLM shares allowed up to {args.max_llm_share:.0%}.",
             "",
             *lines,
         ],

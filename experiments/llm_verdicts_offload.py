@@ -30,14 +30,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 RUNTIME = {"runtime": "transformers", "device": "cuda"}
 
 
-def export(target: Path) -> None:
+def export(target: Path, prompt_name: str = "naqt") -> None:
     from common import DATASETS, load_data
 
     from qaeval_core.llm.prompts import get_prompt
     from qaeval_core.llm.verdict_cache import verdict_key
     from qaeval_core.metrics.base import get_metric
 
-    metric = get_metric("llm_judge", **RUNTIME)
+    metric = get_metric("llm_judge", prompt=prompt_name, **RUNTIME)
     prompt = get_prompt(metric.prompt)
     fingerprint = metric.fingerprint()
     rows: dict[str, list[dict[str, str]]] = {}
@@ -48,7 +48,9 @@ def export(target: Path) -> None:
                 rows[verdict_key(fingerprint, prompt.key, messages)] = messages
     target.parent.mkdir(parents=True, exist_ok=True)
     with gzip.open(target, "wt", encoding="utf-8") as fh:
-        json.dump({"fingerprint": fingerprint, "prompt": prompt.key, "rows": rows}, fh)
+        json.dump(
+            {"fingerprint": fingerprint, "prompt": prompt_name, "key": prompt.key, "rows": rows}, fh
+        )
     print(f"{len(rows)} conversations for {fingerprint} -> {target}")
 
 
@@ -69,8 +71,8 @@ def run(
 
     with gzip.open(items, "rt", encoding="utf-8") as fh:
         payload = json.load(fh)
-    prompt = get_prompt("naqt")
-    assert payload["prompt"] == prompt.key, "the items were written for another prompt version"
+    prompt = get_prompt(payload["prompt"])
+    assert payload["key"] == prompt.key, "the items were written for another prompt version"
     keys = list(payload["rows"])[: limit or None]
     convs = [payload["rows"][k] for k in keys]
     backend = TransformersBackend(model, device=device, batch_size=1)
@@ -134,6 +136,7 @@ def main() -> None:
     sub = ap.add_subparsers(dest="step", required=True)
     e = sub.add_parser("export")
     e.add_argument("target", type=Path)
+    e.add_argument("--prompt", default="naqt", help="naqt or lave")
     r = sub.add_parser("run")
     r.add_argument("items", type=Path)
     r.add_argument("--model", required=True)
@@ -146,7 +149,7 @@ def main() -> None:
     m.add_argument("source", type=Path)
     args = ap.parse_args()
     if args.step == "export":
-        export(args.target)
+        export(args.target, args.prompt)
     elif args.step == "run":
         run(args.items, args.model, args.out, args.bench, args.bench_rows, args.device, args.limit)
     else:

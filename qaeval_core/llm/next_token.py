@@ -8,9 +8,10 @@ where an endpoint gives no log-probabilities. Nothing is sampled (temperature 0,
   torch). The server keeps each slot's key/value cache, so the instruction every item shares is
   evaluated once per slot and only the item's own tokens cost time; ``parallel`` slots are
   filled at once and the server batches them (continuous batching).
-* :class:`TransformersBackend`: any causal LM by folder or hub name (CUDA in half precision when
-  there is one). Batches are length-sorted and left-padded; on the CPU the default batch is 1,
-  which makes the value independent of which other items share a batch bit for bit.
+* :class:`TransformersBackend`: any causal LM by folder, ``.gguf`` file or hub name (CUDA in
+  bfloat16 when there is one). The default batch is 1, which makes the value independent of
+  which other items share a batch; a larger batch is length-sorted and left-padded, faster on a
+  GPU, and moved P(correct) by up to 0.05 in bfloat16 on an H200 (measured, 512 items).
 * :class:`EndpointBackend`: any OpenAI-compatible ``/chat/completions`` endpoint (vLLM,
   llama.cpp server, hosted APIs) asked for ``logprobs``/``top_logprobs``; an endpoint that
   ignores them is read from its text.
@@ -225,7 +226,7 @@ class TransformersBackend:
 
         device = choose_device(self.device)
         model, tok = _causal_lm(self.location, device)
-        size = self.batch_size or (16 if device.startswith("cuda") else 1)
+        size = self.batch_size or 1
         prompts = [
             tok.apply_chat_template(list(c), tokenize=False, add_generation_prompt=True)
             if getattr(tok, "chat_template", None)

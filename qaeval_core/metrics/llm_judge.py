@@ -53,7 +53,9 @@ class LLMJudge(Metric):
         folder or hub name) or ``transformers`` (a GGUF read by transformers, dequantised: the
         way onto a GPU where llama.cpp is a CPU wheel). A forced runtime computes in other
         precision, so its verdicts are cached under their own key (``|transformers@cuda``).
-    device, batch_size : transformers settings (batch 0: 1 on CPU, 16 on CUDA).
+    device, batch_size : transformers settings. ``batch_size`` 0 means 1: a verdict that does
+        not depend on the items beside it. Larger batches are faster on a GPU (98 vs 43 items/s
+        on an H200) but left padding moved P(correct) by up to 0.05 in bfloat16 there.
     cache : keep verdicts on disk (``<cache>/llm_verdicts.sqlite``).
     threshold : correct when P(correct) >= threshold.
     """
