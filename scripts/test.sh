@@ -11,4 +11,7 @@ if [ -f .qaeval-test-env ]; then
 fi
 .venv/bin/ruff check qaeval_core app tests migrations bench scripts experiments
 .venv/bin/ruff format --check qaeval_core app tests migrations bench scripts experiments
-exec .venv/bin/python -m pytest -ra "$@"
+# Two workers by default (CI has 2 cores; QAEVAL_TEST_WORKERS=0 runs in one process): tests that
+# start many processes or a browser share one worker's queue (tests/conftest.py).
+exec .venv/bin/python -m pytest -ra --durations=15 -n "${QAEVAL_TEST_WORKERS:-2}" \
+  --dist loadgroup "$@"

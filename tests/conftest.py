@@ -73,6 +73,26 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip(f"needs {', '.join(missing)}, not installed here (pip install {how})")
 
 
+#: Test files that start many processes (a 20-process import race, a local Ray cluster,
+#: multi-process saves). With ``pytest -n N --dist loadgroup`` (scripts/test.sh) these and
+#: every ``browser`` test (a Streamlit server + Chromium each) run one at a time on one worker,
+#: so two such bursts never share the CPUs; every other test fills the other workers.
+ONE_AT_A_TIME_FILES = frozenset(
+    {
+        "test_concurrency.py",
+        "test_hardening_store.py",
+        "test_import_concurrency.py",
+        "test_ray_engine.py",
+    }
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("browser") or item.path.name in ONE_AT_A_TIME_FILES:
+            item.add_marker(pytest.mark.xdist_group("one_at_a_time"))
+
+
 @pytest.fixture
 def sqlite_url(tmp_path: Path) -> str:
     """A migrated SQLite store in a fresh file."""
