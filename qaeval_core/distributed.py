@@ -8,7 +8,7 @@ computed here is the one the local loop computes. Ray Data does all the scheduli
 scheduler of ours to get wrong.
 
 * **Input.** A DataFrame is turned into item rows on the driver with
-  :func:`~qaeval_core.io.frames.items_from_frame` (so column aliases and ``/``-separated
+  :func:`~qaeval_core.io.item_frames.items_from_frame` (so column aliases and ``/``-separated
   references are read exactly as locally) plus a row number; files (JSON lines or Parquet, one
   file or a folder of them) are read by Ray itself (``ray.data.read_json`` /
   ``read_parquet``), so a large input never passes through the driver's memory.
@@ -62,7 +62,7 @@ import pandas as pd
 
 from qaeval_core.errors import InputError
 from qaeval_core.io.files import FORMATS
-from qaeval_core.io.frames import items_from_frame
+from qaeval_core.io.item_frames import items_from_frame
 from qaeval_core.schema import Item
 
 __all__ = [

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from qaeval_core.errors import ConfigError, ModelLoadError
-from qaeval_core.io.frames import items_from_frame
+from qaeval_core.io.item_frames import items_from_frame
 from qaeval_core.jsonable import to_jsonable
 from qaeval_core.metrics.base import Metric, MetricResult
 from qaeval_core.metrics.specs import (

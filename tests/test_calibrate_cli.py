@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from qaeval_core.calibrate.progress import Progress
+from qaeval_core.calibrate.progress import CalibrationProgress
 from qaeval_core.cli.main import main
 from qaeval_core.judge import Judge
 from qaeval_core.store import repo
@@ -171,7 +171,7 @@ def test_a_second_calibration_reuses_every_stored_score(tmp_path: Path, monkeypa
     assert main(["import", str(_write_dataset(tmp_path / "d.jsonl")), "-d", "toy", "--db", db]) == 0
     runs = []
     for _ in range(2):
-        heard: list[Progress] = []
+        heard: list[CalibrationProgress] = []
         result = workflows.calibrate_dataset(db, "toy", n_boot=50, progress=heard.append)
         said = [p.message for p in heard]
         runs.append((said, result))

@@ -1,8 +1,8 @@
 """A calibration reports its steps and its progress through a callback (issue 21, item 8).
 
 The default fit takes minutes; the page and the CLI showed nothing while it ran. The workflow
-prints nothing itself: it calls ``progress`` with a :class:`Progress` per step and per unit of
-work, which the page draws as a status box with a bar and the CLI as a bar on stderr.
+prints nothing itself: it calls ``progress`` with a :class:`CalibrationProgress` per step and per
+unit of work, which the page draws as a status box with a bar and the CLI as a bar on stderr.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from test_calibrate_cli import _write_dataset, fake_cost_measuring
 
 from qaeval_core import workflows
-from qaeval_core.calibrate.progress import Progress, Steps
+from qaeval_core.calibrate.progress import CalibrationProgress, Steps
 from qaeval_core.cli.main import main
 from qaeval_core.workflows.calibration import calibration_steps
 
@@ -29,7 +29,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_a_cost_aware_fit_reports_every_step_in_order(store: str) -> None:
-    heard: list[Progress] = []
+    heard: list[CalibrationProgress] = []
     workflows.calibrate_dataset(
         store, "toy", metrics=METRICS, candidates=["stacker", "threshold"], n_boot=50,
         progress=heard.append,
@@ -56,7 +56,7 @@ def test_a_cost_aware_fit_reports_every_step_in_order(store: str) -> None:
 
 def test_without_cost_measuring_the_fit_has_fewer_steps_and_scores_are_reused(store: str) -> None:
     workflows.calibrate_dataset(store, "toy", metrics=METRICS, n_boot=50, inputs="all")
-    heard: list[Progress] = []
+    heard: list[CalibrationProgress] = []
     workflows.calibrate_dataset(
         store, "toy", metrics=METRICS, n_boot=50, inputs="all", progress=heard.append
     )
@@ -66,7 +66,7 @@ def test_without_cost_measuring_the_fit_has_fewer_steps_and_scores_are_reused(st
 
 
 def test_steps_number_a_nested_run_under_the_outer_one() -> None:
-    heard: list[Progress] = []
+    heard: list[CalibrationProgress] = []
     outer = Steps(heard.append, ["a", "b", "c"])
     outer.start("a", "first", total=2)
     outer.advance("half", done=1)

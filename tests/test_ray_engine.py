@@ -181,7 +181,7 @@ def test_cli_ray_scores_parquet_into_a_folder_with_a_judge(
     local_ray, nq_rows, tmp_path, capsys, monkeypatch
 ) -> None:
     from qaeval_core.calibrate import feature_scores, fit_judge
-    from qaeval_core.io.frames import items_from_frame
+    from qaeval_core.io.item_frames import items_from_frame
     from qaeval_core.metrics.base import get_metric
 
     frame = pd.DataFrame(nq_rows)

@@ -187,7 +187,7 @@ def fmt_ci(estimate: Any, low: Any, high: Any, digits: int = 3) -> str:
 def _text_block(caption: str, text: Any) -> None:
     """A captioned plain-text block; a missing value (None, NaN, empty) shows as a dash."""
     st.caption(caption)
-    st.text("—" if formatting.is_missing(text) or str(text) == "" else str(text))
+    st.text("—" if formatting.is_blank(text) or str(text) == "" else str(text))
 
 
 def show_labels(labels: Sequence[dict[str, Any]] | pd.DataFrame, *, key: str) -> None:
@@ -203,7 +203,7 @@ def show_labels(labels: Sequence[dict[str, Any]] | pd.DataFrame, *, key: str) ->
             with column.container(border=True):
                 st.markdown(f"**{safe_text.escape_markdown(str(row['rater']))}**")
                 role = row.get("role")
-                st.caption("" if formatting.is_missing(role) else str(role))
+                st.caption("" if formatting.is_blank(role) else str(role))
                 st.text(analysis.label_text(row["value"]))
                 _text_block("rule", analysis.rule_text(row.get("rule")))
                 _text_block("note", row.get("note"))

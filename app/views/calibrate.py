@@ -31,7 +31,7 @@ from qaeval_core.calibrate import active, summary
 from qaeval_core.calibrate.fit import CANDIDATES, DEFAULT_CANDIDATES
 from qaeval_core.calibrate.guarantee import GuaranteeNotSupported
 from qaeval_core.calibrate.inputs import DEFAULT_METRICS, FEATURE_ONLY
-from qaeval_core.calibrate.progress import Progress, Steps
+from qaeval_core.calibrate.progress import CalibrationProgress, Steps
 from qaeval_core.errors import QAEvalError
 from qaeval_core.judge import Judge
 from qaeval_core.metrics.base import Metric, get_metric
@@ -250,7 +250,7 @@ class FitProgress:
         self.bar = st.progress(0.0, text="Starting ...")
         self.step: str | None = None
 
-    def __call__(self, p: Progress) -> None:
+    def __call__(self, p: CalibrationProgress) -> None:
         label = f"Step {p.index} of {p.steps}: {p.step}"
         if p.step != self.step:
             self.step = p.step

@@ -20,7 +20,7 @@ __all__ = [
     "display_frame",
     "format_details",
     "header_text",
-    "is_missing",
+    "is_blank",
     "label_text",
     "percent_text",
     "rule_text",
@@ -30,8 +30,11 @@ __all__ = [
 _WORDS = {"n": "", "ci": "CI", "id": "ID", "qa": "QA", "ds": "Dawid-Skene", "3pt": "3-point"}
 
 
-def is_missing(value: Any) -> bool:
-    """None, pandas' NA/NaT or a float NaN: a value a reader should see as blank."""
+def is_blank(value: Any) -> bool:
+    """None, pandas' NA/NaT or a float NaN: a value a reader should see as blank.
+
+    (Wider than :func:`qaeval_core.io.cells.is_missing`, a file's absent cell: None or NaN.)
+    """
     if value is None or value is pd.NA or value is pd.NaT:
         return True
     return isinstance(value, float) and np.isnan(value)
@@ -59,9 +62,9 @@ def display_frame(
     for column in out.columns:
         values = out[column]
         if values.dtype == object or pd.api.types.is_string_dtype(values):
-            out[column] = values.map(lambda v: "" if is_missing(v) else v).astype(object)
+            out[column] = values.map(lambda v: "" if is_blank(v) else v).astype(object)
         elif pd.api.types.is_float_dtype(values) and values.isna().any():
-            out[column] = values.map(lambda v: "" if is_missing(v) else f"{v:.{digits}f}")
+            out[column] = values.map(lambda v: "" if is_blank(v) else f"{v:.{digits}f}")
     names = dict(headers or {})
     return out.rename(columns={c: names.get(c, header_text(c)) for c in out.columns})
 
@@ -100,7 +103,7 @@ def config_label(metric_id: str, config_hash: str) -> str:
 def percent_text(fraction: Any) -> str:
     """A share as the app's one percentage format, one decimal: ``0.1961`` -> ``"19.6%"``
     (issue 21, item 10: "19.61%" was shown next to "91.3%"); empty when missing."""
-    if is_missing(fraction):
+    if is_blank(fraction):
         return ""
     return f"{100.0 * float(fraction):.1f}%"
 

@@ -3,13 +3,14 @@
 A default fit takes minutes (scoring the inputs, measuring their costs, choosing inputs,
 comparing combiners). The library prints nothing: :func:`~qaeval_core.workflows.calibrate_dataset`
 and :func:`~qaeval_core.calibrate.fit.fit_judge` take an optional ``progress`` callback and call
-it with a :class:`Progress` at every step and every unit of work inside a step (a scored input,
-a measured input family, an evaluated input set, a compared combiner). The Calibrate page draws
-them as a status box with a progress bar, ``qaeval calibrate`` as a progress bar on stderr.
+it with a :class:`CalibrationProgress` at every step and every unit of work inside a step (a
+scored input, a measured input family, an evaluated input set, a compared combiner). The Calibrate
+page draws them as a status box with a progress bar, ``qaeval calibrate`` as a progress bar on
+stderr.
 
 :class:`Steps` numbers a run's steps (known in advance, so "step 3 of 7" means what it says) and
-turns each change into a :class:`Progress`; :meth:`Steps.relay` passes a nested run's progress
-(``fit_judge`` inside ``calibrate_dataset``) on under the outer run's numbering.
+turns each change into a :class:`CalibrationProgress`; :meth:`Steps.relay` passes a nested run's
+progress (``fit_judge`` inside ``calibrate_dataset``) on under the outer run's numbering.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-__all__ = ["Progress", "ProgressCallback", "Steps"]
+__all__ = ["CalibrationProgress", "ProgressCallback", "Steps"]
 
 
 @dataclass(frozen=True)
-class Progress:
+class CalibrationProgress:
     """Where a run is: step ``index`` of ``steps`` (1-based) named ``step``, ``done`` of
     ``total`` units of that step (``total`` 0: not counted), and what is happening now."""
 
@@ -44,28 +45,32 @@ class Progress:
 
 
 #: What a caller passes as ``progress``.
-ProgressCallback = Callable[[Progress], None]
+ProgressCallback = Callable[[CalibrationProgress], None]
 
 
 class Steps:
-    """The steps of one run, in order; sends a :class:`Progress` to ``callback`` (None: to
-    nobody) each time a step starts or moves on."""
+    """The steps of one run, in order; sends a :class:`CalibrationProgress` to ``callback``
+    (None: to nobody) each time a step starts or moves on."""
 
     def __init__(self, callback: ProgressCallback | None, names: Sequence[str]) -> None:
         if len(set(names)) != len(names):
             raise ValueError(f"step names must be unique, got {list(names)}")
         self._callback = callback
         self.names = list(names)
-        self._current: Progress | None = None
+        self._current: CalibrationProgress | None = None
 
-    def _send(self, progress: Progress) -> None:
+    def _send(self, progress: CalibrationProgress) -> None:
         self._current = progress
         if self._callback is not None:
             self._callback(progress)
 
     def start(self, name: str, message: str, *, total: int = 0) -> None:
         """Step ``name`` begins (``total`` units of work, 0 when not counted)."""
-        self._send(Progress(name, self.names.index(name) + 1, len(self.names), message, 0, total))
+        self._send(
+            CalibrationProgress(
+                name, self.names.index(name) + 1, len(self.names), message, 0, total
+            )
+        )
 
     def advance(self, message: str, *, done: int | None = None, total: int | None = None) -> None:
         """The current step moves on: ``done`` units finished (unchanged when None)."""
@@ -88,7 +93,7 @@ class Steps:
         else:
             self.advance(message)
 
-    def relay(self, inner: Progress) -> None:
+    def relay(self, inner: CalibrationProgress) -> None:
         """A nested run's progress, renumbered as this run's step of the same name."""
         index = self.names.index(inner.step) + 1
         self._send(replace(inner, index=index, steps=len(self.names)))

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from qaeval_core.cli.common import err_console
 
 if TYPE_CHECKING:  # importing calibrate/ would load scikit-learn for ``qaeval --help``
-    from qaeval_core.calibrate.progress import Progress, ProgressCallback
+    from qaeval_core.calibrate.progress import CalibrationProgress, ProgressCallback
 
 __all__ = ["calibration_progress"]
 
@@ -31,7 +31,7 @@ def calibration_progress() -> Iterator[ProgressCallback]:
     task = bar.add_task("Calibrating", total=1.0)
     current: list[str] = []
 
-    def show(p: Progress) -> None:
+    def show(p: CalibrationProgress) -> None:
         if current != [p.step]:
             current[:] = [p.step]
             bar.console.print(f"Step {p.index} of {p.steps}: {p.step}", markup=False)

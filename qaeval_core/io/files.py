@@ -31,7 +31,7 @@ __all__ = [
     "describe_utf8_error",
     "detect_format",
     "plain_records",
-    "read_records",
+    "read_plain_records",
     "write_records",
 ]
 
@@ -91,7 +91,7 @@ def check_format(fmt: str) -> str:
     return fmt
 
 
-def read_records(
+def read_plain_records(
     source: str | os.PathLike[str] | bytes, *, fmt: str | None = None, name: str | None = None
 ) -> tuple[list[tuple[int, dict[str, Any]]], list[RowError]]:
     """Raw records with their 1-based row numbers, and the rows that could not be decoded.

@@ -9,7 +9,7 @@ every bad row by number. The values are checked with the import's cell checks
 (:mod:`.cells`: text, lists of text, the size caps), so a row that scores is a row that imports.
 
 Rules per field (the column of a field is the first of its aliases present in the row, as
-:func:`~qaeval_core.io.frames.items_from_frame` reads them):
+:func:`~qaeval_core.io.item_frames.items_from_frame` reads them):
 
 * ``question`` (required) and ``candidate``: text, or a number read as text; a missing or null
   ``candidate`` is an empty answer (it scores as wrong), a missing ``question`` is an error;
@@ -34,7 +34,7 @@ from typing import IO, Any
 
 from qaeval_core.errors import RowError, ValidationError
 from qaeval_core.io.cells import BadValue, as_text, is_missing, text_list
-from qaeval_core.io.frames import field_aliases
+from qaeval_core.io.item_frames import field_aliases
 from qaeval_core.schema import join_models
 
 __all__ = [

@@ -22,7 +22,12 @@ from typing import IO, Any
 
 from qaeval_core.errors import ConfigError, RowError, ValidationError
 from qaeval_core.io.cells import BadValue
-from qaeval_core.io.files import check_format, detect_format, jsonl_line, read_records
+from qaeval_core.io.files import (
+    check_format,
+    detect_format,
+    jsonl_line,
+    read_plain_records,
+)
 from qaeval_core.io.labels import RATING_SCALE
 from qaeval_core.io.repair import repair_item, repaired_fields
 from qaeval_core.io.rows import ItemRow, check_options, merge_repeated_row, parse_record
@@ -33,7 +38,8 @@ __all__ = ["ItemScan", "iter_records", "scan_items"]
 def _jsonl_handle(
     source: str | os.PathLike[str] | bytes, fmt: str | None, name: str | None
 ) -> IO[bytes] | None:
-    """An open JSON lines source, or None (another format, or an error read_records reports)."""
+    """An open JSON lines source, or None (another format, or an error that
+    ``read_plain_records`` reports)."""
     try:
         if fmt is None:
             fmt = detect_format(name if isinstance(source, bytes | bytearray) else source)  # type: ignore[arg-type]
@@ -61,7 +67,7 @@ def iter_records(
         return
     handle = _jsonl_handle(source, fmt, name)
     if handle is None:
-        records, errors = read_records(source, fmt=fmt, name=name)
+        records, errors = read_plain_records(source, fmt=fmt, name=name)
         yield from errors
         yield from records
         return

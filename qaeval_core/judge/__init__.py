@@ -8,8 +8,8 @@ snapshot of answers people taught it (:class:`JudgeKnowledge`, :mod:`.knowledge`
 imports :mod:`qaeval_core.calibrate`, the training side that builds judges, nor the store.
 """
 
-from qaeval_core.io.frames import items_frame
-from qaeval_core.io.frames import items_from_frame as frame_to_items
+from qaeval_core.io.item_frames import items_frame
+from qaeval_core.io.item_frames import items_from_frame as frame_to_items
 from qaeval_core.judge.combiners import (
     CalibratedClassifier,
     FusionClassifier,

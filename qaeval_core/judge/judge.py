@@ -94,7 +94,7 @@ import numpy as np
 import pandas as pd
 
 from qaeval_core.errors import ConfigError
-from qaeval_core.io.frames import items_frame, items_from_frame
+from qaeval_core.io.item_frames import items_frame, items_from_frame
 from qaeval_core.jsonable import to_jsonable
 from qaeval_core.judge.cascade import CascadeResult, LLMTier
 from qaeval_core.judge.combiners import CalibratedClassifier

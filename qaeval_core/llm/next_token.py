@@ -29,6 +29,7 @@ from functools import cache
 from typing import Any, Protocol
 
 from qaeval_core.errors import ModelLoadError
+from qaeval_core.llm.prompts import Message
 from qaeval_core.metrics._support.llm_backend import OpenAIChatClient
 
 __all__ = [
@@ -40,7 +41,6 @@ __all__ = [
     "TOP_K",
 ]
 
-Message = dict[str, str]
 #: How many alternatives of the first token are read: enough that "yes"/"no" (and their case
 #: variants) are always among them for an instruction-following model.
 TOP_K = 20

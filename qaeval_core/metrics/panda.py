@@ -60,6 +60,7 @@ __all__ = [
     "Panda",
     "PandaClassifier",
     "DEFAULT_MODEL_FILE",
+    "Triple",
     "load_default_classifier",
     "overlap_features",
     "panda_tokens",
@@ -69,6 +70,7 @@ __all__ = [
 DEFAULT_MODEL_FILE = "panda_default.json.gz"
 _FORMAT = "qaeval-panda"
 _FORMAT_VERSION = 1
+#: One PANDA input: (candidate, reference, question).
 Triple = tuple[str, str, str]
 
 

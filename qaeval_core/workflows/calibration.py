@@ -22,7 +22,7 @@ from qaeval_core.calibrate.protocol import held_out_split
 from qaeval_core.calibrate.select import DEFAULT_COST_TOLERANCE, INPUT_RULES
 from qaeval_core.calibrate.summary import LabelledData
 from qaeval_core.errors import ConfigError
-from qaeval_core.io.frames import items_frame
+from qaeval_core.io.item_frames import items_frame
 from qaeval_core.judge import FeatureSpec, Judge
 from qaeval_core.metrics._support.profiles import check_profile, with_profile
 from qaeval_core.metrics.base import Metric, MetricResult
@@ -189,10 +189,11 @@ def calibrate_dataset(
     .calibration_knowledge`); they are computed here, never stored as scores (they change with
     the researchers' decisions), and the judge keeps a snapshot of that knowledge.
 
-    ``progress`` (optional) is called with a :class:`~qaeval_core.calibrate.progress.Progress`
-    at every step of :func:`calibration_steps` and every unit of work inside one (an input
-    scored, an input family measured, an input set evaluated, a combiner compared): the
-    library prints nothing; the page and the CLI draw these.
+    ``progress`` (optional) is called with a
+    :class:`~qaeval_core.calibrate.progress.CalibrationProgress` at every step of
+    :func:`calibration_steps` and every unit of work inside one (an input scored, an input
+    family measured, an input set evaluated, a combiner compared): the library prints nothing;
+    the page and the CLI draw these.
     """
     check_profile(normalize)
     if inputs not in INPUT_RULES:

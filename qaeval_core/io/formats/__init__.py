@@ -50,7 +50,7 @@ def _registry() -> dict[str, Format]:
         from qaeval_core.io.formats import plain
 
         found = [_load(importlib.import_module(f"{__name__}.{m}")) for m in _MODULES]
-        _REGISTRY = {f.name: f for f in [*found, *plain.FORMATS]}
+        _REGISTRY = {f.name: f for f in [*found, *plain.PLAIN_FORMATS]}
     return _REGISTRY
 
 
@@ -102,10 +102,11 @@ def read_records(
     source: str | os.PathLike[str] | bytes, *, fmt: str | None = None, name: str | None = None
 ) -> tuple[list[tuple[int, dict[str, Any]]], list[RowError]]:
     """Raw records with their row numbers and the rows refused: a harness log by its module
-    (:func:`harness_format`), any other source by :func:`qaeval_core.io.files.read_records`."""
+    (:func:`harness_format`), any other source by
+    :func:`qaeval_core.io.files.read_plain_records`."""
     harness = harness_format(source, fmt)
     if harness is None:
-        return files.read_records(source, fmt=fmt, name=name)
+        return files.read_plain_records(source, fmt=fmt, name=name)
     entries = list(harness.read(Path(os.fspath(source))))  # type: ignore[arg-type]
     records = [e for e in entries if not isinstance(e, RowError)]
     return records, [e for e in entries if isinstance(e, RowError)]

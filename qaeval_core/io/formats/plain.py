@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from qaeval_core.io.files import FORMATS as SUFFIXES
-from qaeval_core.io.files import read_records
+from qaeval_core.io.files import read_plain_records
 from qaeval_core.io.formats._common import Entry, Format
 
-__all__ = ["FORMATS"]
+__all__ = ["PLAIN_FORMATS"]
 
 _TITLES = {
     "jsonl": "JSON lines (one item per line)",
@@ -30,11 +30,11 @@ def _format(name: str) -> Format:
         return SUFFIXES.get(path.suffix.lower()) == name
 
     def read(path: Path) -> Iterator[Entry]:
-        records, errors = read_records(path, fmt=name)
+        records, errors = read_plain_records(path, fmt=name)
         yield from errors
         yield from records
 
     return Format(name, _TITLES[name], detect, read, harness=False)
 
 
-FORMATS = [_format(name) for name in _TITLES]
+PLAIN_FORMATS = [_format(name) for name in _TITLES]

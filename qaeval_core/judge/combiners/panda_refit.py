@@ -40,7 +40,7 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from qaeval_core.errors import ConfigError, InputError
-from qaeval_core.io.frames import items_from_frame
+from qaeval_core.io.item_frames import items_from_frame
 from qaeval_core.judge.combiners.base import (
     CalibratedClassifier,
     as_binary,
@@ -51,7 +51,12 @@ from qaeval_core.judge.combiners.base import (
 )
 from qaeval_core.judge.combiners.folds import assign_folds
 from qaeval_core.judge.combiners.threshold import ThresholdClassifier
-from qaeval_core.metrics.panda import PandaClassifier, overlap_features, panda_token_lists
+from qaeval_core.metrics.panda import (
+    PandaClassifier,
+    Triple,
+    overlap_features,
+    panda_token_lists,
+)
 from qaeval_core.schema import Item
 
 __all__ = [
@@ -65,7 +70,6 @@ __all__ = [
 
 #: Columns a text-reading model needs in X (a frame of items).
 TEXT_COLUMNS = ("question", "references", "candidate")
-Triple = tuple[str, str, str]
 
 
 def _items(X: Any) -> list[Item]:

