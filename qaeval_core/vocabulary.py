@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["AGGREGATES", "Aggregate", "EXPORTS", "LOGIN_ROLES", "ROLES"]
+__all__ = [
+    "AGGREGATES",
+    "Aggregate",
+    "EXPORTS",
+    "FINAL_EXPORT",
+    "LOGIN_ROLES",
+    "ROLES",
+    "STORE_EXPORTS",
+]
 
 #: Roles of a user. ``external`` raters come from imported files and cannot log in.
 ROLES = ("annotator", "researcher", "admin", "external")
@@ -18,8 +26,14 @@ ROLES = ("annotator", "researcher", "admin", "external")
 #: The roles a person can log in with (every role but ``external``).
 LOGIN_ROLES = ("annotator", "researcher", "admin")
 
-#: What a dataset's export can hold (``qaeval export --what``, the app's Data page).
-EXPORTS = ("items", "labels", "labels-history", "scores")
+#: The exports the store makes by itself, each a table's rows
+#: (:func:`qaeval_core.store.repo.export_store_records`).
+STORE_EXPORTS = ("items", "labels", "labels-history", "scores")
+#: The export of the final labels, one per item (:func:`qaeval_core.workflows.final_labels`).
+FINAL_EXPORT = "final"
+#: What a dataset's export can hold (``qaeval export --what``, the app's Data page,
+#: :func:`qaeval_core.workflows.export_records`): the store's and the final labels.
+EXPORTS = (*STORE_EXPORTS, FINAL_EXPORT)
 
 #: How several labels of one item become one when no researcher adjudicated it.
 Aggregate = Literal["majority", "dawid_skene"]

@@ -109,7 +109,7 @@ def test_final_labels_with_the_dawid_skene_aggregate(db_url: str) -> None:
 
 def test_cli_export_final_with_the_dawid_skene_aggregate(sqlite_url: str, tmp_path) -> None:
     from qaeval_core.analysis.aggregation import AGGREGATES
-    from qaeval_core.cli import data as cli_data
+    from qaeval_core.cli import import_export as cli_data
     from qaeval_core.cli.main import main as cli_main
 
     assert cli_data.AGGREGATES == AGGREGATES

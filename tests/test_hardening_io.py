@@ -52,7 +52,7 @@ def test_jsonl_keeps_formula_text_exact(tmp_path: Path):
 def test_store_export_to_csv_neutralises_notes_and_rater_names(db_url: str, tmp_path: Path):
     human = {"scale": "three", "raters": [{"rater": "@evil", "label": 2, "note": FORMULA}]}
     repo.import_items(db_url, "d", [row(1, candidate="-x", human=human)])
-    out = io.write_records(repo.export_records(db_url, "d", "labels"), tmp_path / "l.csv")
+    out = io.write_records(repo.export_store_records(db_url, "d", "labels"), tmp_path / "l.csv")
     with open(out, encoding="utf-8", newline="") as fh:
         (rec,) = csv.DictReader(fh)
     assert (rec["user"], rec["note"]) == ("'@evil", "'" + FORMULA)
@@ -121,7 +121,9 @@ def test_deep_meta_never_reaches_the_store_so_exports_keep_working(db_url: str, 
         repo.import_items(db_url, "d", [row(1), row(2, meta=nested(500))])
     repo.import_items(db_url, "d", [row(1, meta=nested(DEPTH))])
     for suffix in (".jsonl", ".csv", ".parquet"):
-        out = io.write_records(repo.export_records(db_url, "d", "items"), tmp_path / f"x{suffix}")
+        out = io.write_records(
+            repo.export_store_records(db_url, "d", "items"), tmp_path / f"x{suffix}"
+        )
         assert [r.meta for r in io.read_items(out)] == [nested(DEPTH)]
 
 

@@ -56,9 +56,9 @@ def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Chunks of CHUNK rows, so a small file spans many of them (and no pause after each:
     the pause only lets waiting saves in, which these tests do not time)."""
-    monkeypatch.setattr(import_existing, "CHUNK", CHUNK)
-    monkeypatch.setattr(import_pending, "CHUNK", CHUNK)
-    monkeypatch.setattr(import_adopt, "CHUNK", CHUNK)
+    monkeypatch.setattr(import_existing, "EXISTING_IMPORT_CHUNK_ROWS", CHUNK)
+    monkeypatch.setattr(import_pending, "IMPORT_CHUNK_ROWS", CHUNK)
+    monkeypatch.setattr(import_adopt, "IMPORT_CHUNK_ROWS", CHUNK)
     monkeypatch.setattr(import_adopt, "WRITER_PAUSE_S", 0.0)
 
 

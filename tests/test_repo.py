@@ -342,9 +342,9 @@ def test_a_dataset_being_imported_is_invisible_everywhere(db_url: str):
     for read in (repo.get_dataset, repo.list_items, repo.current_labels, repo.scores):
         with pytest.raises(NotFoundError, match="known datasets: seen"):
             read(db_url, hidden)
-    for what in repo.EXPORTS:
+    for what in repo.STORE_EXPORTS:
         with pytest.raises(NotFoundError):
-            repo.export_records(db_url, hidden, what)
+            repo.export_store_records(db_url, hidden, what)
     for frame in (repo.current_labels, repo.label_history_frame, repo.scores):
         assert set(frame(db_url)["dataset"]) <= {"seen"}
     assert len(repo.current_labels(db_url)) > 0

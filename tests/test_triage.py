@@ -616,7 +616,7 @@ def test_export_final_errors_are_one_line(
 
 def test_export_records_offers_final_beside_the_store_exports(sqlite_url: str) -> None:
     make_store(sqlite_url, n_items=3)
-    assert (*repo.EXPORTS, "final") == workflows.EXPORTS
+    assert (*repo.STORE_EXPORTS, "final") == workflows.EXPORTS
     assert len(workflows.export_records(sqlite_url, "ds", "final")) == 3
     assert len(workflows.export_records(sqlite_url, "ds", "items")) == 3
     with pytest.raises(ConfigError, match="only applies to the 'final' export"):

@@ -16,7 +16,7 @@ import streamlit as st
 from app.components import analysis_widgets as aui
 from app.components import auth, safe_text
 from qaeval_core import analysis
-from qaeval_core.analysis.adjudication import MAX_REASON_CHARS
+from qaeval_core.analysis.adjudication import MAX_ADJUDICATION_REASON_CHARS
 from qaeval_core.analysis.formatting import display_frame
 from qaeval_core.errors import QAEvalError
 from qaeval_core.schema import LabelValue
@@ -57,7 +57,7 @@ def _adjudication_form(url: str, user: auth.SessionUser, row: pd.Series) -> None
             "Reason",
             key=f"adjudicate_reason_{item_id}",
             placeholder="Why this label? e.g. rule 4: the extra detail does not contradict.",
-            max_chars=MAX_REASON_CHARS,
+            max_chars=MAX_ADJUDICATION_REASON_CHARS,
         )
         submitted = st.form_submit_button("Save final label", type="primary", key="adjudicate")
     if not submitted:

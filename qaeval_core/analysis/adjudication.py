@@ -21,7 +21,7 @@ from qaeval_core.store.repo import AdjudicationRecord
 
 __all__ = [
     "ADJUDICATOR_ROLES",
-    "MAX_REASON_CHARS",
+    "MAX_ADJUDICATION_REASON_CHARS",
     "AdjudicationRecord",
     "adjudicate",
     "adjudication_history",
@@ -30,7 +30,8 @@ __all__ = [
 
 #: Roles that may settle disagreements.
 ADJUDICATOR_ROLES = ("researcher", "admin")
-MAX_REASON_CHARS = 5000
+#: Most characters of an adjudication's reason (a flag's reason has its own, smaller limit).
+MAX_ADJUDICATION_REASON_CHARS = 5000
 
 
 def adjudicate(
@@ -46,9 +47,9 @@ def adjudicate(
     text = (reason or "").strip()
     if not text:
         raise ConfigError("Give a reason for the final label (it is kept with the decision).")
-    if len(text) > MAX_REASON_CHARS:
+    if len(text) > MAX_ADJUDICATION_REASON_CHARS:
         raise ConfigError(
-            f"The reason has {len(text)} characters; the limit is {MAX_REASON_CHARS}."
+            f"The reason has {len(text)} characters; the limit is {MAX_ADJUDICATION_REASON_CHARS}."
         )
     return repo.add_adjudication(db, item_id, researcher_name, val, text, roles=ADJUDICATOR_ROLES)
 

@@ -13,7 +13,9 @@ same rows:
   recently written configuration is taken unless the caller names the hashes.
 
 The SQL lives in the store (:mod:`qaeval_core.store.repo.frames`); this module opens one read
-transaction with :func:`session_for`, passes it to the store's readers and does the rest (which
+transaction with :func:`~qaeval_core.store.repo.session_for` (the caller's session, which it
+joins, or a new one on the URL; pass what it yields as ``db`` to read several frames
+consistently), passes it to the store's readers and does the rest (which
 configuration to use, the frames) with pandas.
 """
 
@@ -28,13 +30,20 @@ import pandas as pd
 from qaeval_core.analysis.agreement import aggregate_labels
 from qaeval_core.errors import NotFoundError
 from qaeval_core.store import repo
+from qaeval_core.store.repo import (
+    ADJUDICATION_COLUMNS,
+    FRAME_ITEM_COLUMNS,
+    FRAME_LABEL_COLUMNS,
+    FRAME_SCORE_COLUMNS,
+    session_for,
+)
 
 __all__ = [
     "ADJUDICATION_COLUMNS",
     "CONFIG_COLUMNS",
-    "ITEM_COLUMNS",
-    "LABEL_COLUMNS",
-    "SCORE_COLUMNS",
+    "FRAME_ITEM_COLUMNS",
+    "FRAME_LABEL_COLUMNS",
+    "FRAME_SCORE_COLUMNS",
     "Frames",
     "ItemDetail",
     "data_version",
@@ -46,15 +55,7 @@ __all__ = [
     "session_for",
 ]
 
-ITEM_COLUMNS = repo.FRAME_ITEM_COLUMNS
-LABEL_COLUMNS = repo.FRAME_LABEL_COLUMNS
-ADJUDICATION_COLUMNS = repo.ADJUDICATION_COLUMNS
-SCORE_COLUMNS = repo.FRAME_SCORE_COLUMNS
 CONFIG_COLUMNS = ["metric_id", "config_hash", "n_items", "last_scored", "used"]
-
-#: The caller's session (joins its transaction) or a new one on the URL; ``write=True`` takes
-#: the write lock first. Pass what it yields as ``db`` to read several frames consistently.
-session_for = repo.session_for
 
 
 def data_version(db: repo.Store) -> tuple[Any, ...]:
@@ -94,7 +95,7 @@ def _pairs(frame: pd.DataFrame) -> pd.MultiIndex:
 
 def _scores(db: repo.Store, dataset: str | None, chosen: Sequence[tuple[str, str]]) -> pd.DataFrame:
     if not chosen:
-        return pd.DataFrame(columns=SCORE_COLUMNS)
+        return pd.DataFrame(columns=FRAME_SCORE_COLUMNS)
     frame = repo.frame_scores(db, dataset, {h for _, h in chosen})
     frame = frame[_pairs(frame).isin(list(chosen))]
     return frame.reset_index(drop=True)
@@ -103,7 +104,8 @@ def _scores(db: repo.Store, dataset: str | None, chosen: Sequence[tuple[str, str
 def load_scores(
     db: repo.Store, dataset: str | None, configs: Sequence[tuple[str, str]]
 ) -> pd.DataFrame:
-    """Every stored score of exactly these ``(metric id, config hash)`` pairs (``SCORE_COLUMNS``).
+    """Every stored score of exactly these ``(metric id, config hash)`` pairs
+    (``FRAME_SCORE_COLUMNS``).
 
     Unlike :func:`load_frames`, which keeps one configuration per metric id so analyses never
     count a metric twice, this returns several configurations of one metric side by side:

@@ -41,7 +41,7 @@ def _add_llm_tier(  # type: ignore[no-untyped-def]
     print_cascade(result.judge.cascade)
 
 
-def register(app: typer.Typer) -> None:
+def add_commands(app: typer.Typer) -> None:
     @app.command("calibrate")
     def calibrate(
         dataset: Annotated[str, typer.Option("--dataset", "-d", help="Labelled dataset.")],

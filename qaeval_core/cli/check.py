@@ -28,7 +28,7 @@ import typer
 from qaeval_core.cli.common import console
 from qaeval_core.errors import ConfigError, QAEvalError
 
-__all__ = ["CheckFailed", "CheckResult", "register", "run_check"]
+__all__ = ["CheckFailed", "CheckResult", "add_commands", "run_check"]
 
 BASELINE_KIND = "qaeval-check-baseline"
 
@@ -206,7 +206,7 @@ def write_junit(path: Path, result: CheckResult, *, baseline: bool) -> None:
     ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
 
 
-def register(app: typer.Typer) -> None:
+def add_commands(app: typer.Typer) -> None:
     @app.command("check")
     def check(
         config: Annotated[

@@ -7,7 +7,7 @@ import typer
 from qaeval_core.cli.common import DbOption, console
 
 
-def register(app: typer.Typer) -> None:
+def add_commands(app: typer.Typer) -> None:
     db_app = typer.Typer(help="Create or upgrade the store's schema.", no_args_is_help=True)
 
     @db_app.command("upgrade")

@@ -115,7 +115,7 @@ def _browser_host(host: str) -> str:
     return "localhost" if host in ("0.0.0.0", "::", "") else host
 
 
-def register(app: typer.Typer) -> None:
+def add_commands(app: typer.Typer) -> None:
     @app.command("demo")
     def demo(
         db: DbOption = None,

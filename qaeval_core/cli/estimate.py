@@ -193,7 +193,7 @@ def _print(table: Any, pairs: Any, confidence: float) -> None:
         console.print(diff)
 
 
-def register(app: typer.Typer) -> None:
+def add_commands(app: typer.Typer) -> None:
     @app.command("estimate")
     def estimate(
         file: Annotated[

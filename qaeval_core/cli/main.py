@@ -1,6 +1,6 @@
 """The ``qaeval`` command: one Typer app, one error boundary.
 
-Each command group lives in its own module exposing ``register(app)``. Known errors
+Each command group lives in its own module exposing ``add_commands(app)``. Known errors
 (:class:`~qaeval_core.errors.QAEvalError`) become a one-line message and exit code 1; set
 ``QAEVAL_DEBUG=1`` to see the traceback instead.
 """
@@ -20,7 +20,7 @@ from qaeval_core.errors import QAEvalError
 #: Command modules, in the order their commands appear in ``qaeval --help``.
 COMMAND_MODULES = [
     "qaeval_core.cli.db",
-    "qaeval_core.cli.data",
+    "qaeval_core.cli.import_export",
     "qaeval_core.cli.score",
     "qaeval_core.cli.users",
     "qaeval_core.cli.demo",
@@ -61,7 +61,7 @@ def _root(
 
 
 for _name in COMMAND_MODULES:
-    importlib.import_module(_name).register(app)
+    importlib.import_module(_name).add_commands(app)
 
 
 def main(argv: list[str] | None = None) -> int:

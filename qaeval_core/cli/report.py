@@ -17,7 +17,7 @@ from qaeval_core.errors import ConfigError
 SCORE_POLICIES = ("mean", "final", "soft")
 
 
-def register(app: typer.Typer) -> None:
+def add_commands(app: typer.Typer) -> None:
     @app.command("report")
     def report(
         dataset: Annotated[str, typer.Option("--dataset", "-d", help="Dataset to analyse.")],

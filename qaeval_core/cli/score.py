@@ -99,7 +99,7 @@ def _summary(frame: Any, labels: list[str], seconds: dict[str, float] | None = N
     console.print(table)
 
 
-def register(app: typer.Typer) -> None:
+def add_commands(app: typer.Typer) -> None:
     @app.command("metrics")
     def metrics_(
         as_json: Annotated[

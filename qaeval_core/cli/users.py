@@ -30,7 +30,7 @@ def _say(text: str) -> None:
     console.print(text, markup=False, soft_wrap=True)
 
 
-def register(app: typer.Typer) -> None:
+def add_commands(app: typer.Typer) -> None:
     user_app = typer.Typer(
         help="Add, list and manage user accounts (passwords, roles, deactivation).",
         no_args_is_help=True,

@@ -37,7 +37,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from qaeval_core import vocabulary
+from qaeval_core.vocabulary import ROLES  # re-exported: the roles a user row may have
 
 __all__ = [
     "IMPORTING_PREFIX",
@@ -67,8 +67,6 @@ __all__ = [
     "KNOWLEDGE_KINDS",
 ]
 
-#: Roles of a user (:data:`qaeval_core.vocabulary.ROLES`, re-exported: the schema's checks use it).
-ROLES = vocabulary.ROLES
 
 #: Kinds of deal: ``queue`` (every item of a dataset, :func:`~qaeval_core.store.annotation.deal`),
 #: ``audit`` (a seeded uniform random sample, the labels PPI-style estimates need) and

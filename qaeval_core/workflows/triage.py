@@ -38,9 +38,11 @@ import pandas as pd
 
 from qaeval_core.analysis.aggregation import Aggregate, check_aggregate, dawid_skene
 from qaeval_core.analysis.agreement import aggregate_labels
+from qaeval_core.analysis.estimates import RANDOM_SAMPLE  # the audit deal's label_sample
 from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.judge import Judge
 from qaeval_core.store import annotation, repo
+from qaeval_core.vocabulary import EXPORTS, FINAL_EXPORT
 from qaeval_core.workflows.sample_probability import sample_probabilities
 from qaeval_core.workflows.stored_scoring import judge_dataset
 
@@ -58,8 +60,6 @@ __all__ = [
     "route_uncertain",
 ]
 
-#: The ``label_sample`` of items drawn by an audit deal (what PPI-style estimates need).
-RANDOM_SAMPLE = "random"
 #: Where a final label comes from, in order of precedence ("none": no human label, no judge).
 LABEL_SOURCES = ("adjudication", "annotators", "judge", "none")
 FINAL_COLUMNS = [
@@ -70,10 +70,6 @@ ESTIMATION_COLUMNS = [
     "item_id", "external_id", "qa_model", "judge_probability", "judge_correct", "judge_outcome",
     "judge_reason", "gold_label", "label_scale", "label_sample", "sample_probability",
 ]  # fmt: skip
-#: ``qaeval export --what final``: the final labels (:func:`final_labels`).
-FINAL_EXPORT = "final"
-#: Every export: the store's (:data:`qaeval_core.store.repo.EXPORTS`) and ``final``.
-EXPORTS = (*repo.EXPORTS, FINAL_EXPORT)
 _JUDGE_COLUMNS = ["item_id", "judge_probability", "judge_correct", "judge_outcome", "judge_doubt"]
 _STATUS = ("dealt", "labelled", "queued")
 
@@ -500,4 +496,4 @@ def export_records(
             f"A calibration only applies to the {FINAL_EXPORT!r} export (judge-decided final "
             f"labels), not to {what!r}."
         )
-    return repo.export_records(db, dataset, what, metric_id=metric_id)
+    return repo.export_store_records(db, dataset, what, metric_id=metric_id)

@@ -35,8 +35,8 @@ Example
 Layout (everything is importable from this package): :mod:`.assignment` deals and reassigns
 queues, :mod:`.sampled` deals an audit sample or triaged items, :mod:`.dealing` is what they
 share (recording, locking, choosing annotators), :mod:`.serving` serves items, :mod:`.labels`
-saves and reads one's own labels, :mod:`.progress` counts progress, :mod:`.lookups` resolves
-user and dataset names, :mod:`.skips` keeps skips and the annotator's queue filters,
+saves and reads one's own labels, :mod:`.labelling_progress` counts progress, :mod:`.lookups`
+resolves user and dataset names, :mod:`.skips` keeps skips and the annotator's queue filters,
 :mod:`.flags` lets an annotator flag an item for review, :mod:`.batch` deals part of a dataset
 (the next N items, a range, a quota per person), :mod:`.release` frees someone's unlabelled
 items. Results are plain frozen
@@ -56,6 +56,12 @@ from qaeval_core.store.annotation.batch import deal_batch
 from qaeval_core.store.annotation.by_chance import SELECTION_BY_CHANCE, deal_triage_by_chance
 from qaeval_core.store.annotation.dealing import Holder, check_queue_users
 from qaeval_core.store.annotation.flags import FlagRecord, flag_item, open_flags_for
+from qaeval_core.store.annotation.labelling_progress import (
+    AnnotatorProgress,
+    DatasetProgress,
+    dataset_progress,
+    user_progress,
+)
 from qaeval_core.store.annotation.labels import (
     LabelledEntry,
     LabelRecord,
@@ -63,12 +69,6 @@ from qaeval_core.store.annotation.labels import (
     label_history,
     labelled_items,
     save_label,
-)
-from qaeval_core.store.annotation.progress import (
-    AnnotatorProgress,
-    DatasetProgress,
-    dataset_progress,
-    user_progress,
 )
 from qaeval_core.store.annotation.release import ReleaseResult, release_queue
 from qaeval_core.store.annotation.sampled import deal_audit_sample, deal_triage

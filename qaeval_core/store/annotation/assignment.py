@@ -33,13 +33,13 @@ from qaeval_core.store.annotation.dealing import (
     record_deal,
     stable_rank,
 )
+from qaeval_core.store.annotation.labelling_progress import annotator_counts
 from qaeval_core.store.annotation.lookups import (
     DatasetRef,
     labelled_by,
     lookup_dataset,
     lookup_user,
 )
-from qaeval_core.store.annotation.progress import annotator_counts
 from qaeval_core.store.orm import Assignment, ItemRecord, User
 from qaeval_core.store.session import session_scope, write_scope
 

@@ -19,10 +19,10 @@ from qaeval_core.store.login_sessions import require_live_login
 from qaeval_core.store.orm import Assignment, Flag, utcnow
 from qaeval_core.store.session import session_scope, write_scope
 
-__all__ = ["MAX_REASON_CHARS", "FlagRecord", "flag_item", "open_flags_for"]
+__all__ = ["MAX_FLAG_REASON_CHARS", "FlagRecord", "flag_item", "open_flags_for"]
 
 #: A reason is a remark for the researcher, not a document.
-MAX_REASON_CHARS = 2000
+MAX_FLAG_REASON_CHARS = 2000
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def flag_item(
     LoginEnded`) when the account is deactivated or ``login`` (the page's login session token)
     has ended. The check, the flag and the skip commit together.
     """
-    text = (reason or "").replace("\x00", "").strip()[:MAX_REASON_CHARS]
+    text = (reason or "").replace("\x00", "").strip()[:MAX_FLAG_REASON_CHARS]
     if not text:
         raise InputError("Say why the item needs review (the reason is what a researcher reads).")
     with write_scope(url) as session:

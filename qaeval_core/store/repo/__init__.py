@@ -57,7 +57,7 @@ from qaeval_core.store.repo.deals import (
     label_origins,
     list_deals,
 )
-from qaeval_core.store.repo.exports import EXPORTS, export_records
+from qaeval_core.store.repo.exports import STORE_EXPORTS, export_store_records
 from qaeval_core.store.repo.flags import FLAG_COLUMNS, list_flags, resolve_flag
 from qaeval_core.store.repo.frames import (
     FRAME_ITEM_COLUMNS,
@@ -110,8 +110,8 @@ from qaeval_core.store.repo.users import (
 )
 
 __all__ = [
-    "EXPORTS",
-    "export_records",
+    "STORE_EXPORTS",
+    "export_store_records",
     "Store",
     "session_for",
     "DatasetInfo",

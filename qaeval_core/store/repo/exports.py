@@ -1,7 +1,8 @@
 """What can be exported from a dataset, and the rows of each export.
 
-One list (:data:`EXPORTS`) serves ``qaeval export --what`` and the app's Data page, so both offer
-the same exports built the same way from the readers of the other store modules.
+One list (:data:`~qaeval_core.vocabulary.STORE_EXPORTS`) serves ``qaeval export --what`` and the
+app's Data page (with ``final``, which workflows add), so both offer the same exports built the
+same way from the readers of the other store modules.
 """
 
 from __future__ import annotations
@@ -10,23 +11,22 @@ from typing import Any
 
 import pandas as pd
 
-from qaeval_core import io, vocabulary
+from qaeval_core import io
 from qaeval_core.errors import ConfigError
 from qaeval_core.store.repo._common import Store
 from qaeval_core.store.repo.items import list_items
 from qaeval_core.store.repo.labels import current_labels, label_history_frame
 from qaeval_core.store.repo.stored_scores import scores
+from qaeval_core.vocabulary import STORE_EXPORTS
 
-__all__ = ["EXPORTS", "export_records"]
-
-#: What ``export_records`` (``qaeval export --what``, the app's Data page) can export.
-EXPORTS = vocabulary.EXPORTS
+__all__ = ["STORE_EXPORTS", "export_store_records"]
 
 
-def export_records(
+def export_store_records(
     db: Store, dataset: str, what: str = "items", *, metric_id: str | None = None
 ) -> list[dict[str, Any]] | pd.DataFrame:
-    """The rows of one export: items with their labels, current labels, label history, scores."""
+    """The rows of one of the store's exports (:data:`STORE_EXPORTS`): items with their labels,
+    current labels, label history, scores."""
     if what == "items":
         return io.items_to_records(list_items(db, dataset), current_labels(db, dataset))
     if what == "labels":
@@ -35,4 +35,4 @@ def export_records(
         return label_history_frame(db, dataset)
     if what == "scores":
         return scores(db, dataset, metric_id=metric_id)
-    raise ConfigError(f"Unknown export {what!r}; expected one of {', '.join(EXPORTS)}.")
+    raise ConfigError(f"Unknown export {what!r}; expected one of {', '.join(STORE_EXPORTS)}.")

@@ -4,9 +4,9 @@ Every analysis (the app pages, ``qaeval report``, calibration inputs) starts fro
 so they see exactly the same rows. The analysis layer opens one read transaction with
 :func:`~qaeval_core.store.repo._common.session_for` and passes the session as ``db`` to each
 reader here, then chooses score configurations and builds its frames with pandas alone. The
-column lists are defined here and re-exported by :mod:`qaeval_core.analysis.frames` under their
-old names (``ITEM_COLUMNS``, ...); the ``FRAME_`` prefix keeps them apart from this package's
-export columns (:data:`~qaeval_core.store.repo.items.ITEM_COLUMNS`, ...).
+column lists are defined here (and imported by :mod:`qaeval_core.analysis.frames`); the
+``FRAME_`` prefix keeps them apart from this package's export columns
+(:data:`~qaeval_core.store.repo.items.ITEM_COLUMNS`, ...).
 """
 
 from __future__ import annotations

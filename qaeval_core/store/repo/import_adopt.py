@@ -38,7 +38,11 @@ from qaeval_core.store.orm import (
     utcnow,
 )
 from qaeval_core.store.repo._common import store_scope
-from qaeval_core.store.repo.import_staging import CHUNK, IMPORT_SOURCE, ITEM_COLUMNS_WRITTEN
+from qaeval_core.store.repo.import_staging import (
+    IMPORT_CHUNK_ROWS,
+    IMPORT_SOURCE,
+    ITEM_COLUMNS_WRITTEN,
+)
 from qaeval_core.store.session import get_engine
 
 __all__ = ["WRITER_PAUSE_S", "adopt", "chunk_end", "let_writers_in", "marker"]
@@ -60,12 +64,12 @@ def marker(description: str | None) -> dict[str, Any]:
 
 def adopt(url: str | None, hidden_id: int, target_id: int, *, chunk: int | None = None) -> bool:
     """Move every staged row of the import ``hidden_id`` into the dataset ``target_id``,
-    ``chunk`` items (default :data:`CHUNK`) at a time, each chunk its own short write
+    ``chunk`` items (default :data:`IMPORT_CHUNK_ROWS`) at a time, each chunk its own short write
     transaction with a pause for waiting writers after it (:data:`WRITER_PAUSE_S`); then delete
     the hidden dataset. Run after the commit point (the import's own process, or the cleanup of
     a killed one). False when the target was deleted meanwhile: the caller discards the rest."""
     while True:
-        left = _adopt_chunk(url, hidden_id, target_id, chunk or CHUNK)
+        left = _adopt_chunk(url, hidden_id, target_id, chunk or IMPORT_CHUNK_ROWS)
         if left is None:
             return False
         if not left:

@@ -8,11 +8,11 @@ rows, the dataset's stored items and labels, the staged copies) and copied them 
 1. **Open** (:func:`_open`): one short write transaction checks that no other import into the
    dataset is under way, creates the raters and a hidden dataset (:mod:`.import_pending`) that
    records the target, and notes the target's item count and newest item id.
-2. **Check and stage**, :data:`CHUNK` items at a time from the stream: the chunk's ids are
-   looked up in the dataset (a read), conflicts are collected (an id with other content, or
-   other choices, wrong answers or meta), and the chunk is written into the staging tables
-   (``import_stage_items``, ``import_stage_labels``, keyed by the hidden dataset) in its own
-   short write transaction: new items with their labels, and items the dataset already has
+2. **Check and stage**, :data:`EXISTING_IMPORT_CHUNK_ROWS` items at a time from the stream: the
+   chunk's ids are looked up in the dataset (a read), conflicts are collected (an id with other
+   content, or other choices, wrong answers or meta), and the chunk is written into the staging
+   tables (``import_stage_items``, ``import_stage_labels``, keyed by the hidden dataset) in its
+   own short write transaction: new items with their labels, and items the dataset already has
    with their id there and only the labels that are not already that rater's current one.
    Nobody reads those tables. Any conflict: the staged rows and the hidden dataset are
    discarded and every conflicting row is reported (:class:`ValidationError`), as before.
@@ -58,12 +58,12 @@ from qaeval_core.store.repo.import_adopt import adopt, let_writers_in, marker
 from qaeval_core.store.repo.import_pending import discard_import, hidden_name, rater_ids
 from qaeval_core.store.repo.import_staging import item_values
 
-__all__ = ["CHUNK", "ExistingImport", "import_into_existing"]
+__all__ = ["EXISTING_IMPORT_CHUNK_ROWS", "ExistingImport", "import_into_existing"]
 
 #: Items per chunk: read, checked, staged, and moved in. Each write transaction holds
 #: SQLite's write lock for one chunk, about 0.1 s for 2,000 rows on the loaded 2-core test
 #: machine (bench/README.md); smaller chunks made the import slower (more commits, pauses).
-CHUNK = 2000
+EXISTING_IMPORT_CHUNK_ROWS = 2000
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,7 @@ def _chunks(items: Iterable[io.ItemRow]) -> Iterator[list[io.ItemRow]]:
     chunk: list[io.ItemRow] = []
     for item in items:
         chunk.append(item)
-        if len(chunk) == CHUNK:
+        if len(chunk) == EXISTING_IMPORT_CHUNK_ROWS:
             yield chunk
             chunk = []
     if chunk:
@@ -320,7 +320,8 @@ def import_into_existing(
     except BaseException:
         discard_import(url, target.hidden_id, target.created)
         raise
-    if not adopt(url, target.hidden_id, target.id, chunk=CHUNK):  # the dataset was deleted
+    # adopt() is False when the dataset was deleted meanwhile
+    if not adopt(url, target.hidden_id, target.id, chunk=EXISTING_IMPORT_CHUNK_ROWS):
         discard_import(url, target.hidden_id, target.created)
         raise StoreError(f"Dataset {name!r} was deleted while the file was being imported.")
     return ExistingImport(totals.new, totals.old, totals.labels, totals.skipped, target.created)

@@ -5,7 +5,8 @@ Importing a file into a *new* dataset must not hold the store's write lock for t
 (annotators would wait seconds to save). So the dataset is created first under a reserved name
 (:data:`~qaeval_core.store.orm.IMPORTING_PREFIX` + host, process id, tag) that every reader skips
 (:func:`~qaeval_core.store.orm.visible_dataset`); its items and labels go straight into the real
-tables in transactions of :data:`CHUNK` rows; the last transaction only renames that one row.
+tables in transactions of :data:`~.import_staging.IMPORT_CHUNK_ROWS` rows; the last transaction
+only renames that one row.
 
 An import into an *existing* dataset (:mod:`.import_existing`) is keyed by such a hidden
 dataset too, but stages its rows in the plain tables ``import_stage_items`` and
@@ -54,7 +55,7 @@ from qaeval_core.store.orm import (
 )
 from qaeval_core.store.repo._common import store_scope
 from qaeval_core.store.repo.import_adopt import adopt, chunk_end, marker
-from qaeval_core.store.repo.import_staging import CHUNK, IMPORT_SOURCE, item_values
+from qaeval_core.store.repo.import_staging import IMPORT_CHUNK_ROWS, IMPORT_SOURCE, item_values
 
 __all__ = ["STALE_AFTER", "cleanup_imports", "import_new_dataset"]
 
@@ -136,7 +137,7 @@ def import_new_dataset(
         n_labels, chunk = 0, []
         for item in items:
             chunk.append(item)
-            if len(chunk) == CHUNK:
+            if len(chunk) == IMPORT_CHUNK_ROWS:
                 n_labels += _stage_chunk(url, ds_id, chunk, users)
                 chunk = []
         if chunk:
@@ -165,13 +166,18 @@ def discard_import(url: str | None, ds_id: int, raters: list[str]) -> None:
     try:
         while True:
             with store_scope(url, write=True) as s:
-                end = chunk_end(s.connection(), ds_id, CHUNK)  # an existing dataset's import
+                # an existing dataset's import: its staged rows first
+                end = chunk_end(s.connection(), ds_id, IMPORT_CHUNK_ROWS)
                 if end is not None:
                     st, sl = ImportStageItem, ImportStageLabel
                     s.execute(delete(sl).where(sl.import_id == ds_id, sl.item_seq <= end))
                     s.execute(delete(st).where(st.import_id == ds_id, st.seq <= end))
                     continue
-                stmt = select(ItemRecord.id).where(ItemRecord.dataset_id == ds_id).limit(CHUNK)
+                stmt = (
+                    select(ItemRecord.id)
+                    .where(ItemRecord.dataset_id == ds_id)
+                    .limit(IMPORT_CHUNK_ROWS)
+                )
                 ids = s.scalars(stmt).all()
                 if ids:
                     s.execute(delete(Label).where(Label.item_id.in_(ids)))

@@ -8,7 +8,7 @@ because the final copy below held SQLite's write lock for the whole file: 12.8 s
 saves for 200,000 rows, issue 21.)
 
 Rows go first into temporary tables of the import's connection (:class:`ImportStage`), in batches
-of :data:`CHUNK` rows; the final write of
+of :data:`IMPORT_CHUNK_ROWS` rows; the final write of
 :func:`~qaeval_core.store.repo.imports.import_items` copies them into ``items`` and ``labels``
 with one ``INSERT ... SELECT`` each, inside the caller's transaction (which then decides). A
 killed import leaves only temporary tables, which vanish with its connection.
@@ -42,14 +42,17 @@ from qaeval_core.store.orm import ItemRecord, Label, User, utcnow
 from qaeval_core.store.repo._common import Store, store_error
 from qaeval_core.store.session import get_engine, map_busy
 
-__all__ = ["CHUNK", "IMPORT_SOURCE", "ITEM_COLUMNS_WRITTEN", "item_values"]
+__all__ = ["IMPORT_CHUNK_ROWS", "IMPORT_SOURCE", "ITEM_COLUMNS_WRITTEN", "item_values"]
 
 #: ``labels.source`` of labels that came from a file.
 IMPORT_SOURCE = "import"
 
 
-#: Rows per staging transaction (each is short and touches only this connection's temp tables).
-CHUNK = 5000
+#: Rows per short write transaction of an import: staged here (each touches only this
+#: connection's temp tables), written into a new dataset, adopted into an existing one or
+#: deleted with a discarded import. (An import into an existing dataset reads and stages
+#: :data:`~.import_existing.EXISTING_IMPORT_CHUNK_ROWS` items at a time.)
+IMPORT_CHUNK_ROWS = 5000
 
 
 class ImportStage:
@@ -128,11 +131,12 @@ class ImportStage:
             raise map_busy(exc) or store_error(exc) from exc
 
     def write(self, rows: list[io.ItemRow]) -> None:
-        """Stage the items and their labels, one short transaction per :data:`CHUNK` rows."""
+        """Stage the items and their labels, one short transaction per
+        :data:`IMPORT_CHUNK_ROWS` rows."""
         assert self._conn is not None
         seq = 0
-        for start in range(0, len(rows), CHUNK):
-            chunk = rows[start : start + CHUNK]
+        for start in range(0, len(rows), IMPORT_CHUNK_ROWS):
+            chunk = rows[start : start + IMPORT_CHUNK_ROWS]
             labels = []
             for r in chunk:
                 for lab in r.labels:

@@ -30,11 +30,11 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
-from qaeval_core import vocabulary
 from qaeval_core.errors import ConfigError, NotFoundError, PermissionDenied, StoreError
 from qaeval_core.store import auth
 from qaeval_core.store.orm import ROLES, LoginSession, LoginThrottle, User, utcnow
 from qaeval_core.store.repo._common import Store, check_name, store_scope
+from qaeval_core.vocabulary import LOGIN_ROLES  # re-exported: the roles that log in
 
 __all__ = [
     "LOGIN_ROLES",
@@ -51,8 +51,6 @@ __all__ = [
     "user_info",
 ]
 
-#: Roles whose accounts log in (``external`` raters do not).
-LOGIN_ROLES = vocabulary.LOGIN_ROLES
 #: Failed logins for one name within ``THROTTLE_WINDOW`` before attempts are refused.
 THROTTLE_FAILURES = 5
 THROTTLE_WINDOW = timedelta(minutes=15)

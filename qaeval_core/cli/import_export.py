@@ -11,12 +11,10 @@ from qaeval_core import io
 from qaeval_core.cli.common import DbOption, console
 from qaeval_core.errors import ConfigError
 from qaeval_core.io.labels import RATING_SCALE
-from qaeval_core.vocabulary import AGGREGATES, EXPORTS
+from qaeval_core.vocabulary import AGGREGATES, EXPORTS, FINAL_EXPORT
 
 #: ``--what``: the store's exports and ``final`` (final labels and their source, which need the
 #: judge and so come from :mod:`qaeval_core.workflows`, imported only when asked for).
-FINAL = "final"
-WHAT = (*EXPORTS, FINAL)
 
 
 def parse_mapping(pairs: list[str]) -> dict[str, str]:
@@ -34,7 +32,7 @@ def parse_mapping(pairs: list[str]) -> dict[str, str]:
     return mapping
 
 
-def register(app: typer.Typer) -> None:
+def add_commands(app: typer.Typer) -> None:
     @app.command("import")
     def import_(
         file: Annotated[
@@ -144,12 +142,16 @@ def register(app: typer.Typer) -> None:
         db: DbOption = None,
     ) -> None:
         """Export a dataset's items, labels (current or full history), scores or final labels."""
-        if what not in WHAT:
-            raise ConfigError(f"--what must be one of {', '.join(WHAT)}, got {what!r}.")
-        if calibration is not None and what != FINAL:
-            raise ConfigError(f"--calibration goes with --what {FINAL} only, not --what {what}.")
-        if aggregate != "majority" and what != FINAL:
-            raise ConfigError(f"--aggregate goes with --what {FINAL} only, not --what {what}.")
+        if what not in EXPORTS:
+            raise ConfigError(f"--what must be one of {', '.join(EXPORTS)}, got {what!r}.")
+        if calibration is not None and what != FINAL_EXPORT:
+            raise ConfigError(
+                f"--calibration goes with --what {FINAL_EXPORT} only, not --what {what}."
+            )
+        if aggregate != "majority" and what != FINAL_EXPORT:
+            raise ConfigError(
+                f"--aggregate goes with --what {FINAL_EXPORT} only, not --what {what}."
+            )
         if aggregate not in AGGREGATES:
             raise ConfigError(
                 f"--aggregate must be one of {', '.join(AGGREGATES)}, got {aggregate!r}."
@@ -159,14 +161,14 @@ def register(app: typer.Typer) -> None:
         from qaeval_core.store import session as store_session
 
         url = store_session.resolve_url(db)
-        if what == FINAL:
+        if what == FINAL_EXPORT:
             from qaeval_core.workflows import export_records
 
             records = export_records(
                 url, dataset, what, calibration=calibration, aggregate=aggregate
             )
         else:
-            records = repo.export_records(url, dataset, what, metric_id=metric)
+            records = repo.export_store_records(url, dataset, what, metric_id=metric)
         io.write_records(records, output)
         console.print(
             f"Wrote {len(records)} {what} row(s) of {dataset!r} to {output}.",
