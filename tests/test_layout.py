@@ -7,7 +7,10 @@
 * a module over ~400 lines says in its docstring why it is one module;
 * every package directory is listed in pyproject's ``packages`` (a wheel would miss it);
 * no module imports another module's private (``_underscore``) name: what one module needs from
-  another is public there, so its name says it is shared.
+  another is public there, so its name says it is shared;
+* one meaning per public name: no two modules define the same public name or share a module name,
+  except where the sameness is intended (a protocol, one concept on several floors), listed in
+  ``SAME_NAME_ALLOWED`` / ``SAME_MODULE_NAME_ALLOWED`` with the reason.
 """
 
 from __future__ import annotations
@@ -161,6 +164,109 @@ def test_no_private_name_is_imported_across_modules() -> None:
                     if alias.name.startswith("_") and not alias.name.startswith("__")
                 ]
     assert private == []
+
+
+#: Public names defined in several modules on purpose, each with why the sameness is intended.
+SAME_NAME_ALLOWED: dict[str, str] = {
+    "NAME": "file-format protocol: every io/formats/<harness>.py names its format",
+    "TITLE": "file-format protocol: every io/formats/<harness>.py titles its format",
+    "detect": "file-format protocol: every io/formats/<harness>.py recognises its files",
+    "read": "file-format protocol: every io/formats/<harness>.py reads its files",
+    "add_commands": "CLI protocol: every cli/<group>.py adds its commands to the Typer app",
+    "log": "each module's own logger, logging.getLogger(__name__)",
+}
+
+#: Module basenames used by several modules on purpose: one concept, one module per floor.
+SAME_MODULE_NAME_ALLOWED: dict[str, str] = {
+    "answer_knowledge": "taught answers: the store persists them, workflows join store + judge",
+    "base": "a package's base classes: metrics/base.py (Metric), judge/combiners/base.py",
+    "calibrate": "calibration: calibrate/ fits judges, cli/calibrate.py is `qaeval calibrate`",
+    "cascade": "the cascade on its floor: calibrate fits it, judge applies it, workflows fit it "
+    "on a stored dataset",
+    "flags": "flags: annotators raise them (store/annotation), researchers resolve (store/repo)",
+    "frames": "the analysis frames: store/repo/frames.py reads them, analysis/frames.py builds",
+    "guarantee": "the guarantee on its floor: calibrate fits it, judge applies it",
+    "judge": "the judge package and its Judge class's module (judge/judge.py)",
+    "knowledge": "taught answers: knowledge/ builds them, judge/knowledge.py applies them",
+    "labels": "labels on their floor: io reads them from files, the store saves and reads them",
+    "progress": "a calibration's progress: calibrate reports it, cli/progress.py draws it",
+    "report": "the dataset report: analysis/report.py computes it, cli/report.py prints it",
+    "triage": "triage on its floor: calibrate fits the band, judge applies it, workflows route",
+    "users": "accounts: the store keeps them, cli/users.py is `qaeval user ...`",
+}
+
+
+def _is_public(name: str) -> bool:
+    return not name.startswith("_")
+
+
+def _defined_names(tree: ast.Module) -> Iterator[str]:
+    """Names a module binds at top level by ``def``, ``class`` or assignment (also under
+    a top-level ``if``/``try``, not under ``if TYPE_CHECKING:``); imports are not definitions."""
+    todo: list[ast.stmt] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield node.name
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                yield from (n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            yield node.target.id
+        elif isinstance(node, ast.If) and not _is_type_checking(node):
+            todo += [*node.body, *node.orelse]
+        elif isinstance(node, ast.Try):
+            todo += [*node.body, *node.orelse, *node.finalbody]
+            todo += [stmt for handler in node.handlers for stmt in handler.body]
+
+
+def _same_names() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(public name -> modules defining it, module basename -> modules) for repeated ones."""
+    names: dict[str, set[str]] = {}
+    basenames: dict[str, list[str]] = {}
+    for name, path in MODULES.items():
+        for defined in _defined_names(ast.parse(path.read_text("utf-8"))):
+            if _is_public(defined):
+                names.setdefault(defined, set()).add(name)
+        base = name.rpartition(".")[2]
+        if name != "qaeval_core" and _is_public(base):
+            basenames.setdefault(base, []).append(name)
+    return (
+        {n: sorted(m) for n, m in sorted(names.items()) if len(m) > 1},
+        {n: m for n, m in sorted(basenames.items()) if len(m) > 1},
+    )
+
+
+def test_the_name_finder_counts_definitions_not_imports() -> None:
+    tree = ast.parse(
+        "from x import A\nimport b\nB = 1\ndef c(): pass\nclass D: pass\n"
+        "if TYPE_CHECKING:\n    E = 1\ntry:\n    F: int = 1\nexcept ImportError:\n    G = None\n"
+    )
+    assert sorted(_defined_names(tree)) == ["B", "D", "F", "G", "c"]
+
+
+def test_one_meaning_per_public_name() -> None:
+    """No two modules of the core define a public name (function, class, constant, type alias)
+    or are named alike, unless the sameness is intended and listed with its reason: one concept
+    has one name, and one name one concept (issue 25)."""
+    names, basenames = _same_names()
+    clashes = [
+        f"{name}: {', '.join(modules)}"
+        for name, modules in names.items()
+        if name not in SAME_NAME_ALLOWED
+    ]
+    clashes += [
+        f"module {base}: {', '.join(modules)}"
+        for base, modules in basenames.items()
+        if base not in SAME_MODULE_NAME_ALLOWED
+    ]
+    assert clashes == [], "same name, different modules (rename, or list it with a reason):\n" + (
+        "\n".join(clashes)
+    )
+    stale = (SAME_NAME_ALLOWED.keys() - names.keys()) | (
+        SAME_MODULE_NAME_ALLOWED.keys() - basenames.keys()
+    )
+    assert stale == set(), "allowed but no longer repeated: remove from the allow-list"
 
 
 def test_sqlalchemy_is_imported_only_under_store() -> None:
