@@ -1,6 +1,7 @@
 """The analysis pages end to end through AppTest on the demo dataset (real multi-annotator
 labels), scored with EM / F1 / contains: agreement, disagreements (adjudicating one item),
-metric explorer and leaderboard, as a researcher; annotators are kept out.
+metric explorer and leaderboard, as a researcher (who may open them is
+tests/test_app_every_page.py's part).
 
 AppTest cannot click rows of a dataframe (that needs a browser); the item picker next to each
 table does the same thing and is what these tests use.
@@ -13,7 +14,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from _apptest import (
-    APP,
     DEMO,
     build_demo_store,
     copy_store,
@@ -22,6 +22,7 @@ from _apptest import (
 )
 from streamlit.testing.v1 import AppTest
 
+from app.routes import PAGES, VIEWS
 from qaeval_core import analysis
 from qaeval_core.analysis.agreement import krippendorff_alpha
 from qaeval_core.cli.demo import DEMO_METRICS
@@ -29,12 +30,9 @@ from qaeval_core.store import repo
 from qaeval_core.workflows import score_dataset
 
 EVIL = "<script>alert('x')</script> ![img](http://evil.example/a.png) **bold**"
-PAGES = {
-    "views/agreement.py": "Agreement",
-    "views/disagreements.py": "Disagreements",
-    "views/explorer.py": "Metric explorer",
-    "views/leaderboard.py": "Leaderboard",
-}
+#: Page file -> title, from the router's table (tests/test_app_every_page.py opens every page
+#: for every role; this module tests what the analysis pages do).
+TITLES = {VIEWS + spec.path: spec.title for spec in PAGES}
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +62,7 @@ def store(demo_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> s
 def open_page(at: AppTest, page: str) -> AppTest:
     at.switch_page(page).run()
     assert not at.exception, at.exception
-    assert [t.value for t in at.title] == [PAGES[page]]
+    assert [t.value for t in at.title] == [TITLES[page]]
     return at
 
 
@@ -87,12 +85,6 @@ def table(at: AppTest, *columns: str) -> pd.DataFrame:
 def markdown(at: AppTest) -> str:
     kinds = ("markdown", "caption", "success", "info", "warning", "error")
     return "\n".join(str(e.value) for kind in kinds for e in getattr(at, kind))
-
-
-def test_researcher_opens_every_analysis_page(store: str) -> None:
-    at = logged_in("res")
-    for page in PAGES:
-        open_page(at, page)
 
 
 def test_agreement_page_shows_alpha_and_pairs(store: str) -> None:
@@ -227,18 +219,3 @@ def test_leaderboard_lists_models_with_human_and_metric_accuracy(store: str) -> 
     stats = table(at, "Metric", "Accuracy", "Recall")
     assert set(stats["Metric"]) == set(DEMO_METRICS)
     assert stats["Accuracy"].str.match(r"0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]").all()
-
-
-def test_annotators_cannot_open_analysis_pages(store: str) -> None:
-    at = logged_in("ann")
-    for page in PAGES:
-        with pytest.raises(ValueError, match="Could not find a navigation page"):
-            at.switch_page(page)
-    info = repo.get_user(store, "ann")
-    for page in PAGES:
-        direct = AppTest.from_file(str(APP / page), default_timeout=60)
-        direct.session_state["qaeval_user"] = {"id": info.id, "name": "ann", "role": "annotator"}
-        direct.run()
-        assert not direct.exception, direct.exception
-        assert "cannot open" in direct.error[0].value
-        assert not direct.title and not direct.dataframe

@@ -175,18 +175,6 @@ def test_a_stale_or_forged_session_shows_the_login_form(store: str) -> None:
         login_sessions.open_session(store, ann1.id, hours=0)
 
 
-@pytest.mark.parametrize("page", ["assign.py", "data.py", "users.py"])
-def test_pages_check_the_role_on_the_server(store: str, page: str) -> None:
-    """Run the page file itself with an annotator session: it must stop before rendering."""
-    at = AppTest.from_file(str(APP / "views" / page), default_timeout=60)
-    info = repo.get_user(store, "ann1")
-    at.session_state["qaeval_user"] = {"id": info.id, "name": "ann1", "role": "annotator"}
-    at.run()
-    assert not at.exception
-    assert "cannot open" in at.error[0].value
-    assert not at.title and not at.button
-
-
 def test_page_without_login_asks_to_log_in(store: str) -> None:
     at = AppTest.from_file(str(APP / "views" / "annotate.py"), default_timeout=60).run()
     assert "log in" in at.warning[0].value
@@ -202,21 +190,6 @@ def test_role_change_takes_effect_without_new_login(store: str) -> None:
         s.query(User).filter(User.name == "res").update({"role": "annotator"})
     at.run()
     assert [t.value for t in at.title] == ["Annotate"]
-
-
-def test_admin_sees_every_page_and_researcher_not_users(store: str) -> None:
-    admin = logged_in("admin")
-    for page, title in [
-        ("views/assign.py", "Assign"),
-        ("views/data.py", "Data"),
-        ("views/users.py", "Users"),
-    ]:
-        admin.switch_page(page).run()
-        assert not admin.exception, admin.exception
-        assert [t.value for t in admin.title] == [title]
-    res = logged_in("res")
-    with pytest.raises(ValueError, match="Could not find a navigation page"):
-        res.switch_page("views/users.py")
 
 
 # ----------------------------------------------------------------------------- assignment

@@ -37,7 +37,8 @@ __all__ = [
     "password_change_form",
 ]
 
-#: Roles allowed on a page (the router in app/main.py shows the link, page_setup enforces it).
+#: Roles allowed on a page (the router's table in app/routes.py shows the link, page_setup
+#: enforces it).
 LABELLERS = ("annotator", "researcher", "admin")
 RESEARCHERS = ("researcher", "admin")
 ADMINS = ("admin",)
