@@ -1,17 +1,22 @@
 """qaeval: judge whether answers to questions are actually correct.
 
-The public API is small::
+The public API is small:
 
-    import pandas as pd
-    import qaeval_core as qa
-
-    frame = pd.DataFrame({"question": ["Capital of France?"], "references": [["Paris"]],
-                          "candidate": ["It is Paris."]})
-    scored = qa.score(frame, metrics=["em", "contains", "f1"])
-    qa.metric_ids()                      # every registered metric
-    qa.get_metric("f1", threshold=0.4)   # one metric object, parameters checked
-    judge = qa.Judge.from_config("judge.json")
-    qa.score_dataset(None, "mine", ["em", "f1"])   # a stored dataset (workflows)
+>>> import pandas as pd
+>>> import qaeval_core as qa
+>>> frame = pd.DataFrame({"question": ["Capital of France?"], "references": [["Paris"]],
+...                       "candidate": ["It is Paris."]})
+>>> scored = qa.score(frame, metrics=["em", "contains", "f1"])
+>>> scored[["em", "contains", "f1"]].round(2).to_dict("records")
+[{'em': 0.0, 'contains': 1.0, 'f1': 0.5}]
+>>> scored[["em_correct", "contains_correct", "f1_correct"]].iloc[0].tolist()
+[False, True, True]
+>>> {"em", "contains", "f1"} <= set(qa.metric_ids())  # every registered metric
+True
+>>> qa.get_metric("f1", threshold=0.4)  # one metric object, parameters checked
+TokenF1(threshold=0.4, normalize='squad')
+>>> judge = qa.Judge.from_config("judge.json")  # a saved calibration  # doctest: +SKIP
+>>> qa.score_dataset(None, "mine", ["em", "f1"])  # a stored dataset  # doctest: +SKIP
 
 Everything but :class:`Item` is imported on first use (module ``__getattr__``), so importing
 the package, or any submodule such as the CLI, stays fast and never loads pandas or torch.

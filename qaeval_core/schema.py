@@ -45,7 +45,11 @@ class LabelValue(IntEnum):
 
 def parse_label_value(value: Any, what: str = "Label value") -> int:
     """``value`` as a 3-point label (0, 1 or 2); anything else is a :class:`ConfigError` that
-    names ``what`` (annotators' labels and researchers' final labels share the check)."""
+    names ``what`` (annotators' labels and researchers' final labels share the check).
+
+    >>> parse_label_value("2"), LabelValue(parse_label_value(0.0)).title
+    (2, 'clearly incorrect')
+    """
     try:
         return int(LabelValue(int(value)))
     except (TypeError, ValueError) as exc:
@@ -119,14 +123,22 @@ RULES: tuple[Rule, ...] = (
 
 
 def split_models(value: str | None) -> list[str]:
-    """The QA-model names stored in one ``qa_model`` string."""
+    """The QA-model names stored in one ``qa_model`` string.
+
+    >>> split_models("gpt-4 | llama"), split_models(None)
+    (['gpt-4', 'llama'], [])
+    """
     if not value:
         return []
     return [m.strip() for m in value.split(MODEL_SEPARATOR.strip()) if m.strip()]
 
 
 def join_models(value: str | Sequence[str] | None) -> str | None:
-    """Store one or several QA-model names as one string (None when there are none)."""
+    """Store one or several QA-model names as one string (None when there are none).
+
+    >>> join_models(["gpt-4", " llama ", None]), join_models([]) is None
+    ('gpt-4 | llama', True)
+    """
     if value is None:
         return None
     if isinstance(value, str):
@@ -161,6 +173,14 @@ class Item:
     Slotted: every metric reads a few attributes of every item of a batch, and without a
     per-instance ``__dict__`` each read is one memory access (reading two attributes of 10,000
     items that are not in the CPU cache took 1.6 ms instead of 2.2 ms).
+
+    Lists are kept as tuples, so an item is hashable and cannot change:
+
+    >>> item = Item("Capital of France?", ["Paris", "City of Light"], "It is Paris.")
+    >>> item.references
+    ('Paris', 'City of Light')
+    >>> item == Item("Capital of France?", ("Paris", "City of Light"), "It is Paris.")
+    True
     """
 
     question: str

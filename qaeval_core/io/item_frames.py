@@ -93,6 +93,14 @@ def items_from_frame(frame: pd.DataFrame, *, alias_separator: str | None = "/") 
     such as ``answers`` / ``prediction`` work too); ``context``, ``choices``,
     ``wrong_answers``, ``id``, ``dataset`` and ``model`` are used when present. A string in
     ``references`` is a JSON list or ``/``-separated aliases.
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"question": ["Who wrote Hamlet?"],
+    ...                       "answers": ["Shakespeare/William Shakespeare"],
+    ...                       "prediction": ["Shakespeare"], "model": ["gpt"]})
+    >>> item = items_from_frame(frame)[0]
+    >>> item.references, item.candidate, item.qa_model
+    (('Shakespeare', 'William Shakespeare'), 'Shakespeare', 'gpt')
     """
     cols = {f: _column(frame, f) for f in _FRAME_ALIASES}
     missing = [f for f in ("question", "references", "candidate") if cols[f] is None]
@@ -131,7 +139,12 @@ def items_from_frame(frame: pd.DataFrame, *, alias_separator: str | None = "/") 
 
 
 def items_frame(items: Sequence[Item]) -> pd.DataFrame:
-    """The text columns a text-reading model needs (question, references, candidate)."""
+    """The text columns a text-reading model needs (question, references, candidate).
+
+    >>> from qaeval_core.schema import Item
+    >>> items_frame([Item("Capital of France?", ("Paris",), "It is Paris.")]).to_dict("records")
+    [{'question': 'Capital of France?', 'references': ['Paris'], 'candidate': 'It is Paris.'}]
+    """
     return pd.DataFrame(
         {
             "question": [it.question for it in items],

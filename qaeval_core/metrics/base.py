@@ -135,7 +135,12 @@ def register(cls: M) -> M:
 
 
 def metric_ids() -> list[str]:
-    """Ids of all registered metrics, sorted."""
+    """Ids of all registered metrics, sorted.
+
+    >>> ids = metric_ids()
+    >>> ids == sorted(ids) and {"em", "f1", "contains", "smile"} <= set(ids)
+    True
+    """
     return sorted(_REGISTRY)
 
 
@@ -149,7 +154,21 @@ def metric_class(metric_id: str) -> type[Metric]:
 
 
 def get_metric(metric_id: str, **params: Any) -> Metric:
-    """Build a registered metric with parameters; unknown parameters raise a clear error."""
+    """Build a registered metric with parameters; unknown parameters raise a clear error.
+
+    >>> from qaeval_core.schema import Item
+    >>> contains = get_metric("contains")
+    >>> contains
+    Contains(threshold=0.5, normalize='squad')
+    >>> result = contains.score_batch([Item("Capital of France?", ("Paris",), "It is Paris."),
+    ...                                Item("Capital of France?", ("Paris",), "Lyon")])
+    >>> result.scores.tolist(), result.decisions.tolist()
+    ([1.0, 0.0], [True, False])
+    >>> result.details[0]
+    {'best_reference': 'Paris'}
+    >>> get_metric("f1", threshold=0.4).get_params()
+    {'threshold': 0.4, 'normalize': 'squad'}
+    """
     cls = metric_class(metric_id)
     known = cls._param_names()
     unknown = sorted(set(params) - set(known))

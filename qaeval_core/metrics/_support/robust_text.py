@@ -115,8 +115,8 @@ def strip_markdown(text: str) -> str:
     Emphasis glued to a word gets a space ("byauthor**Toni**" -> "byauthor Toni"): the glue
     was the markup's.
 
-    >>> strip_markdown("It was **[Toni Morrison](https://x.org/tm)**.")
-    'It was Toni Morrison.'
+    >>> strip_markdown("It was **Toni Morrison**, see [her site](https://x.org/tm).")
+    'It was Toni Morrison, see her site.'
     """
     if not any(c in text for c in "*_~`#[>|-+") and not re.search(r"^\s*\d", text, re.M):
         return text
