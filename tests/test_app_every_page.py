@@ -25,12 +25,7 @@ from qaeval_core.vocabulary import LOGIN_ROLES
 ACCOUNTS = {"annotator": "ann", "researcher": "res", "admin": "boss"}
 #: A page may pass, as a known bug, only while it is listed here with the bug's description
 #: (strict: once the page opens, the mark must go).
-KNOWN_BROKEN: dict[str, str] = {
-    "knowledge.py": (
-        "the demo's items without a QA model give Item.qa_model = NaN, which the Taught answers "
-        "table joins as text (TypeError: expected str instance, float found)"
-    ),
-}
+KNOWN_BROKEN: dict[str, str] = {}
 
 
 def allowed_cases() -> list[tuple[PageSpec, str]]:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import pandas as pd
 from sqlalchemy import select
 
+from qaeval_core.io.cells import is_missing
 from qaeval_core.schema import Item as SchemaItem
 from qaeval_core.store.orm import ItemRecord
 from qaeval_core.store.repo._common import Store, store_scope
@@ -70,17 +71,23 @@ def load_items(db: Store, dataset: str) -> list[SchemaItem]:
     ``Item.id`` is the external id; the store's integer id is in ``Item.meta["item_id"]``.
     """
     frame = list_items(db, dataset)
+
+    def present(value: object) -> object:
+        # A NULL read into a frame column that also holds text can come back as NaN, which is
+        # truthy and not text: an Item's optional fields are None when absent.
+        return None if is_missing(value) else value
+
     return [
         SchemaItem(
             question=r.question,
             references=tuple(r.references),
             candidate=r.candidate,
-            context=r.context,
-            choices=r.choices,
-            wrong_answers=r.wrong_answers,
-            id=r.external_id,
+            context=present(r.context),
+            choices=present(r.choices),
+            wrong_answers=present(r.wrong_answers),
+            id=present(r.external_id),
             dataset=dataset,
-            qa_model=r.qa_model,
+            qa_model=present(r.qa_model),
             meta={**(r.meta or {}), "item_id": int(r.item_id)},
         )
         for r in frame.itertuples(index=False)
