@@ -332,7 +332,7 @@ def _input_format(source: str, fmt: str | None) -> str:
         if len(found) != 1:
             raise InputError(
                 f"{source} holds {'no' if not found else 'both'} JSON lines and Parquet files; "
-                "the ray engine reads a folder of one of them (or name it: --format parquet)."
+                "the ray engine reads a folder of one of them (or name it: fmt='parquet')."
             )
         name = found.pop()
     else:
@@ -340,7 +340,7 @@ def _input_format(source: str, fmt: str | None) -> str:
     if name not in _RAY_FORMATS:
         raise InputError(
             f"The ray engine reads JSON lines or Parquet (a file or a folder), not {name!r} "
-            f"({source}): convert it first, or score it with --engine local."
+            f"({source}): convert it first, or score it with engine='local'."
         )
     return name
 
@@ -365,7 +365,8 @@ def _check_folder(output: str) -> None:
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise InputError(
             f"{output} exists and is not an empty folder; the ray engine writes a folder of "
-            "Parquet files there: remove it or give another --output."
+            "Parquet files there: remove it or give another output.",
+            param="output",
         )
 
 

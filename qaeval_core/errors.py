@@ -3,6 +3,12 @@
 Every error a user can cause derives from :class:`QAEvalError`; the CLI and the app catch that
 class and show its message (no traceback), so messages must say what was expected, what came,
 and how to fix it.
+
+Messages speak the library's language: a bad argument is named by the parameter of the function
+the caller called (``target_accuracy must be in (0, 1]``), never by a command-line flag, since the
+app's users have no flags. An error about one parameter also carries its name as
+:attr:`QAEvalError.param`; the CLI turns that name into its flag in one place
+(:mod:`qaeval_core.cli.flags`).
 """
 
 from __future__ import annotations
@@ -11,7 +17,18 @@ from dataclasses import dataclass
 
 
 class QAEvalError(Exception):
-    """Base class for errors caused by user input or configuration."""
+    """Base class for errors caused by user input or configuration.
+
+    ``param`` (keyword only, optional) names the one parameter the error is about, exactly as
+    the called function spells it and as the message writes it; ``None`` when the error is about
+    data, the store or several things at once.
+    """
+
+    param: str | None = None
+
+    def __init__(self, *args: object, param: str | None = None) -> None:
+        super().__init__(*args)
+        self.param = param
 
 
 class ConfigError(QAEvalError):

@@ -15,9 +15,14 @@ __all__ = [
     "Aggregate",
     "EXPORTS",
     "FINAL_EXPORT",
+    "INPUT_RULES",
     "LOGIN_ROLES",
+    "PROFILES",
+    "Profile",
     "ROLES",
+    "SCORE_POLICIES",
     "STORE_EXPORTS",
+    "ScorePolicy",
 ]
 
 #: Roles of a user. ``external`` raters come from imported files and cannot log in.
@@ -38,3 +43,18 @@ EXPORTS = (*STORE_EXPORTS, FINAL_EXPORT)
 #: How several labels of one item become one when no researcher adjudicated it.
 Aggregate = Literal["majority", "dawid_skene"]
 AGGREGATES: tuple[Aggregate, ...] = ("majority", "dawid_skene")
+
+#: Which inputs calibration keeps (:func:`qaeval_core.calibrate.select.choose_inputs`,
+#: ``qaeval calibrate --inputs``, the Calibrate page). ``cheap``: the cheapest input set within
+#: the tolerance of the best (the default when costs are measured); ``all``: every input.
+INPUT_RULES: tuple[str, ...] = ("cheap", "all")
+
+#: How metrics and judge inputs read answers (``normalize=``): SQuAD normalisation, or the
+#: robust reader that ignores formatting (:mod:`qaeval_core.metrics._support.profiles`).
+Profile = Literal["squad", "robust"]
+PROFILES: tuple[Profile, ...] = ("squad", "robust")
+
+#: The human score correlated with the metrics (:func:`qaeval_core.analysis.agreement`'s
+#: ``score``, ``qaeval report --score-policy``): the raters' mean, the final label, LAVE's soft.
+ScorePolicy = Literal["mean", "final", "soft"]
+SCORE_POLICIES: tuple[ScorePolicy, ...] = ("mean", "final", "soft")

@@ -124,7 +124,7 @@ def test_reorder_queue_moves_only_unlabelled_assignments(sqlite_url: str) -> Non
     for name in ("a1", "a2"):
         repo.add_user(url, name, "annotator", "pw")
     ann.deal("toy", ["a1", "a2"], base=2, url=url)
-    with pytest.raises(ConfigError, match="qaeval score --dataset toy"):
+    with pytest.raises(ConfigError, match="Score it first with two or more metrics"):
         workflows.reorder_queue(url, "toy")
     score_dataset(url, "toy", ["em", "f1", "contains"])
     ids = {it.id: int(it.meta["item_id"]) for it in repo.load_items(url, "toy")}

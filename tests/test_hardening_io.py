@@ -199,7 +199,9 @@ def stored(items: list[io.ItemRow]) -> list[dict[str, int]]:
 
 
 def test_zero_to_two_ratings_are_refused_without_a_declared_scale():
-    with pytest.raises(ValidationError, match=r"row 1: .*must be a 1-5 rating, got 0.*--rating"):
+    with pytest.raises(
+        ValidationError, match=r"row 1: .*must be a 1-5 rating, got 0.*rating_scale="
+    ):
         io.parse_records([smile_row(1, 0, 2)])
 
 

@@ -120,7 +120,7 @@ def test_label_scales_and_simple_label_columns():
     assert items[4].labels[0].rule == 4
     three = io.parse_records([ok_row(1, label=1)], label_scale="three")
     assert labels_of(three[0]) == {"gold": 1}
-    with pytest.raises(ValidationError, match=r"row 1: label 2 is not binary.*label-scale three"):
+    with pytest.raises(ValidationError, match=r"row 1: label 2 is not binary.*label_scale='three'"):
         io.parse_records([ok_row(1, label=2)])
 
 
@@ -193,7 +193,7 @@ def test_parquet_and_json_inputs(tmp_path: Path):
 
 
 def test_unknown_suffix_and_missing_or_empty_files(tmp_path: Path):
-    with pytest.raises(ConfigError, match=r"suffix '\.xlsx'.*--format"):
+    with pytest.raises(ConfigError, match=r"suffix '\.xlsx'.*fmt=jsonl"):
         io.read_items(tmp_path / "data.xlsx")
     with pytest.raises(ConfigError, match="No such file"):
         io.read_items(tmp_path / "missing.jsonl")

@@ -204,7 +204,7 @@ def test_tampered_config_fails_with_a_clear_message(tmp_path: Path, fitted) -> N
 def test_old_and_future_versions_fail_with_the_fix(tmp_path: Path, fitted) -> None:
     judge, _, _ = fitted
     old = {**judge.to_config(), "schema_version": 0}
-    with pytest.raises(ConfigError, match=r"schema version 0.*Re-run `qaeval calibrate`"):
+    with pytest.raises(ConfigError, match=r"schema version 0.*Calibrate again on the same labels"):
         Judge.from_config(_write(tmp_path / "old.json", old))
     new = {**judge.to_config(), "schema_version": JUDGE_SCHEMA_VERSION + 1}
     with pytest.raises(ConfigError, match="Upgrade qaeval"):

@@ -117,7 +117,7 @@ def test_a_re_signed_band_that_contradicts_its_own_curve_is_refused(
     config = copy.deepcopy(base)
     config["triage"]["threshold"] = 0.0  # routes (nearly) every item, still "share 0.2"
     message = _refused(_resigned(config), "triage.threshold is 0 but the file's own effort curve")
-    assert "routes share 0.2 at 0." in message and "qaeval calibrate" in message
+    assert "routes share 0.2 at 0." in message and "Calibrate again" in message
     config = copy.deepcopy(base)
     config["triage"]["share"] = 0.995  # a share the curve (0-0.99) does not hold
     _refused(_resigned(config), "triage.share is 0.995, which the file's own effort curve")

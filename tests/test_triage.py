@@ -354,7 +354,7 @@ def test_route_uncertain_with_the_real_judge(db_url: str) -> None:
         (("ds", "cal", ["ann1"]), {"base": 2}, ConfigError, "base must be between 1"),
         (("ds", "cal", ["ann1"]), {"created_by": "ghost"}, NotFoundError, "No user named"),
         (("ds", "plain", ["ann1"]), {}, ConfigError,
-         r"no triage band.*`qaeval calibrate --human-share S`.*n_most_uncertain"),
+         r"no triage band.*human_share=S.*n_most_uncertain"),
         (("ds", "plain", ["ann1"]), {"human_share": 0.2}, ConfigError, "no triage band"),
         (("ds", "cal", ["ann1"]), {"n_most_uncertain": 0}, InputError,
          "n_most_uncertain must be a whole number >= 1, got 0"),

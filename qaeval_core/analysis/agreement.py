@@ -46,6 +46,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from qaeval_core.errors import QAEvalError
 from qaeval_core.schema import split_models
+from qaeval_core.vocabulary import SCORE_POLICIES, ScorePolicy
 
 __all__ = [
     "Level",
@@ -67,7 +68,6 @@ __all__ = [
 ]
 
 Level = Literal["nominal", "ordinal"]
-ScorePolicy = Literal["mean", "final", "soft"]
 _LEVELS: tuple[Level, ...] = ("nominal", "ordinal")
 _GROUPINGS: tuple[str, ...] = ("dataset", "qa_model", "rule")
 
@@ -516,8 +516,10 @@ def aggregate_labels(
     >>> agg["majority"].tolist(), agg["needs_adjudication"].tolist()
     ([1, 2], [True, False])
     """
-    if score not in ("mean", "final", "soft"):
-        raise QAEvalError(f"score must be one of mean, final, soft; got {score!r}.")
+    if score not in SCORE_POLICIES:
+        raise QAEvalError(
+            f"score must be one of {', '.join(SCORE_POLICIES)}; got {score!r}.", param="score"
+        )
     frame = check_labels(labels)
     counts = pd.crosstab(frame["item_id"], frame["value"]).reindex(columns=[0, 1, 2], fill_value=0)
     ids = list(counts.index)

@@ -199,7 +199,7 @@ def correct_labels(
     if (binary & (number == 2)).any():
         raise InputError(
             f"{what}: label 2 under the binary scale (0/1); for 0/1/2 labels use "
-            "label_scale three (--label-scale three on the command line)"
+            "label_scale='three'"
         )
     if (~binary & is_bool).any():
         raise InputError(f"{what}: a true/false label under the three-point scale (0/1/2)")
@@ -211,8 +211,8 @@ def _infer_scale(is_bool: np.ndarray, number: np.ndarray, what: str) -> str:
     two = (number == 2).any()
     if is_bool.any() and two:
         raise InputError(
-            f"{what} mixes true/false with the label 2; name the scale with label_scale "
-            "(--label-scale binary|three)"
+            f"{what} mixes true/false with the label 2; name the scale: "
+            "label_scale='binary' or label_scale='three'"
         )
     if is_bool.any() or not (two or (number == 1).any()):
         return "binary"  # booleans; or 0 alone, not correct on either scale
@@ -220,8 +220,8 @@ def _infer_scale(is_bool: np.ndarray, number: np.ndarray, what: str) -> str:
         return "three"
     raise InputError(
         f"{what} holds only 0 and 1, which is ambiguous: binary (1 = correct) or the 3-point "
-        "scale without a 2 (1 = unclear, counted as not correct). Name it with label_scale "
-        "'binary' or 'three' (--label-scale on the command line)."
+        "scale without a 2 (1 = unclear, counted as not correct). Name it: "
+        "label_scale='binary' or label_scale='three'."
     )
 
 
@@ -232,8 +232,8 @@ def default_prediction(frame: pd.DataFrame) -> str:
             return column
     raise InputError(
         "No judge prediction column: the frame has neither judge_probability nor judge_correct. "
-        "Score it with `qaeval score --config judge.json FILE -o out.jsonl`, or name a column "
-        "(prediction=..., --prediction)."
+        "Score it with a calibrated judge first, or name the column holding the judge's "
+        "prediction (prediction=...)."
     )
 
 

@@ -193,7 +193,7 @@ def fit_cascade(
         warnings.warn(
             f"The LLM's probabilities agree with these labels at chance (ROC AUC "
             f"{agreement['auc']:.2f}, p = {agreement['p_value']:.2g}): it adds cost and noise, "
-            "not knowledge. Use a stronger model or leave out --llm.",
+            "not knowledge. Use a stronger model or leave out the LLM tier.",
             ChanceWarning,
             stacklevel=2,
         )

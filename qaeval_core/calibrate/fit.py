@@ -128,12 +128,14 @@ def check_candidates(names: Sequence[str]) -> list[str]:
     unknown = [c for c in names if c not in CANDIDATES]
     if unknown:
         raise ConfigError(
-            f"Unknown candidate combiner(s) {unknown}; choose from {list(CANDIDATES)} "
-            "(e.g. --candidates stacker,threshold)."
+            f"Unknown candidate combiner(s) {unknown} in candidates; choose from "
+            f"{list(CANDIDATES)} (e.g. candidates=['stacker', 'threshold']).",
+            param="candidates",
         )
     if not names:
         raise ConfigError(
-            f"No candidate combiners to compare; name at least one of {list(CANDIDATES)}."
+            f"No candidate combiners to compare; name at least one of {list(CANDIDATES)}.",
+            param="candidates",
         )
     return names
 

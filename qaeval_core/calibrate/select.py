@@ -40,6 +40,7 @@ from qaeval_core.calibrate.protocol import (
 from qaeval_core.errors import InputError
 from qaeval_core.judge.combiners.base import as_binary, single_blas_thread
 from qaeval_core.judge.combiners.threshold import Objective, ThresholdClassifier
+from qaeval_core.vocabulary import INPUT_RULES
 
 __all__ = [
     "DEFAULT_COST_TOLERANCE",
@@ -173,9 +174,6 @@ def select_avert_model(
     )
 
 
-#: ``cheap``: the cheapest input set within the tolerance of the best (the default when costs
-#: are measured); ``all``: every input, as before cost-aware calibration.
-INPUT_RULES: tuple[str, ...] = ("cheap", "all")
 #: How much cross-validated accuracy (0.003 = 0.3 points) a cheaper input set may give up.
 DEFAULT_COST_TOLERANCE = 0.003
 #: Fold assignments each input set's accuracy is averaged over (see :func:`select_inputs`).
@@ -370,8 +368,10 @@ def select_inputs(
     order = sorted(fams, key=lambda f: (float(costs[f]), f))
     if max_cost is not None and float(costs[order[0]]) > max_cost:
         raise InputError(
-            f"--max-cost {max_cost:g} is below the cheapest input family ({order[0]}: "
-            f"{float(costs[order[0]]):.3g} seconds per 1,000 rows); raise it or use --inputs all."
+            f"max_cost {max_cost:g} is below the cheapest input family ({order[0]}: "
+            f"{float(costs[order[0]]):.3g} seconds per 1,000 rows); raise it or use every "
+            "input (inputs='all').",
+            param="max_cost",
         )
     if repeats < 1:
         raise InputError(f"repeats must be >= 1 fold assignment, got {repeats}.")

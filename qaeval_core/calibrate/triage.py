@@ -129,7 +129,8 @@ def fit_band(
     if target_accuracy is not None:
         if isinstance(target_accuracy, bool) or not 0 < float(target_accuracy) <= 1:
             raise InputError(
-                f"--target-accuracy must be in (0, 1] (e.g. 0.95), got {target_accuracy!r}."
+                f"target_accuracy must be in (0, 1] (e.g. 0.95), got {target_accuracy!r}.",
+                param="target_accuracy",
             )
         reached = curve[curve["combined_accuracy"] >= float(target_accuracy)]
         if reached.empty:
@@ -137,16 +138,18 @@ def fit_band(
             raise InputError(
                 f"No share up to {curve['share'].max():.0%} reaches a cross-validated combined "
                 f"accuracy of {float(target_accuracy):.3f} (best: {best['combined_accuracy']:.3f} "
-                f"at {best['share']:.0%}); lower --target-accuracy or label more items."
+                f"at {best['share']:.0%}); lower target_accuracy or label more items.",
+                param="target_accuracy",
             )
         human_share = float(reached["share"].min())
-    share = check_share(human_share)
+    share = check_share(human_share, param="human_share")
     shares = curve["share"].to_numpy()
     row = curve.iloc[int(np.argmin(np.abs(shares - share)))]
     if abs(float(row["share"]) - share) > 0.005:
         raise InputError(
-            f"--human-share {share} is beyond the effort curve's {shares.max():.0%}; route at "
-            "most half of the items (or label them all)."
+            f"human_share {share} is beyond the effort curve's {shares.max():.0%}; route at "
+            "most half of the items (or label them all).",
+            param="human_share",
         )
     return TriageBand(
         threshold=float(row["threshold"]),

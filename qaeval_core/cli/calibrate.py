@@ -17,6 +17,7 @@ from qaeval_core.cli.calibrate_tables import (
 from qaeval_core.cli.common import DbOption, console, err_console
 from qaeval_core.cli.progress import calibration_progress
 from qaeval_core.errors import ConfigError
+from qaeval_core.vocabulary import INPUT_RULES, PROFILES
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -236,10 +237,10 @@ def add_commands(app: typer.Typer) -> None:
             raise ConfigError(
                 f"--target-accuracy must be in (0, 1] (e.g. 0.95), got {target_accuracy}."
             )
-        if inputs not in ("cheap", "all"):
-            raise ConfigError(f"--inputs must be cheap or all, got {inputs!r}.")
-        if normalize not in ("squad", "robust"):
-            raise ConfigError(f"--normalize must be squad or robust, got {normalize!r}.")
+        if inputs not in INPUT_RULES:
+            raise ConfigError(f"--inputs must be {' or '.join(INPUT_RULES)}, got {inputs!r}.")
+        if normalize not in PROFILES:
+            raise ConfigError(f"--normalize must be {' or '.join(PROFILES)}, got {normalize!r}.")
         if max_cost is not None and not max_cost > 0:
             raise ConfigError(
                 f"--max-cost must be > 0 seconds per 1,000 rows (e.g. 5), got {max_cost}."

@@ -1,7 +1,8 @@
 """The ``qaeval`` command: one Typer app, one error boundary.
 
 Each command group lives in its own module exposing ``add_commands(app)``. Known errors
-(:class:`~qaeval_core.errors.QAEvalError`) become a one-line message and exit code 1; set
+(:class:`~qaeval_core.errors.QAEvalError`) become a one-line message and exit code 1, the
+parameter a library error names shown as its flag (:mod:`qaeval_core.cli.flags`); set
 ``QAEVAL_DEBUG=1`` to see the traceback instead.
 """
 
@@ -15,6 +16,7 @@ import typer
 from rich.markup import escape
 
 from qaeval_core.cli.common import err_console
+from qaeval_core.cli.flags import cli_message, param_flags
 from qaeval_core.errors import QAEvalError
 
 #: Command modules, in the order their commands appear in ``qaeval --help``.
@@ -71,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     except QAEvalError as exc:
         if os.environ.get("QAEVAL_DEBUG"):
             raise
-        err_console.print(f"[bold red]Error:[/] {escape(str(exc))}", markup=True, soft_wrap=True)
+        message = cli_message(exc, param_flags(app))
+        err_console.print(f"[bold red]Error:[/] {escape(message)}", markup=True, soft_wrap=True)
         return 1
     except (KeyboardInterrupt, EOFError):
         err_console.print("Interrupted.")

@@ -13,8 +13,7 @@ import typer
 
 from qaeval_core.cli.common import DbOption, console
 from qaeval_core.errors import ConfigError
-
-SCORE_POLICIES = ("mean", "final", "soft")
+from qaeval_core.vocabulary import SCORE_POLICIES
 
 
 def add_commands(app: typer.Typer) -> None:

@@ -48,7 +48,7 @@ FORMATS: dict[str, str] = {
 }
 
 _FORMAT_HINT = (
-    " (or name the format: --format jsonl|json|csv|tsv|parquet, or a harness log's: "
+    " (or name the format: fmt=jsonl|json|csv|tsv|parquet, or a harness log's: "
     "lm-eval|lighteval|inspect|helm|opencompass)"
 )
 _SURROGATE = re.compile("[\udc80-\udcff]")

@@ -65,8 +65,7 @@ def _label_value(value: Any, scale: str, what: str) -> int:
     if scale == "binary":
         if value not in (0, 1):
             raise BadValue(
-                f"{what} {original!r} is not binary 0/1 (for 0/1/2 labels use label_scale three"
-                ", --label-scale three on the command line)"
+                f"{what} {original!r} is not binary 0/1 (for 0/1/2 labels use label_scale='three')"
             )
         return 2 if value == 1 else 0
     if value not in (0, 1, 2):
@@ -78,10 +77,7 @@ def check_rating_scale(scale: Any, what: str = "rating_scale") -> str:
     """``"LOW-HIGH"`` (integers, LOW < HIGH, e.g. ``1-5``, ``0-2``) normalised, or BadValue."""
     match = _RATING_SCALE.fullmatch(scale) if isinstance(scale, str) else None
     if match is None or int(match[1]) >= int(match[2]):
-        raise BadValue(
-            f"{what} must be a range LOW-HIGH such as 1-5 or 0-2, got {scale!r}"
-            " (--rating-scale on the command line)"
-        )
+        raise BadValue(f"{what} must be a range LOW-HIGH such as 1-5 or 0-2, got {scale!r}")
     return f"{int(match[1])}-{int(match[2])}"
 
 
@@ -93,7 +89,7 @@ def _rating_value(value: Any, what: str, scale: str = RATING_SCALE) -> int:
         except ValueError:
             raise BadValue(f"{what} {value!r} is not a number") from None
     if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-        hint = "" if scale != RATING_SCALE else " (declare another scale with --rating-scale)"
+        hint = "" if scale != RATING_SCALE else " (declare another scale: rating_scale='1-10')"
         raise BadValue(f"{what} must be a {scale} rating, got {value!r}{hint}")
     place = 4 * (value - low)  # in quarters of the scale's span (exact for integers)
     return 2 if place >= 3 * (high - low) else 0 if place <= high - low else 1

@@ -168,7 +168,7 @@ def parse_record(
             looked = [c for c, f in mapping.items() if f == name] + list(FIELD_ALIASES[name])
             problems.append(
                 f"missing field {name!r} (looked for {', '.join(looked)}; "
-                f"map another column with --map COLUMN={name})"
+                f"map another column to it with mapping {{COLUMN: {name!r}}})"
             )
             return None
         return fields[name]
@@ -281,12 +281,13 @@ def check_options(
             )
     if label_scale not in LABEL_SCALES:
         raise ConfigError(
-            f"label_scale must be one of {', '.join(LABEL_SCALES)}, got {label_scale!r}."
+            f"label_scale must be one of {', '.join(LABEL_SCALES)}, got {label_scale!r}.",
+            param="label_scale",
         )
     try:
         return mapping, check_rating_scale(rating_scale)
     except BadValue as exc:
-        raise ConfigError(f"{exc}.") from None
+        raise ConfigError(f"{exc}.", param="rating_scale") from None
 
 
 def parse_records(

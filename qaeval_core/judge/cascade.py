@@ -181,7 +181,7 @@ class LLMTier:
             shares = sorted({(r["llm_share"], r["human_share"]) for r in self.curve})
             raise ConfigError(
                 f"The judge's cascade curve has no point at LLM share {want_llm:g} and human "
-                f"share {want_human:g}; it has {shares[:12]}. Re-run `qaeval calibrate --llm`."
+                f"share {want_human:g}; it has {shares[:12]}. Calibrate the LLM tier again."
             )
         row = best[1]
         return replace(
@@ -276,8 +276,8 @@ class LLMTier:
             if point != tier:
                 raise ConfigError(
                     f"{where} disagrees with its own curve at LLM share {tier.llm_share:g} and "
-                    f"human share {tier.human_share:g}; it was edited by hand. Re-run "
-                    "`qaeval calibrate --llm`."
+                    f"human share {tier.human_share:g}; it was edited by hand. Calibrate the "
+                    "LLM tier again."
                 )
         return tier
 

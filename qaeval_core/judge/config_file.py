@@ -91,7 +91,7 @@ def read_config(data: Any, label: str) -> dict[str, Any]:
     if _too_deep(data):
         raise ConfigError(
             f"{label}: objects/lists nest more than {MAX_CONFIG_DEPTH} levels deep; this is "
-            "not a judge file qaeval wrote. Re-export it with `qaeval calibrate`."
+            "not a judge file qaeval wrote. Calibrate again to write it anew."
         )
     _check_integers(data, label)
     if data.get("kind") != JUDGE_KIND:
@@ -106,8 +106,7 @@ def read_config(data: Any, label: str) -> dict[str, Any]:
         raise ConfigError(
             f"{label} was written with judge schema version {version}, which this qaeval "
             f"no longer reads (it reads versions {OLDEST_SCHEMA_VERSION}-"
-            f"{JUDGE_SCHEMA_VERSION}). Re-run `qaeval calibrate` on the same labels to "
-            "rebuild it."
+            f"{JUDGE_SCHEMA_VERSION}). Calibrate again on the same labels to rebuild it."
         )
     if version > JUDGE_SCHEMA_VERSION:
         raise ConfigError(
@@ -125,7 +124,7 @@ def read_config(data: Any, label: str) -> dict[str, Any]:
         raise ConfigError(
             f"{label} fails its checksum: the file was changed after qaeval wrote it "
             "(hand edit or damage). Thresholds and weights must come from calibration; "
-            "re-export it with `qaeval calibrate` instead of editing it."
+            "calibrate again instead of editing it."
         )
     raw_features = data.get("features")
     text_model = isinstance(data.get("model"), Mapping) and data["model"].get("type") == "panda"

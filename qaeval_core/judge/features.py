@@ -48,14 +48,14 @@ class FeatureSpec:
         if metric.version != self.version:
             raise ConfigError(
                 f"Metric {self.metric_id!r} is at version {metric.version} but the judge was "
-                f"calibrated with version {self.version}; its scores changed, so re-run "
-                "`qaeval calibrate` to refit the judge."
+                f"calibrated with version {self.version}; its scores changed, so calibrate again "
+                "to refit the judge."
             )
         if metric.config_hash() != self.config_hash:
             raise ConfigError(
                 f"Metric {self.metric_id!r} with these parameters hashes to "
                 f"{metric.config_hash()} but the judge recorded {self.config_hash}; the metric's "
-                "configuration changed since calibration. Re-run `qaeval calibrate`."
+                "configuration changed since calibration. Calibrate again."
             )
         return metric
 

@@ -187,8 +187,8 @@ class Guarantee:
             raise ConfigError(
                 f"{where} was tested for the band routing {self.share:g} (doubt >= "
                 f"{self.threshold:g}) but the triage band routes {band.share:g} (doubt >= "
-                f"{band.threshold:g}); the file was edited after calibration. Re-run "
-                "`qaeval calibrate --guarantee`."
+                f"{band.threshold:g}); the file was edited after calibration. Calibrate "
+                "again with the guarantee."
             )
         routed_at_least = int(round(self.share * self.n_labels)) if self.share > 0 else 0
         if not self.n_right <= self.n_decided <= self.n_labels - routed_at_least:
@@ -212,5 +212,5 @@ class Guarantee:
             raise ConfigError(
                 f"{where}: {self.n_right} right of {self.n_decided} do not support accuracy >= "
                 f"{self.target:g} at risk {self.risk:g} (p = {p_value:.3g}); the file was "
-                "edited after calibration. Re-run `qaeval calibrate --guarantee`."
+                "edited after calibration. Calibrate again with the guarantee."
             )

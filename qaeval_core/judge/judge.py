@@ -254,13 +254,13 @@ class Judge:
         except json.JSONDecodeError as exc:
             raise ConfigError(
                 f"{label} is not valid JSON ({exc.msg} at line {exc.lineno}, column "
-                f"{exc.colno}); it may have been edited by hand. Re-export it with "
-                "`qaeval calibrate`."
+                f"{exc.colno}); it may have been edited by hand. Calibrate again to write it "
+                "anew."
             ) from None
         except RecursionError:
             raise ConfigError(
                 f"{label} nests objects or lists too deeply to read; a judge config is shallow "
-                "(it was not written by qaeval). Re-export it with `qaeval calibrate`."
+                "(it was not written by qaeval). Calibrate again to write it anew."
             ) from None
         return cls._from_dict(data, label)
 
@@ -439,7 +439,7 @@ class Judge:
         the cascade curve stored at calibration (no refitting)."""
         if self.cascade is None:
             raise ConfigError(
-                "This judge has no LLM tier; re-run `qaeval calibrate --llm MODEL` to add one."
+                "This judge has no LLM tier; calibrate again with an LLM model to add one."
             )
         judge = copy.copy(self)
         judge.cascade = self.cascade.at(llm_share=llm_share)
@@ -451,8 +451,8 @@ class Judge:
         if self.triage is None:
             raise ConfigError(
                 f"Judge {self.name or ''!s} has no effort curve (it was written before triage, "
-                "or without calibrated probabilities); re-run `qaeval calibrate "
-                "--human-share S` to get one."
+                "or without calibrated probabilities); calibrate again with a human share "
+                "(human_share=S) to get one."
             )
         judge = copy.copy(self)
         judge.triage = self.triage.at_share(share)

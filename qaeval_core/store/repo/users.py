@@ -143,7 +143,7 @@ def add_user(
 def find_user(s: Session, name: str) -> User:
     user = s.execute(select(User).where(User.name == name)).scalar_one_or_none()
     if user is None:
-        raise NotFoundError(f"No user named {name!r} (see `qaeval user list`).")
+        raise NotFoundError(f"No user named {name!r} in this store (list_users names them).")
     return user
 
 
