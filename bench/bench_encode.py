@@ -112,7 +112,7 @@ def _export_once(code: Path, env: dict[str, str]) -> tuple[Path, float]:
     base = Path(tempfile.mkdtemp(prefix="qaeval-bench-encode-export-"))
     script = (
         "import time; t = time.perf_counter()\n"
-        "from qaeval_core.metrics._support.backends import load_encoder\n"
+        "from qaeval_core.models.backends import load_encoder\n"
         "load_encoder('minilm', 'cpu', 'onnx')\n"
         "print(time.perf_counter() - t)\n"
     )

@@ -159,7 +159,7 @@ class _EncodeRecorder:
 
     def install(self) -> None:
         """Time the one model pass every embedding metric goes through (encode once)."""
-        from qaeval_core.metrics._support import embed_cache
+        from qaeval_core.models import embedding_cache as embed_cache
 
         recorder = self
         forward = embed_cache.EmbeddingCache._forward
@@ -191,7 +191,7 @@ class _EncodeRecorder:
             return None
         import torch
 
-        from qaeval_core.metrics._support.loading import default_batch_size, load_sentence_encoder
+        from qaeval_core.models.loading import default_batch_size, load_sentence_encoder
 
         device = self.device or "cpu"
         encoder = load_sentence_encoder(self.model or "minilm", device)
@@ -229,7 +229,7 @@ class _EncodeRecorder:
 
 def _fresh_embedding_caches() -> None:
     """Forget every embedding (memory and disk) so the next call starts cold again."""
-    from qaeval_core.metrics._support import embed_cache
+    from qaeval_core.models import embedding_cache as embed_cache
 
     os.environ["QAEVAL_CACHE_DIR"] = tempfile.mkdtemp(prefix="qaeval-bench-again-")
     embed_cache._CACHES.clear()

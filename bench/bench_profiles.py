@@ -18,11 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from qaeval_core.metrics._support.profiles import clear_profile_caches
-from qaeval_core.metrics._support.robust_text import _parse_date
 from qaeval_core.metrics.base import get_metric
 from qaeval_core.metrics.lexical import clear_caches
 from qaeval_core.schema import Item
+from qaeval_core.text.profiles import clear_profile_caches
+from qaeval_core.text.robust import _parse_date
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -74,8 +74,6 @@ from qaeval_core.calibrate import (
 from qaeval_core.calibrate.inputs import DEFAULT_METRICS
 from qaeval_core.calibrate.protocol import assign_folds, iter_folds
 from qaeval_core.judge import FeatureSpec, Judge, items_frame
-from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL, resolve_model_path
-from qaeval_core.metrics._support.text import normalize_answer
 from qaeval_core.metrics.base import get_metric
 from qaeval_core.metrics.crossjudge import (
     DELTA_FILE,
@@ -86,7 +84,9 @@ from qaeval_core.metrics.crossjudge import (
     encode_triples,
     pad_batch,
 )
+from qaeval_core.models.loading import DEFAULT_EMBEDDING_MODEL, resolve_model_path
 from qaeval_core.schema import Item
+from qaeval_core.text.squad import normalize_answer
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PANDA_TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data"

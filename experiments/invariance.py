@@ -23,7 +23,7 @@ Protocol, per dataset:
    (:func:`~qaeval_core.workflows.calibration.profile_specs`, what ``qaeval calibrate
    --normalize robust`` fits): the lexical metrics repair glued tokens in their tokens; PANDA,
    extraction, embeddings, BERTScore, SMILE and A-VERT read the candidate's
-   :func:`~qaeval_core.metrics._support.profiles.reader_text` (formatting removed, glued
+   :func:`~qaeval_core.text.profiles.reader_text` (formatting removed, glued
    tokens split and footnote digits dropped against the item's references).
 3. From every sampled test row, perturbed copies that keep the meaning (:func:`perturb`):
    markdown bold / a markdown link around the answer's mention, citation markers, a footnote

@@ -64,11 +64,11 @@ from qaeval_core.calibrate import (
 )
 from qaeval_core.calibrate.inputs import DEFAULT_METRICS
 from qaeval_core.judge import FeatureSpec
-from qaeval_core.metrics._support.quantities import quantities
-from qaeval_core.metrics._support.text import tokens
 from qaeval_core.metrics.base import get_metric, register
 from qaeval_core.metrics.shape import _Feature
 from qaeval_core.schema import Item
+from qaeval_core.text.quantities import quantities
+from qaeval_core.text.squad import tokens
 
 # --- the three inputs that did not help (they were in metrics/shape.py while measured) --------
 

@@ -42,7 +42,7 @@ from experiments.common import (
     write_result,
 )
 from qaeval_core.calibrate import StackerClassifier
-from qaeval_core.metrics._support.normalize import normalize_answer
+from qaeval_core.text.normalize import normalize_answer
 
 SIZE = 300
 

@@ -50,7 +50,7 @@ AGGREGATES: tuple[Aggregate, ...] = ("majority", "dawid_skene")
 INPUT_RULES: tuple[str, ...] = ("cheap", "all")
 
 #: How metrics and judge inputs read answers (``normalize=``): SQuAD normalisation, or the
-#: robust reader that ignores formatting (:mod:`qaeval_core.metrics._support.profiles`).
+#: robust reader that ignores formatting (:mod:`qaeval_core.text.profiles`).
 Profile = Literal["squad", "robust"]
 PROFILES: tuple[Profile, ...] = ("squad", "robust")
 

@@ -16,7 +16,6 @@ import pytest
 from _tiny_models import tiny_cross_encoder
 
 from qaeval_core.errors import ConfigError
-from qaeval_core.metrics._support.text import normalize_answer
 from qaeval_core.metrics.avert import (
     REFUSAL_TARGETS,
     AVert,
@@ -29,6 +28,7 @@ from qaeval_core.metrics.avert import (
     select_distractors,
 )
 from qaeval_core.schema import Item
+from qaeval_core.text.squad import normalize_answer
 
 SKY_Q = "what color is the sky?"
 SKY_CORRECT = ("the sky is blue", "it is blue", "blue, on a clear day")

@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 from qaeval_core.errors import ConfigError, ModelLoadError
-from qaeval_core.metrics._support.loading import resolve_model_path
 from qaeval_core.metrics.base import get_metric, metric_ids
 from qaeval_core.metrics.crossjudge import (
     DELTA_FILE,
@@ -26,6 +25,7 @@ from qaeval_core.metrics.crossjudge import (
     default_weights,
     sha256_file,
 )
+from qaeval_core.models.loading import resolve_model_path
 from qaeval_core.schema import Item
 
 pytestmark = pytest.mark.slow

@@ -67,7 +67,7 @@ def minilm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Load MiniLM once for the module, with the embedding cache in a temporary folder."""
     pytest.importorskip("sentence_transformers")
     from qaeval_core.errors import ModelLoadError
-    from qaeval_core.metrics._support.loading import load_sentence_encoder
+    from qaeval_core.models.loading import load_sentence_encoder
 
     old = os.environ.get("QAEVAL_CACHE_DIR")
     os.environ["QAEVAL_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
@@ -151,7 +151,7 @@ def test_batched_equals_one_at_a_time(minilm: str, metric_id: str) -> None:
 
 @pytest.mark.slow
 def test_each_unique_string_is_embedded_once(minilm: str) -> None:
-    from qaeval_core.metrics._support.embed_cache import get_cache
+    from qaeval_core.models.embedding_cache import get_cache
 
     cache = get_cache(minilm, "cpu")
     before = cache.encoded_count

@@ -34,7 +34,7 @@ def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
     of the first call is linked into every later folder instead of being made again."""
     pytest.importorskip("sentence_transformers")
     from qaeval_core.errors import ModelLoadError
-    from qaeval_core.metrics._support.loading import load_sentence_encoder
+    from qaeval_core.models.loading import load_sentence_encoder
 
     try:
         load_sentence_encoder("minilm", "cpu")
@@ -57,7 +57,7 @@ def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
 
 
 def _cache():
-    from qaeval_core.metrics._support.embed_cache import get_cache
+    from qaeval_core.models.embedding_cache import get_cache
 
     return get_cache("minilm", "cpu")
 
@@ -103,7 +103,7 @@ def test_second_metric_on_the_same_items_encodes_nothing(
 
 @pytest.mark.slow
 def test_evicted_token_vectors_are_encoded_again_identically(fresh) -> None:
-    from qaeval_core.metrics._support.embed_cache import EmbeddingCache
+    from qaeval_core.models.embedding_cache import EmbeddingCache
 
     fresh()
     texts = [it.candidate for it in ITEMS]
@@ -122,8 +122,8 @@ def test_evicted_token_vectors_are_encoded_again_identically(fresh) -> None:
 
 @pytest.mark.slow
 def test_smile_skips_ngrams_once_the_reference_is_one_of_them(fresh) -> None:
-    from qaeval_core.metrics._support.synth import synthetic_answers
     from qaeval_core.metrics.smile import _capped_ngrams, preprocess
+    from qaeval_core.metrics.smile_answers import synthetic_answers
 
     fresh()
     item = Item("Who wrote Hamlet?", ("William Shakespeare",), ITEMS[1].candidate)

@@ -10,11 +10,11 @@ import sys
 import numpy as np
 import pytest
 
-from qaeval_core.metrics._support.fingerprint import NON_ASCII_SPACES, fingerprints
-from qaeval_core.metrics._support.text import normalize_answer
 from qaeval_core.metrics.base import get_metric
 from qaeval_core.metrics.lexical import exact_match_batch
 from qaeval_core.schema import Item
+from qaeval_core.text.fingerprint import NON_ASCII_SPACES, fingerprints
+from qaeval_core.text.squad import normalize_answer
 
 #: Pieces that stress every step: case, punctuation, articles, white space of every kind,
 #: NFKC expansions ("ﬁ" -> "fi", full-width letters, superscripts, the Kelvin sign), Unicode
@@ -190,7 +190,7 @@ def test_the_kernel_is_built_where_a_c_compiler_is() -> None:
 
 def test_compiled_exact_match_knows_every_punctuation_and_space_character() -> None:
     squad = pytest.importorskip("qaeval_core.metrics._squad")
-    from qaeval_core.metrics._support.text import PUNCTUATION
+    from qaeval_core.text.squad import PUNCTUATION
 
     separators = PUNCTUATION + NON_ASCII_SPACES + " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
     items = [Item("q", ("x y",), f"x{ch}y") for ch in separators]

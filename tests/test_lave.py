@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from qaeval_core.metrics._support.llm_backend import LLMEndpointError, OpenAIChatClient
+from qaeval_core.llm.chat_clients import LLMEndpointError, OpenAIChatClient
 from qaeval_core.metrics.base import get_metric
 from qaeval_core.metrics.lave import (
     DEMOS_BINARY,

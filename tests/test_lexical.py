@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from qaeval_core.metrics import lexical, vqa
-from qaeval_core.metrics._support import wordnet as wordnet_module
-from qaeval_core.metrics._support.normalize import _normalize_ascii_batch, normalize_column
-from qaeval_core.metrics._support.text import normalize_answer
 from qaeval_core.metrics.base import get_metric, metric_ids
 from qaeval_core.schema import Item
+from qaeval_core.text import wordnet as wordnet_module
+from qaeval_core.text.normalize import _normalize_ascii_batch, normalize_column
+from qaeval_core.text.squad import normalize_answer
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 ANCHOR_WORDNET = SHARED / "anchors" / "qa-metrics" / "nltk_data" / "corpora" / "wordnet"

@@ -9,7 +9,9 @@ import json
 import pytest
 
 from qaeval_core.errors import InputError
-from qaeval_core.metrics._support.profiles import (
+from qaeval_core.metrics.base import get_metric
+from qaeval_core.schema import Item
+from qaeval_core.text.profiles import (
     clean_answer,
     is_empty_answer,
     lemma,
@@ -17,7 +19,7 @@ from qaeval_core.metrics._support.profiles import (
     split_glued,
     text_tokens,
 )
-from qaeval_core.metrics._support.robust_text import (
+from qaeval_core.text.robust import (
     canonical_dates,
     canonical_numbers,
     canonical_text,
@@ -28,8 +30,6 @@ from qaeval_core.metrics._support.robust_text import (
     strip_html,
     strip_markdown,
 )
-from qaeval_core.metrics.base import get_metric
-from qaeval_core.schema import Item
 
 PROFILED = [
     "em", "contains", "f1", "precision", "recall", "word_match", "rouge1", "rouge2", "rougeL",

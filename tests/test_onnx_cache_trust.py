@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from qaeval_core.errors import ModelLoadError
-from qaeval_core.metrics._support import backends
+from qaeval_core.models import backends
 
 pytestmark = pytest.mark.slow
 TEXTS = ["Paris", "The capital of France is Paris.", "William Shakespeare"]
@@ -31,8 +31,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A cache directory holding a verified export of the packaged MiniLM."""
     pytest.importorskip("onnxruntime")
     pytest.importorskip("sentence_transformers")
-    from qaeval_core.metrics._support import onnx_encoder
-    from qaeval_core.metrics._support.loading import load_sentence_encoder
+    from qaeval_core.models import onnx_encoder
+    from qaeval_core.models.loading import load_sentence_encoder
 
     path = tmp_path_factory.mktemp("cache")
     with pytest.MonkeyPatch.context() as mp:
@@ -49,7 +49,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture
 def cache(built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the built cache for one test (its own store, its own processes' memos)."""
-    from qaeval_core.metrics._support import embed_cache
+    from qaeval_core.models import embedding_cache as embed_cache
 
     target = tmp_path / "cache"
     shutil.copytree(built / "onnx", target / "onnx")
@@ -61,19 +61,19 @@ def cache(built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _folder() -> Path:
-    from qaeval_core.metrics._support import onnx_encoder
+    from qaeval_core.models import onnx_encoder
 
     return onnx_encoder.export_dir("minilm")
 
 
 def _torch_vectors() -> np.ndarray:
-    from qaeval_core.metrics._support.encoder import TorchEncoder
+    from qaeval_core.models.encoder import TorchEncoder
 
     return TorchEncoder("minilm", "cpu").encode(TEXTS, tokens=False).sentences
 
 
 def test_a_fresh_export_is_sealed_and_verifies(cache: Path) -> None:
-    from qaeval_core.metrics._support import onnx_encoder
+    from qaeval_core.models import onnx_encoder
 
     meta = json.loads((_folder() / "meta.json").read_text())
     assert meta["version"] == onnx_encoder.EXPORT_VERSION == "2"
@@ -88,7 +88,7 @@ def test_a_fresh_export_is_sealed_and_verifies(cache: Path) -> None:
 
 
 def test_each_kind_of_tampering_is_named(cache: Path) -> None:
-    from qaeval_core.metrics._support import onnx_encoder
+    from qaeval_core.models import onnx_encoder
 
     folder = _folder()
     meta_path = folder / "meta.json"
@@ -127,7 +127,7 @@ def _replace_a_weight(path: Path) -> None:
 def test_a_replaced_model_onnx_is_rebuilt_and_gives_torchs_vectors(
     cache: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from qaeval_core.metrics._support import onnx_encoder
+    from qaeval_core.models import onnx_encoder
 
     folder = _folder()
     _replace_a_weight(folder / "model.onnx")
@@ -153,7 +153,8 @@ def test_vectors_of_a_bad_export_are_dropped_and_never_reused_by_torch(
     """A meta edited *and* re-sealed (cls pooling) whose export made vectors: the next load
     sees the model contradict it, rebuilds, and the torch backend encodes afresh instead of
     reading those vectors."""
-    from qaeval_core.metrics._support import embed_cache, onnx_encoder
+    from qaeval_core.models import embedding_cache as embed_cache
+    from qaeval_core.models import onnx_encoder
 
     folder = _folder()
     meta = json.loads((folder / "meta.json").read_text())
@@ -191,7 +192,7 @@ def test_vectors_of_a_bad_export_are_dropped_and_never_reused_by_torch(
 def test_vectors_stored_before_vectors_were_tagged_are_not_reused(cache: Path) -> None:
     """The store's first layout (table emb, no source) may hold vectors of a tampered export
     loaded by an older qaeval: they are dropped, not read back."""
-    from qaeval_core.metrics._support import embed_cache
+    from qaeval_core.models import embedding_cache as embed_cache
 
     path = embed_cache.store_path()
     path.parent.mkdir(parents=True, exist_ok=True)

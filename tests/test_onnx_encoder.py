@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from qaeval_core.errors import ConfigError, ModelLoadError
-from qaeval_core.metrics._support import backends, encoder
-from qaeval_core.metrics._support.encoder import TorchEncoder, run_adaptive
 from qaeval_core.metrics.base import get_metric
+from qaeval_core.models import backends, encoder
+from qaeval_core.models.encoder import TorchEncoder, run_adaptive
 from qaeval_core.schema import Item
 
 EMBEDDING_METRICS = ["embed_cosine", "bertscore", "smile", "smile_paper", "avert"]
@@ -138,7 +138,7 @@ def test_torch_encoder_on_cuda_keeps_the_batch_size_that_fitted() -> None:
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     pytest.importorskip("onnxruntime")
     pytest.importorskip("sentence_transformers")
-    from qaeval_core.metrics._support.loading import load_sentence_encoder
+    from qaeval_core.models.loading import load_sentence_encoder
 
     path = tmp_path_factory.mktemp("cache")
     with pytest.MonkeyPatch.context() as mp:
@@ -167,7 +167,7 @@ ITEMS = [
 
 @pytest.mark.slow
 def test_onnx_export_is_cached_on_disk_by_fingerprint(store: Path) -> None:
-    from qaeval_core.metrics._support import onnx_encoder
+    from qaeval_core.models import onnx_encoder
 
     enc = onnx_encoder.OnnxEncoder("minilm")
     folder = onnx_encoder.export_dir("minilm")
@@ -181,7 +181,7 @@ def test_onnx_export_is_cached_on_disk_by_fingerprint(store: Path) -> None:
 
 
 def test_fingerprint_follows_the_model_files(tmp_path: Path) -> None:
-    from qaeval_core.metrics._support.onnx_encoder import model_fingerprint
+    from qaeval_core.models.onnx_encoder import model_fingerprint
 
     (tmp_path / "model.safetensors").write_bytes(b"\x00" * 64)
     (tmp_path / "config.json").write_text("{}")
@@ -208,7 +208,8 @@ def _fresh_store(store: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> Non
 def test_onnx_scores_equal_torch_scores(
     store: Path, metric_id: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from qaeval_core.metrics._support import embed_cache, onnx_encoder
+    from qaeval_core.models import embedding_cache as embed_cache
+    from qaeval_core.models import onnx_encoder
 
     onnx_encoder.OnnxEncoder("minilm")  # the export, in the module's store
     _fresh_store(store, f"{metric_id}-torch", monkeypatch)
@@ -241,7 +242,7 @@ def test_a_failed_export_falls_back_to_torch_and_says_why(
 
 @pytest.mark.slow
 def test_int8_is_opt_in_and_stored_apart(store: Path) -> None:
-    from qaeval_core.metrics._support.embed_cache import get_cache
+    from qaeval_core.models.embedding_cache import get_cache
 
     torch_vecs = get_cache("minilm", "cpu", "torch").encode(["Paris", "the capital of France"])
     cache = get_cache("minilm", "cpu", "onnx-int8")

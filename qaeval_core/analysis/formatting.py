@@ -75,8 +75,8 @@ def _known_configs(metric_id: str) -> dict[str, str]:
     its default parameters at every normalisation profile (``qaeval score``, the Calibrate
     page's robust fit). Empty for a metric this install does not know (a plugin's)."""
     from qaeval_core.errors import QAEvalError
-    from qaeval_core.metrics._support.profiles import PROFILES, with_profile
     from qaeval_core.metrics.base import get_metric
+    from qaeval_core.text.profiles import PROFILES, with_profile
 
     try:
         metric = get_metric(metric_id)

@@ -364,7 +364,7 @@ def _cold_cache_dir(real: Path) -> str:
 def _measure_isolated(
     specs: Sequence[tuple[str, Metric]], items: Sequence[Item], timeout: float | None
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from qaeval_core.metrics._support.loading import cache_dir
+    from qaeval_core.caches.location import cache_dir
 
     payload = json.dumps(
         {
@@ -395,7 +395,7 @@ def _measure_isolated(
 
 def cost_cache_path() -> Path:
     """The cost cache file (``<qaeval cache dir>/input_costs.json``)."""
-    from qaeval_core.metrics._support.loading import cache_dir
+    from qaeval_core.caches.location import cache_dir
 
     return cache_dir() / COST_CACHE_FILE
 

@@ -9,7 +9,7 @@ wrong the way a model that answers them wrongly is. The judge therefore names a 
 * ``uncertain``: the triage band routed the item to people (``judge_outcome == "uncertain"``);
 * ``not_attempted``: a refusal ("I don't know", "Unknown.", "As an AI ... I cannot ..."), or an
   answer that is empty after normalisation; both are read on the answer as a reader sees it
-  (:func:`~qaeval_core.metrics._support.profiles.clean_answer`: markdown, HTML, citation
+  (:func:`~qaeval_core.text.profiles.clean_answer`: markdown, HTML, citation
   markers, mojibake removed), so "**I don't know.**", "<p>Unknown</p>" or a lone "[1]" count;
 * ``hedged``: several mutually exclusive answers ("1945 or 1946", "(B) or (C)", "it is either
   Paris or Lyon", "Paris, or possibly Lyon", "Michelangelo or Leonardo da Vinci" to a question
@@ -51,11 +51,11 @@ import numpy as np
 from rapidfuzz import fuzz
 
 from qaeval_core.errors import InputError
-from qaeval_core.metrics._support.normalize import normalize
-from qaeval_core.metrics._support.profiles import clean_answer, is_empty_answer
-from qaeval_core.metrics._support.quantities import extract_numbers, numbers_equal
 from qaeval_core.metrics.extract import answer_kind, type_match
 from qaeval_core.schema import Item
+from qaeval_core.text.normalize import normalize
+from qaeval_core.text.profiles import clean_answer, is_empty_answer
+from qaeval_core.text.quantities import extract_numbers, numbers_equal
 
 __all__ = [
     "ANSWER_REASONS",

@@ -35,10 +35,10 @@ import numpy as np
 
 from qaeval_core.jsonable import to_jsonable
 from qaeval_core.judge.outcomes import AnswerReason
-from qaeval_core.metrics._support.normalize import normalize
-from qaeval_core.metrics._support.quantities import extract_numbers, number_features
 from qaeval_core.metrics.lexical import token_prf
 from qaeval_core.schema import RULES, Item
+from qaeval_core.text.normalize import normalize
+from qaeval_core.text.quantities import extract_numbers, number_features
 
 __all__ = [
     "contributions",

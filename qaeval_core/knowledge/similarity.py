@@ -31,9 +31,9 @@ from qaeval_core.knowledge.suggestions import (
     label_values,
     suggest_knowledge,
 )
-from qaeval_core.metrics._support.text import contains_on_token_boundary
 from qaeval_core.questions import question_groups
 from qaeval_core.schema import Item
+from qaeval_core.text.squad import contains_on_token_boundary
 
 __all__ = [
     "SIMILARITY_COLUMNS",

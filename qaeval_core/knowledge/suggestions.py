@@ -13,7 +13,7 @@ suggestion about its question:
   is left out (the label contradicts the references: a case for adjudication, not knowledge).
 
 "Unclear" labels (1) suggest nothing. Answers are compared SQuAD-normalised
-(:func:`qaeval_core.metrics._support.text.normalize_answer`), so "The Eiffel Tower." and
+(:func:`qaeval_core.text.squad.normalize_answer`), so "The Eiffel Tower." and
 "eiffel tower" are one suggestion; an answer labelled correct on one row and wrong on another
 of the same question is a **conflict** and suggests neither (people must settle it first).
 
@@ -32,10 +32,10 @@ import numpy as np
 import pandas as pd
 
 from qaeval_core.errors import InputError
-from qaeval_core.metrics._support.text import normalize_answer
 from qaeval_core.metrics.lexical import contains_batch
 from qaeval_core.questions import question_groups
 from qaeval_core.schema import Item
+from qaeval_core.text.squad import normalize_answer
 
 __all__ = [
     "ALIAS",

@@ -29,8 +29,8 @@ from functools import cache
 from typing import Any, Protocol
 
 from qaeval_core.errors import ModelLoadError
+from qaeval_core.llm.chat_clients import OpenAIChatClient
 from qaeval_core.llm.prompts import Message
-from qaeval_core.metrics._support.llm_backend import OpenAIChatClient
 
 __all__ = [
     "EndpointBackend",
@@ -198,7 +198,7 @@ class LlamaCppBackend:
 # -- transformers -----------------------------------------------------------------------------
 @cache
 def _causal_lm(location: str, device: str) -> tuple[Any, Any]:
-    from qaeval_core.metrics._support.llm_backend import load_causal_lm
+    from qaeval_core.llm.chat_clients import load_causal_lm
 
     return load_causal_lm(location, device)
 
@@ -222,7 +222,7 @@ class TransformersBackend:
             return []
         import torch
 
-        from qaeval_core.metrics._support.loading import choose_device
+        from qaeval_core.models.loading import choose_device
 
         device = choose_device(self.device)
         model, tok = _causal_lm(self.location, device)

@@ -77,7 +77,7 @@ def _part_paths(spec: PackagedGGUF) -> list[Path]:
 def assemble_packaged(alias: str) -> Path:
     """The local GGUF path of a packaged model, assembled and hash-checked on first use."""
     # Imported here: the metrics package imports this module while it registers llm_judge.
-    from qaeval_core.metrics._support.loading import cache_dir
+    from qaeval_core.caches.location import cache_dir
 
     spec = PACKAGED_LLMS[alias]
     target = cache_dir() / "models" / spec.filename

@@ -50,7 +50,7 @@ class VerdictCache:
 
     def __init__(self, path: str | Path | None = None) -> None:
         # Imported here: the metrics package imports this module while it registers llm_judge.
-        from qaeval_core.metrics._support.loading import cache_dir
+        from qaeval_core.caches.location import cache_dir
 
         self.path = Path(path) if path else cache_dir() / "llm_verdicts.sqlite"
         self._local = threading.local()

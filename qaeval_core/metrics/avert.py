@@ -59,7 +59,7 @@ empty response is wrong (score 0). **Score** = the normalised correct-group shar
 the margin (correct share minus the best other share) is a confidence (paper, section 5.2).
 
 ``normalize="robust"`` ranks each candidate as read against its references
-(:func:`._support.profiles.reader_text`: formatting removed, glued tokens split, footnote
+(:func:`qaeval_core.text.profiles.reader_text`: formatting removed, glued tokens split, footnote
 digits dropped); the default ``"squad"`` ranks it as given.
 
 Why it is one module: it is one paper's method end to end (enhancement templates, the correct /
@@ -82,13 +82,13 @@ from typing import Any, Literal
 import numpy as np
 
 from qaeval_core.errors import ConfigError
-from qaeval_core.metrics._support.backends import hash_params
-from qaeval_core.metrics._support.embed_cache import get_cache
-from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL, load_cross_encoder
-from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, reader_items
-from qaeval_core.metrics._support.text import contains_on_token_boundary, normalize_answer
 from qaeval_core.metrics.base import Metric, MetricResult, register
+from qaeval_core.models.backends import hash_params
+from qaeval_core.models.embedding_cache import get_cache
+from qaeval_core.models.loading import DEFAULT_EMBEDDING_MODEL, load_cross_encoder
 from qaeval_core.schema import Item
+from qaeval_core.text.profiles import ProfileParam, check_profile, reader_items
+from qaeval_core.text.squad import contains_on_token_boundary, normalize_answer
 
 __all__ = [
     "AVert",
@@ -400,10 +400,10 @@ class AVert(ProfileParam, Metric):
         its path, identifies the scores.
     threshold : used only when re-deciding from scores (``decide``); ``score_batch`` decides by
         argmax, which for two groups equals share >= 0.5.
-    backend : embedding encoder backend (:mod:`._support.backends`); ``"auto"`` and the other
-        score-preserving ones are not part of the configuration hash.
+    backend : embedding encoder backend (:mod:`qaeval_core.models.backends`); ``"auto"`` and
+        the other score-preserving ones are not part of the configuration hash.
     normalize : ``"squad"`` (default) ranks the candidate as given; ``"robust"`` ranks its
-        :func:`._support.profiles.reader_text`.
+        :func:`qaeval_core.text.profiles.reader_text`.
     """
 
     id = "avert"

@@ -44,12 +44,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from qaeval_core.errors import ConfigError, ModelLoadError
-from qaeval_core.metrics._support.loading import (
+from qaeval_core.metrics.base import Metric, MetricResult, register
+from qaeval_core.models.loading import (
     DEFAULT_EMBEDDING_MODEL,
     choose_device,
     resolve_model_path,
 )
-from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.schema import Item
 
 __all__ = [

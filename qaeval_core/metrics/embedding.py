@@ -2,20 +2,22 @@
 
 Both compare the candidate with every reference and keep the best (max over references, as
 LAVE's S-BERTScore and BERTScore baselines do). Models load by local path, packaged alias or
-hub name through :mod:`._support.loading`; the default ``minilm`` is all-MiniLM-L6-v2 shipped
-inside a PyPI package, so both work offline. ``device=None`` picks CUDA when present;
-``backend`` picks torch or ONNX Runtime (:mod:`._support.backends`; ONNX on CPU by default,
-same scores to float rounding, so neither is part of the configuration hash).
+hub name through :mod:`qaeval_core.models.loading`; the default ``minilm`` is
+all-MiniLM-L6-v2 shipped inside a PyPI package, so both work offline. ``device=None`` picks
+CUDA when present; ``backend`` picks torch or ONNX Runtime (:mod:`qaeval_core.models.backends`;
+ONNX on CPU by default, same scores to float rounding, so neither is part of the configuration
+hash).
 
-Both read the shared :mod:`._support.embed_cache`: one forward pass per unique string and model
-gives ``embed_cosine`` its sentence vectors and ``bertscore`` its token vectors, whichever runs
-first (the other finds them cached).
+Both read the shared :mod:`qaeval_core.models.embedding_cache`: one forward pass per unique
+string and model gives ``embed_cosine`` its sentence vectors and ``bertscore`` its token
+vectors, whichever runs first (the other finds them cached).
 
 * ``embed_cosine``: cosine of unit-normalised sentence embeddings from the shared
-  :mod:`._support.embed_cache` (each unique string is embedded once and persisted). The score
-  is the raw cosine clipped to [0, 1] by default (``scale="clip"``), because that is what the
-  S-BERTScore baseline and the multi-layer-fusion paper threshold; ``scale="shift"`` gives
-  SMILE's ``(1 + cos) / 2`` instead (then a threshold near 0.8 corresponds to cosine 0.6).
+  :mod:`qaeval_core.models.embedding_cache` (each unique string is embedded once and
+  persisted). The score is the raw cosine clipped to [0, 1] by default (``scale="clip"``),
+  because that is what the S-BERTScore baseline and the multi-layer-fusion paper threshold;
+  ``scale="shift"`` gives SMILE's ``(1 + cos) / 2`` instead (then a threshold near 0.8
+  corresponds to cosine 0.6).
 * ``bertscore``: Zhang et al. (2020) greedy matching of contextual token embeddings (the
   model's last layer, [CLS]/[SEP] dropped, no idf weighting, no baseline rescaling): precision
   = mean over candidate tokens of the best cosine with a reference token, recall the other
@@ -23,7 +25,7 @@ first (the other finds them cached).
   precision); ``score="recall"`` asks only whether the reference is covered.
 
 ``normalize="robust"`` encodes each candidate as read against its references
-(:func:`._support.profiles.reader_text`: formatting removed, glued tokens split, footnote
+(:func:`qaeval_core.text.profiles.reader_text`: formatting removed, glued tokens split, footnote
 digits dropped); the default ``"squad"`` encodes the candidate as given (and keeps the config
 hash both metrics had before the parameter existed). Both metrics read the same text, so they
 still share one forward pass per unique string.
@@ -42,12 +44,12 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from qaeval_core.errors import ConfigError
-from qaeval_core.metrics._support.backends import hash_params
-from qaeval_core.metrics._support.embed_cache import get_cache
-from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL
-from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, reader_items
 from qaeval_core.metrics.base import Metric, MetricResult, register
+from qaeval_core.models.backends import hash_params
+from qaeval_core.models.embedding_cache import get_cache
+from qaeval_core.models.loading import DEFAULT_EMBEDDING_MODEL
 from qaeval_core.schema import Item
+from qaeval_core.text.profiles import ProfileParam, check_profile, reader_items
 
 __all__ = [
     "cosine_max",
@@ -133,7 +135,7 @@ class EmbeddingCosine(_EmbeddingMetric):
     backend : encoder backend, ``"auto"`` (default), ``"torch"``, ``"onnx"`` or
         ``"onnx-int8"`` (only this last one changes scores, and the configuration hash).
     normalize : ``"squad"`` (default) encodes the candidate as given; ``"robust"`` encodes
-        its :func:`._support.profiles.reader_text`.
+        its :func:`qaeval_core.text.profiles.reader_text`.
     """
 
     id = "embed_cosine"

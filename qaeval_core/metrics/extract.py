@@ -48,16 +48,16 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from qaeval_core.errors import ConfigError, ModelLoadError
-from qaeval_core.metrics._support.embed_cache import get_cache
-from qaeval_core.metrics._support.loading import (
+from qaeval_core.metrics.base import Metric, MetricResult, get_metric, metric_class, register
+from qaeval_core.models.embedding_cache import get_cache
+from qaeval_core.models.loading import (
     DEFAULT_EMBEDDING_MODEL,
     choose_device,
     resolve_model_path,
 )
-from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, reader_items
-from qaeval_core.metrics._support.text import normalize_answer
-from qaeval_core.metrics.base import Metric, MetricResult, get_metric, metric_class, register
 from qaeval_core.schema import Item
+from qaeval_core.text.profiles import ProfileParam, check_profile, reader_items
+from qaeval_core.text.squad import normalize_answer
 
 __all__ = [
     "Extraction",
@@ -435,7 +435,7 @@ class Extract(ProfileParam, Metric):
     model : embedding model of the fallback.
     threshold : None keeps the inner metric's decision and threshold.
     normalize : "robust" reads each candidate against its references
-        (:func:`._support.profiles.reader_text`: formatting removed, glued tokens split,
+        (:func:`qaeval_core.text.profiles.reader_text`: formatting removed, glued tokens split,
         footnote digits dropped) before extraction and hands ``normalize="robust"`` to the
         inner metric when it takes that parameter and ``metric_params`` does not set it;
         "squad" (default) does neither.

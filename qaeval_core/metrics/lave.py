@@ -22,7 +22,7 @@ one for other questions, Table 6) and the test item; the LLM writes a rationale 
   without a call. A local model completes one prompt per forward pass (``LocalChatLM``), so a
   rating never depends on the items scored with it (a padded batch rounds differently).
 
-Backends (:mod:`qaeval_core.metrics._support.llm_backend`): a local transformers causal LM by path,
+Backends (:mod:`qaeval_core.llm.chat_clients`): a local transformers causal LM by path,
 alias or hub name (default ``smollm2``, the packaged SmolLM2-135M-Instruct: it runs offline and
 exercises the plumbing, but is far too small to judge), or any OpenAI-compatible endpoint with
 ``url=...`` (vLLM, llama.cpp server, Ollama, hosted APIs; API key from ``api_key_env``).
@@ -39,9 +39,9 @@ from typing import Any
 import numpy as np
 
 from qaeval_core.errors import ConfigError
-from qaeval_core.metrics._support.llm_backend import chat_backend
-from qaeval_core.metrics._support.loading import DEFAULT_LLM_MODEL
+from qaeval_core.llm.chat_clients import chat_backend
 from qaeval_core.metrics.base import Metric, MetricResult, register
+from qaeval_core.models.loading import DEFAULT_LLM_MODEL
 from qaeval_core.schema import Item
 
 __all__ = [

@@ -4,14 +4,14 @@ plumbing every lexical metric shares (:class:`LexicalMetric`); ROUGE / BLEU / ME
 
 Every metric compares the candidate with each reference and keeps the best reference (max over
 references, as SQuAD and LAVE do), reporting it in ``details["best_reference"]`` together with
-the subscores. Text goes through the SQuAD normalisation of :mod:`._support.normalize`
+the subscores. Text goes through the SQuAD normalisation of :mod:`qaeval_core.text.normalize`
 (lowercase, punctuation to spaces, articles dropped, spaces collapsed) before any comparison.
 
 Speed matters because lexical metrics run on every item of every dataset and inside
 calibration loops. The math lives in pure functions over memoised per-string data (the
 normalised string, its token bag): references are shared by many candidates, and several
-metrics reuse one normalisation (:mod:`qaeval_core.metrics._support.normalize`; identical to
-:func:`qaeval_core.metrics._support.text.normalize_answer`, checked in the tests).
+metrics reuse one normalisation (:mod:`qaeval_core.text.normalize`; identical to
+:func:`qaeval_core.text.squad.normalize_answer`, checked in the tests).
 
 Conventions (and where they differ from the ``qa-metrics`` package of the PANDA authors):
 
@@ -28,7 +28,7 @@ Conventions (and where they differ from the ``qa-metrics`` package of the PANDA 
   *sets*, lemmatises, and swaps precision and recall.
 * Empty token lists follow SQuAD: 1.0 when both sides are empty, else 0.0.
 * ``normalize="robust"`` (every metric here) reads both sides through the robust profile of
-  :mod:`._support.profiles` (formatting removed, numbers and dates canonical, lemmas, glued
+  :mod:`qaeval_core.text.profiles` (formatting removed, numbers and dates canonical, lemmas, glued
   tokens repaired against each reference); it goes one pair at a time in Python, so it is
   slower than the SQuAD paths, which stay untouched.
 
@@ -48,8 +48,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from qaeval_core.metrics._support.fingerprint import fingerprints
-from qaeval_core.metrics._support.normalize import (
+from qaeval_core.metrics.base import Metric, MetricResult, register
+from qaeval_core.schema import Item
+from qaeval_core.text.fingerprint import fingerprints
+from qaeval_core.text.normalize import (
     bag_of_tokens,
     clear_caches,
     norm_tokens,
@@ -58,9 +60,7 @@ from qaeval_core.metrics._support.normalize import (
     normalize_many,
     token_bag,
 )
-from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, pair_tokens
-from qaeval_core.metrics.base import Metric, MetricResult, register
-from qaeval_core.schema import Item
+from qaeval_core.text.profiles import ProfileParam, check_profile, pair_tokens
 
 try:  # the optional C kernel of exact match (setup.py builds it when a compiler is there)
     import qaeval_core.metrics._squad as _squad
@@ -90,7 +90,7 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------------------------
-# Normalisation: see qaeval_core.metrics._support.normalize
+# Normalisation: see qaeval_core.text.normalize
 # --------------------------------------------------------------------------------------------
 
 
@@ -114,7 +114,7 @@ def exact_match_batch(
     """Per item: 1.0 if the normalised candidate equals a normalised reference, and the index
     of the first matching reference (-1 when none).
 
-    Most pairs are told apart by their fingerprints (:mod:`._support.fingerprint`,
+    Most pairs are told apart by their fingerprints (:mod:`qaeval_core.text.fingerprint`,
     computed for the whole batch with a few array passes); only the strings of the pairs whose
     fingerprints agree are normalised (:func:`normalize_column`) and compared. No per-item
     Python loop runs: EM is cheap enough that such a loop was most of its cost.

@@ -118,7 +118,7 @@ class LLMJudge(Metric):
         resolved = resolve_llm(self.model, url=self.url, assemble=False)
         if not self._gguf_through_transformers(resolved.kind):
             return resolved.fingerprint
-        from qaeval_core.metrics._support.loading import choose_device
+        from qaeval_core.models.loading import choose_device
 
         device = choose_device(self.device).split(":")[0]
         return f"{resolved.fingerprint}|transformers@{device}"

@@ -5,8 +5,9 @@ These are the n-gram and alignment metrics of machine translation and summarisat
 papers report as baselines. They are not re-written: rouge-score and NLTK compute them, fed
 with our memoised, normalised tokens (so "München" stays one token and the comparison sees what
 EM and F1 see), max over references like the other lexical metrics. With
-``normalize="robust"`` they read the robust profile's tokens (:mod:`._support.profiles`); ROUGE
-then scores the token lists with rouge-score's own n-gram and LCS functions.
+``normalize="robust"`` they read the robust profile's tokens
+(:mod:`qaeval_core.text.profiles`); ROUGE then scores the token lists with rouge-score's own
+n-gram and LCS functions.
 """
 
 from __future__ import annotations
@@ -16,16 +17,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from qaeval_core.metrics._support.normalize import norm_tokens
-from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, pair_tokens
-from qaeval_core.metrics._support.wordnet import (
+from qaeval_core.metrics.base import register
+from qaeval_core.metrics.lexical import LexicalMetric, reference_at
+from qaeval_core.text.normalize import norm_tokens
+from qaeval_core.text.profiles import ProfileParam, check_profile, pair_tokens
+from qaeval_core.text.wordnet import (
     NoSynonyms,
     StemAwareWordNet,
     wordnet,
     wordnet_present,
 )
-from qaeval_core.metrics.base import register
-from qaeval_core.metrics.lexical import LexicalMetric, reference_at
 
 __all__ = ["Rouge1", "Rouge2", "RougeL", "Bleu", "Meteor"]
 

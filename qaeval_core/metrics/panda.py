@@ -46,15 +46,15 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from qaeval_core.errors import ConfigError
-from qaeval_core.metrics._support.profiles import (
+from qaeval_core.metrics.base import Metric, MetricResult, register
+from qaeval_core.schema import Item
+from qaeval_core.text.profiles import (
     ProfileParam,
     check_profile,
     profile_text,
     reader_text,
 )
-from qaeval_core.metrics._support.text import PUNCTUATION
-from qaeval_core.metrics.base import Metric, MetricResult, register
-from qaeval_core.schema import Item
+from qaeval_core.text.squad import PUNCTUATION
 
 __all__ = [
     "Panda",
@@ -105,7 +105,7 @@ _PUNCT = str.maketrans({c: " " for c in PUNCTUATION})
 @lru_cache(maxsize=200_000)
 def panda_tokens(text: str) -> tuple[str, ...]:
     """SQuAD-normalised tokens (lowercase, punctuation -> space, no articles), computed
-    without regular expressions: the tokens of :func:`._support.text.normalize_answer`
+    without regular expressions: the tokens of :func:`qaeval_core.text.squad.normalize_answer`
     (NFKC only for non-ASCII text), about 4x faster, which is most of PANDA's cost."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
@@ -396,10 +396,11 @@ class Panda(ProfileParam, Metric):
         default (trained on the PANDA augmented training set, see scripts/train_panda.py).
     threshold : correct when P(correct) >= threshold.
     normalize : "squad" (default) feeds the raw strings; "robust" feeds the candidate as
-        read against the item's references (:func:`._support.profiles.reader_text`: formatting
-        removed, glued tokens split, footnote digits dropped) and candidate and references
-        with numbers and dates canonical (:func:`._support.profiles.profile_text`); no lemmas,
-        which would move the tf-idf features away from the ones the classifier was trained on.
+        read against the item's references (:func:`qaeval_core.text.profiles.reader_text`:
+        formatting removed, glued tokens split, footnote digits dropped) and candidate and
+        references with numbers and dates canonical
+        (:func:`qaeval_core.text.profiles.profile_text`); no lemmas, which would move the tf-idf
+        features away from the ones the classifier was trained on.
     """
 
     id = "panda"

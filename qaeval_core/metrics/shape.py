@@ -11,7 +11,7 @@ These are not judges on their own: they are inputs that a calibrated combiner (t
 weighs against the labels. They are registered as metrics so a judge config can name them and
 ``qaeval score`` can compute them like any other score; all are cheap, pure Python. How numbers
 are read and compared (formats, precision, LaTeX, units) is
-:mod:`qaeval_core.metrics._support.quantities`.
+:mod:`qaeval_core.text.quantities`.
 
 * ``number_match``: share of a reference's numbers found among the candidate's numbers (max over
   references); 0 when the reference has no number.
@@ -44,15 +44,15 @@ from typing import Any
 
 import numpy as np
 
-from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, profile_text
-from qaeval_core.metrics._support.quantities import (
+from qaeval_core.metrics.base import Metric, MetricResult, register
+from qaeval_core.schema import Item
+from qaeval_core.text.profiles import ProfileParam, check_profile, profile_text
+from qaeval_core.text.quantities import (
     extract_numbers,
     number_closeness,
     number_features,
 )
-from qaeval_core.metrics._support.text import tokens
-from qaeval_core.metrics.base import Metric, MetricResult, register
-from qaeval_core.schema import Item
+from qaeval_core.text.squad import tokens
 
 __all__ = [
     "is_hedge",
@@ -162,7 +162,7 @@ class NoHedge(_Feature):
 @register
 class NumberCloseness(_Feature):
     """Graded agreement of the candidate's numbers with the reference's (relative error, units
-    converted); see :func:`~qaeval_core.metrics._support.quantities.number_closeness`."""
+    converted); see :func:`~qaeval_core.text.quantities.number_closeness`."""
 
     id = "number_closeness"
     description = "how close the candidate's numbers are to the reference's (1% error = 0.5)"

@@ -1,7 +1,7 @@
 """SMILE: semantic + lexical similarity with a synthetic full-sentence answer (papers/smile.txt).
 
 Per (item, reference) pair, with an embedding model ``e`` (MiniLM by default; the paper used
-ember-v1) and the synthetic answer ``s~`` from :mod:`qaeval_core.metrics._support.synth`:
+ember-v1) and the synthetic answer ``s~`` from :mod:`qaeval_core.metrics.smile_answers`:
 
 * semantic subscore: cosine of ``e(candidate)`` and ``e(s~)`` (raw texts);
 * keyword embedding score: the best cosine between ``e(reference')`` and ``e(g)`` over the
@@ -33,7 +33,7 @@ with it, the n-gram equal to the reference scores sim = 1, so SMILE >= 0.85), so
 variant's decision can never accept a paraphrase, which is the point of SMILE.
 
 ``normalize="robust"`` scores each candidate as read against its references
-(:func:`._support.profiles.reader_text`: formatting removed, glued tokens split, footnote
+(:func:`qaeval_core.text.profiles.reader_text`: formatting removed, glued tokens split, footnote
 digits dropped); the default ``"squad"`` reads it as given.
 
 Both variants report the semantic and lexical subscores, the best n-gram and the 0-5 bin.
@@ -66,19 +66,19 @@ from typing import Any, Literal
 import numpy as np
 
 from qaeval_core.errors import ConfigError
-from qaeval_core.metrics._support.backends import hash_params
-from qaeval_core.metrics._support.embed_cache import get_cache
-from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL
-from qaeval_core.metrics._support.profiles import (
+from qaeval_core.metrics.base import Metric, MetricResult, register
+from qaeval_core.metrics.smile_answers import synthetic_answers
+from qaeval_core.models.backends import hash_params
+from qaeval_core.models.embedding_cache import get_cache
+from qaeval_core.models.loading import DEFAULT_EMBEDDING_MODEL
+from qaeval_core.schema import Item
+from qaeval_core.text.profiles import (
     DEFAULT_LEMMATIZER,
     ProfileParam,
     check_profile,
     reader_items,
 )
-from qaeval_core.metrics._support.synth import synthetic_answers
-from qaeval_core.metrics._support.text import contains_on_token_boundary, ngrams
-from qaeval_core.metrics.base import Metric, MetricResult, register
-from qaeval_core.schema import Item
+from qaeval_core.text.squad import contains_on_token_boundary, ngrams
 
 __all__ = [
     "Smile",
@@ -257,14 +257,14 @@ class Smile(ProfileParam, Metric):
     threshold : correct when score >= threshold; 0.67 is the paper's "bin >= 4 of 0-5".
     model : sentence-embedding model (path, alias or hub name).
     generator : synthetic-answer generator, "template" (default) or a local LLM such as
-        "smollm2"; see :mod:`qaeval_core.metrics._support.synth`.
+        "smollm2"; see :mod:`qaeval_core.metrics.smile_answers`.
     lemmatizer : spaCy package name or path, or "none".
     max_ngrams : cap on candidate n-grams per reference (evenly spaced), bounding the cost of
         very long answers.
-    backend : embedding encoder backend (:mod:`._support.backends`); ``"auto"`` and the other
-        score-preserving ones are not part of the configuration hash.
+    backend : embedding encoder backend (:mod:`qaeval_core.models.backends`); ``"auto"`` and
+        the other score-preserving ones are not part of the configuration hash.
     normalize : ``"squad"`` (default) reads the candidate as given; ``"robust"`` reads its
-        :func:`._support.profiles.reader_text`.
+        :func:`qaeval_core.text.profiles.reader_text`.
 
     Examples
     --------

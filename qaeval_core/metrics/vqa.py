@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from qaeval_core.metrics._support.normalize import normalize
-from qaeval_core.metrics._support.profiles import ProfileParam, check_profile, pair_tokens
 from qaeval_core.metrics.base import register
 from qaeval_core.metrics.lexical import LexicalMetric, reference_at
+from qaeval_core.text.normalize import normalize
+from qaeval_core.text.profiles import ProfileParam, check_profile, pair_tokens
 
 __all__ = ["vqa_accuracy", "soft_vqa_accuracy", "VQAAccuracy", "SoftVQAAccuracy"]
 

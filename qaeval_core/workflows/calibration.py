@@ -24,11 +24,11 @@ from qaeval_core.calibrate.summary import LabelledData
 from qaeval_core.errors import ConfigError
 from qaeval_core.io.item_frames import items_frame
 from qaeval_core.judge import FeatureSpec, Judge
-from qaeval_core.metrics._support.profiles import check_profile, with_profile
 from qaeval_core.metrics.base import Metric, MetricResult
 from qaeval_core.schema import Item
 from qaeval_core.scoring import ScoringJob, run_jobs
 from qaeval_core.store import repo
+from qaeval_core.text.profiles import check_profile, with_profile
 from qaeval_core.workflows.answer_knowledge import calibration_knowledge
 from qaeval_core.workflows.stored_scoring import score_rows, stored_scores
 

@@ -1,6 +1,6 @@
 """Fingerprints of normalised strings: a cheap proof that two strings cannot normalise alike.
 
-Exact match compares SQuAD-normalised strings (:func:`._support.text.normalize_answer`), yet
+Exact match compares SQuAD-normalised strings (:func:`qaeval_core.text.squad.normalize_answer`), yet
 almost every candidate differs from its references, and showing that costs less than
 normalising both sides. (This is EM's numpy path, used where the C kernel ``_squad.c`` was not
 built and for cells that are not text.)
@@ -33,7 +33,7 @@ from itertools import compress
 
 import numpy as np
 
-from qaeval_core.metrics._support.text import PUNCTUATION
+from qaeval_core.text.squad import PUNCTUATION
 
 __all__ = ["fingerprints", "NON_ASCII_SPACES"]
 

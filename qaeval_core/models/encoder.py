@@ -3,7 +3,7 @@
 Why this module: ``embed_cosine``, A-VERT and SMILE need the pooled sentence vector of a text
 and BERTScore its token vectors. For a sentence-transformers model both come out of the same
 transformer forward pass (the sentence vector is the pooled, normalised token states), so an
-encoder returns both at once and the embedding cache (:mod:`.embed_cache`) runs each unique
+encoder returns both at once and the embedding cache (:mod:`.embedding_cache`) runs each unique
 string through each model once, whichever metrics ask for it. This module holds what every
 backend shares (the output type, length-sorted batches, the adaptive batch loop) and the torch
 backend; :mod:`.onnx_encoder` is the ONNX Runtime one and :mod:`.backends` chooses.
@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from qaeval_core.metrics._support.loading import default_batch_size, load_sentence_encoder
+from qaeval_core.models.loading import default_batch_size, load_sentence_encoder
 
 __all__ = ["Encoded", "TextEncoder", "TorchEncoder", "is_oom", "length_order", "run_adaptive"]
 

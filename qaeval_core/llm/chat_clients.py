@@ -4,7 +4,7 @@ Two backends answer the same question, "complete these chat prompts greedily":
 
 * :class:`LocalChatLM`: a transformers causal LM loaded by local path, packaged alias
   (``smollm2``) or hub name. A GGUF file (the packaged SmolLM2 ships one) is dequantised once
-  (~17-20 s) and saved as a safetensors copy under :func:`._support.loading.cache_dir`, so
+  (~17-20 s) and saved as a safetensors copy under :func:`qaeval_core.caches.location.cache_dir`, so
   later loads take under a second.
 * :class:`OpenAIChatClient`: any OpenAI-compatible ``/chat/completions`` endpoint (vLLM,
   llama.cpp server, Ollama, hosted APIs) given by URL, with the API key read from an environment
@@ -29,9 +29,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from qaeval_core.caches.location import cache_dir
 from qaeval_core.errors import ModelLoadError, QAEvalError
 from qaeval_core.llm.prompts import Message  # re-exported: one chat message, role and content
-from qaeval_core.metrics._support.loading import cache_dir, choose_device, resolve_model_path
+from qaeval_core.models.loading import choose_device, resolve_model_path
 
 __all__ = [
     "LLMEndpointError",

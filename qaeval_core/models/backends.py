@@ -25,9 +25,9 @@ import os
 import threading
 
 from qaeval_core.errors import ConfigError, ModelLoadError
-from qaeval_core.metrics._support.encoder import TextEncoder, TorchEncoder
-from qaeval_core.metrics._support.loading import choose_device
-from qaeval_core.metrics._support.onnx_encoder import OnnxEncoder
+from qaeval_core.models.encoder import TextEncoder, TorchEncoder
+from qaeval_core.models.loading import choose_device
+from qaeval_core.models.onnx_encoder import OnnxEncoder
 
 __all__ = [
     "BACKENDS",

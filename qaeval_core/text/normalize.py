@@ -1,7 +1,7 @@
 """SQuAD normalisation for the lexical metrics: memoised per string, or in bulk for a column.
 
 Every lexical metric compares normalised strings (lowercase, punctuation to spaces, articles
-dropped, spaces collapsed: :func:`._support.text.normalize_answer`). That step is most of
+dropped, spaces collapsed: :func:`qaeval_core.text.squad.normalize_answer`). That step is most of
 their cost, so it has two fast forms that give identical results (the tests check them against
 ``normalize_answer`` on hostile strings):
 
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from qaeval_core.metrics._support.text import normalize_answer
+from qaeval_core.text.squad import normalize_answer
 
 __all__ = [
     "normalize",
@@ -168,7 +168,7 @@ def _remember(memo: dict[str, Any], keys: Sequence[str], values: Sequence[Any]) 
 
 def normalize(text: str) -> str:
     """SQuAD-normalised ``text``, memoised; same result as
-    :func:`qaeval_core.metrics._support.text.normalize_answer`.
+    :func:`qaeval_core.text.squad.normalize_answer`.
 
     >>> normalize("The Eiffel-Tower, Paris!")
     'eiffel tower paris'

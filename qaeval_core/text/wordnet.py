@@ -64,7 +64,7 @@ def _build_wordnet_copy(src: Path) -> Path:
     """
     import nltk.data
 
-    from qaeval_core.metrics._support.loading import cache_dir
+    from qaeval_core.caches.location import cache_dir
 
     data_root = cache_dir() / "nltk_data"
     # nltk >= 3.9 only reads corpora under a folder on its data path.

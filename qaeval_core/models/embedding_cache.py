@@ -21,10 +21,11 @@ give torch's vectors up to float rounding share the persistent store (:mod:`.bac
 
 **Every stored vector says what made it** (``source``: ``torch``, or ``onnx:<seal>`` for the
 ONNX export whose sealed record made it, :mod:`.onnx_encoder`). When an export fails its
-verification, :func:`~.vector_store.drop_vectors` deletes its vectors and records the source
-as revoked, so no backend reads them again (a torch run once reused the vectors of a tampered
-export). The vectors of the store's first layout (table ``emb``) carry no source and cannot
-be traced to a verified encoder: they are dropped, and their texts are simply encoded again.
+verification, :func:`~qaeval_core.caches.vector_store.drop_vectors` deletes its vectors and
+records the source as revoked, so no backend reads them again (a torch run once reused the
+vectors of a tampered export). The vectors of the store's first layout (table ``emb``) carry
+no source and cannot be traced to a verified encoder: they are dropped, and their texts are
+simply encoded again.
 """
 
 from __future__ import annotations
@@ -39,10 +40,17 @@ from pathlib import Path
 
 import numpy as np
 
-from qaeval_core.metrics._support.backends import check_backend, load_encoder, store_key
-from qaeval_core.metrics._support.encoder import Encoded, TextEncoder
-from qaeval_core.metrics._support.loading import DEFAULT_EMBEDDING_MODEL, cache_dir, choose_device
-from qaeval_core.metrics._support.vector_store import drop_vectors, open_store, store_path
+from qaeval_core.caches.location import cache_dir
+from qaeval_core.caches.vector_store import (
+    drop_vectors,
+    open_store,
+    read_vectors,
+    store_path,
+    write_vectors,
+)
+from qaeval_core.models.backends import check_backend, load_encoder, store_key
+from qaeval_core.models.encoder import Encoded, TextEncoder
+from qaeval_core.models.loading import DEFAULT_EMBEDDING_MODEL, choose_device
 
 __all__ = ["EmbeddingCache", "drop_vectors", "get_cache", "store_path"]
 
@@ -121,13 +129,7 @@ class EmbeddingCache:
         keys = list(by_key)
         for start in range(0, len(keys), _SQL_CHUNK):
             chunk = keys[start : start + _SQL_CHUNK]
-            marks = ",".join("?" * len(chunk))
-            rows = conn.execute(
-                f"SELECT key, vec FROM vectors WHERE model = ? AND key IN ({marks}) "
-                "AND source NOT IN (SELECT source FROM revoked)",
-                [self.store_key, *chunk],
-            ).fetchall()
-            for key, blob in rows:
+            for key, blob in read_vectors(conn, self.store_key, chunk):
                 self._mem[by_key[key]] = np.frombuffer(blob, dtype=np.float32)
 
     def _persist(self, texts: list[str], vecs: np.ndarray) -> None:
@@ -140,15 +142,7 @@ class EmbeddingCache:
             (self.store_key, _key(t), v.astype(np.float32).tobytes(), source)
             for t, v in zip(texts, vecs, strict=True)
         ]
-        with conn:
-            # A row of a revoked source (written by a process still running an export found
-            # bad) is replaced; any other stored vector is kept.
-            conn.executemany(
-                "INSERT INTO vectors VALUES (?, ?, ?, ?) ON CONFLICT (model, key) DO UPDATE "
-                "SET vec = excluded.vec, source = excluded.source "
-                "WHERE vectors.source IN (SELECT source FROM revoked)",
-                rows,
-            )
+        write_vectors(conn, rows)
 
     # -- encoding ----------------------------------------------------------------------------
     @property

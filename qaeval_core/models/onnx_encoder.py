@@ -28,10 +28,10 @@ with no network.
   files (pooling, maximum length, lower-casing, dimension) and the hash of the very bytes it
   hands to ONNX Runtime. Any difference is logged, the export is rebuilt (and checked against
   torch again), and the vectors it made are dropped from the shared embedding store
-  (:func:`~.vector_store.drop_vectors`): every stored vector is tagged with the export (its
-  seal) or ``torch``. Like the judge file's checksum, the hashes catch accidents and stale
-  caches, not an attacker who can rewrite the cache folder; the settings are checked against
-  the model itself, which such an edit cannot fake short of editing the model.
+  (:func:`~qaeval_core.caches.vector_store.drop_vectors`): every stored vector is tagged with
+  the export (its seal) or ``torch``. Like the judge file's checksum, the hashes catch
+  accidents and stale caches, not an attacker who can rewrite the cache folder; the settings are
+  checked against the model itself, which such an edit cannot fake short of editing the model.
 * **int8** (only on request, see :mod:`.encoder`): ``onnxruntime.quantization.quantize_dynamic``
   (per-channel int8 weights) of the exported file, cached beside it with the hashes of both
   files (``model.int8.json``), rebuilt when either differs.
@@ -56,10 +56,10 @@ from typing import Any
 
 import numpy as np
 
+from qaeval_core.caches.location import cache_dir
 from qaeval_core.errors import ModelLoadError
-from qaeval_core.metrics._support.encoder import Encoded, length_order
-from qaeval_core.metrics._support.loading import (
-    cache_dir,
+from qaeval_core.models.encoder import Encoded, length_order
+from qaeval_core.models.loading import (
     default_batch_size,
     load_sentence_encoder,
     resolve_model_path,
@@ -269,7 +269,7 @@ def verify_export(folder: Path, model: str) -> list[str]:
 def _discard(folder: Path, reasons: list[str]) -> None:
     """Drop an export that failed :func:`verify_export`: its vectors (both the seal it
     records and the one its current meta would have) leave the embedding store, its files go."""
-    from qaeval_core.metrics._support.vector_store import drop_vectors
+    from qaeval_core.caches.vector_store import drop_vectors
 
     meta = _read_meta(folder) or {}
     sources = {vector_source(meta), f"onnx:{meta_seal(meta)[:16]}"}
@@ -379,7 +379,7 @@ def export_model(model: str) -> Path:
 def _parity(enc: OnnxEncoder, model: str) -> float:
     """Largest difference of the ONNX sentence and token vectors from torch's on the probes;
     ModelLoadError above :data:`PARITY_TOLERANCE`."""
-    from qaeval_core.metrics._support.encoder import TorchEncoder
+    from qaeval_core.models.encoder import TorchEncoder
 
     ref = TorchEncoder(model, "cpu", 4).encode(_PROBES, tokens=True)
     got = enc.encode(_PROBES, tokens=True)

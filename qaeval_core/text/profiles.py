@@ -4,7 +4,7 @@
 lowercase, punctuation to spaces, articles dropped (:mod:`.normalize`). ``robust`` reads model
 output the way a person does, so that formatting changes no verdict:
 
-1. :func:`.robust_text.canonical_text`: markdown, HTML, citation markers, mojibake and LaTeX
+1. :func:`.robust.canonical_text`: markdown, HTML, citation markers, mojibake and LaTeX
    removed; dates and numbers in one spelling (memoised per string);
 2. SQuAD normalisation of that text;
 3. lemma matching: each token maps to its lemma ("vertebrae" -> "vertebra") through spaCy's
@@ -55,14 +55,14 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from qaeval_core.errors import InputError
-from qaeval_core.metrics._support.normalize import norm_tokens, normalize
-from qaeval_core.metrics._support.robust_text import (
+from qaeval_core.schema import Item
+from qaeval_core.text.normalize import norm_tokens, normalize
+from qaeval_core.text.robust import (
     canonical_text,
     number_word_digits,
     strip_formatting,
 )
-from qaeval_core.metrics._support.text import PUNCT_RE  # the punctuation SQuAD turns to spaces
-from qaeval_core.schema import Item
+from qaeval_core.text.squad import PUNCT_RE  # the punctuation SQuAD turns to spaces
 from qaeval_core.vocabulary import PROFILES, Profile
 
 if TYPE_CHECKING:
@@ -255,7 +255,7 @@ def split_glued(token: str, vocab: frozenset[str]) -> list[str]:
     reference tokens ``vocab`` (lower case). Unchanged unless it is neither a reference token
     nor an English word, and it splits into pieces of which one is a reference token and the
     others are fillers (function or English words, numbers, reference tokens). A number word
-    glued to digits reads as digits, as :func:`.robust_text.canonical_numbers` would have
+    glued to digits reads as digits, as :func:`.robust.canonical_numbers` would have
     spelt it unglued ("eight1" -> "8", "1" against the reference "8").
 
     >>> split_glued("Morrisonin", frozenset({"toni", "morrison"}))
