@@ -27,7 +27,7 @@ from pathlib import Path
 
 import ftfy
 
-from qaeval_core.metrics._support.text import normalize_answer
+from qaeval_core.text.squad import normalize_answer
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT.parent / "shared" / "data" / "kamalloo_nq301.jsonl"

@@ -39,8 +39,6 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from qaeval_core.metrics._support.loading import resolve_model_path  # noqa: E402
-from qaeval_core.metrics._support.text import normalize_answer, tokens  # noqa: E402
 from qaeval_core.metrics.crossjudge import (  # noqa: E402
     DELTA_FILE,
     FORMAT,
@@ -52,6 +50,8 @@ from qaeval_core.metrics.crossjudge import (  # noqa: E402
     pad_batch,
     sha256_file,
 )
+from qaeval_core.models.loading import resolve_model_path  # noqa: E402
+from qaeval_core.text.squad import normalize_answer, tokens  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data"
 TRAIN_FILE = SHARED / "pedants_ae_augmented_train.jsonl"

@@ -33,8 +33,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from qaeval_core.metrics._support.text import normalize_answer, tokens  # noqa: E402
 from qaeval_core.metrics.panda import PandaClassifier, overlap_features  # noqa: E402
+from qaeval_core.text.squad import normalize_answer, tokens  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data"
 

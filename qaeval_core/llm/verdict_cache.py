@@ -21,6 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from qaeval_core.caches.location import cache_dir
+
 __all__ = ["CachedVerdict", "VerdictCache", "verdict_key"]
 
 _SCHEMA = """
@@ -49,9 +51,6 @@ class VerdictCache:
     """Verdicts on disk (``<cache>/llm_verdicts.sqlite`` unless ``path`` is given)."""
 
     def __init__(self, path: str | Path | None = None) -> None:
-        # Imported here: the metrics package imports this module while it registers llm_judge.
-        from qaeval_core.caches.location import cache_dir
-
         self.path = Path(path) if path else cache_dir() / "llm_verdicts.sqlite"
         self._local = threading.local()
 
