@@ -14,7 +14,7 @@ its defaults, input by input, and is it faster than the PEDANTS baseline it comp
    points of the best cross-validated accuracy). ``--inputs all`` fits on every input, as
    ``qaeval calibrate`` did before issue 15. Its own empty cache folder.
 3. **The judge, cold**: a fresh Python process with an empty ``QAEVAL_CACHE_DIR`` imports
-   qaeval, loads the judge file and runs ``judge.judge_items`` on all rows (models load inside
+   qaeval, loads the judge file and runs ``judge.judge`` on all rows (models load inside
    the clock). Each input's ``score_batch`` is timed in place (its model load included); peak
    memory is the process's ``VmHWM``.
 4. **PEDANTS** (``qa-metrics`` 0.2.42) in its own venv on the same rows through
@@ -209,7 +209,7 @@ def run_judge(judge_path: str, rows_file: str) -> dict[str, Any]:
 
         metric.score_batch = timed  # type: ignore[method-assign]
     t0 = time.perf_counter()
-    out = judge.judge_items(items)
+    out = judge.judge(items)
     t_end = time.perf_counter()
     return {
         "rows": len(items),
@@ -325,7 +325,7 @@ def report(result: dict[str, Any]) -> str:
     for col, s in sorted(j["per_input_s"].items(), key=lambda kv: -kv[1]):
         lines.append(f"| input `{col}` (model load included) | {s:.2f} | {n / s:,.0f} |")
     lines += [
-        f"| `judge_items` (all inputs + combiner) | {j['judge_items_s']:.2f} | "
+        f"| `judge` (all inputs + combiner) | {j['judge_items_s']:.2f} | "
         f"{n / j['judge_items_s']:,.0f} |",
         f"| **whole judge** (import + load + apply) | **{j['total_s']:.2f}** | "
         f"{n / j['total_s']:,.0f} |",

@@ -10,7 +10,7 @@ packaged model is assembled and hash-checked inside the clock, and no verdict is
 2. **The cascade, cold**: the cheap judge is calibrated on 300 NQ301 labels as
    ``bench_judge.py`` does (defaults, cost-aware), the LLM tier is fitted on the same rows
    (``add_llm_tier``; its LLM verdicts come from the default cache when present: calibration
-   is not timed), and the judge file is applied cold to ``--rows`` rows (``judge_items``: the
+   is not timed), and the judge file is applied cold to ``--rows`` rows (``judge``: the
    cheap inputs on every row, the LLM on its band).
 3. **PEDANTS** (``qa-metrics`` in its own venv, ``QAEVAL_QAM_PYTHON``) on the same rows.
 
@@ -90,7 +90,7 @@ def add_tier(judge_path: Path, train: list[dict[str, Any]]) -> float:
     y = np.array([r["label"] for r in train])
     groups = question_groups(items)
     judge, report = fit_judge(
-        cheap.score_matrix(items), y, cheap.features, groups=groups, n_boot=200
+        cheap.input_scores(items)[0], y, cheap.features, groups=groups, n_boot=200
     )
     judge.cost = cheap.cost
     add_llm_tier(judge, report, items, y, groups=groups, progress=print)

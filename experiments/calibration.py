@@ -157,7 +157,7 @@ def run_split(
     )
     path = judge.save(tmp / f"judge_{data.name}_{size}_{seed}.json")
     loaded = Judge.from_config(path)
-    out = loaded.apply_scores(Xte[loaded.columns].reset_index(drop=True))
+    out = loaded.judge_scores(Xte[loaded.columns].reset_index(drop=True))
     pred = out["judge_correct"].to_numpy()
     add(
         "exported judge (fit_judge -> JSON -> applied)",

@@ -170,7 +170,7 @@ def main() -> None:
                         fit_s = time.time() - t0
                         path = judge.save(Path(tmp) / f"j_{name}_{size}_{seed}.json")
                         loaded = Judge.from_config(path)
-                        pred = loaded.apply_scores(Xte[loaded.columns])["judge_correct"].to_numpy()
+                        pred = loaded.judge_scores(Xte[loaded.columns])["judge_correct"].to_numpy()
                         acc = float(np.mean(pred == data.y[te]))
                         cost = costs.cost_of(loaded.columns)
                         rows.append(

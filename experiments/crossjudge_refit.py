@@ -366,7 +366,7 @@ def run_split(
         )
         path = judge.save(tmp / f"judge_{data.name}_{size}_{seed}.json")
         loaded = Judge.from_config(path)
-        pred = loaded.apply_scores(frame[loaded.columns].iloc[te].reset_index(drop=True))
+        pred = loaded.judge_scores(frame[loaded.columns].iloc[te].reset_index(drop=True))
         pred = pred["judge_correct"].to_numpy()
         coef = ""
         if report.winner == "stacker" and REFIT in loaded.columns:

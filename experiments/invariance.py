@@ -226,8 +226,8 @@ def run(
             seed=seed,
             fitted_on={"dataset": name, "profile": profile},
         )
-        before = judge.apply_scores(orig[judge.columns], originals)["judge_correct"].to_numpy()
-        after = judge.apply_scores(pert[judge.columns], copies)["judge_correct"].to_numpy()
+        before = judge.judge_scores(orig[judge.columns], originals)["judge_correct"].to_numpy()
+        after = judge.judge_scores(pert[judge.columns], copies)["judge_correct"].to_numpy()
         acc = float(np.mean(before == data.y[sample]))
         log(f"  {profile}: judge = {report.winner}, accuracy on the sampled rows {acc:.3f}")
         for j, k in enumerate(owner):

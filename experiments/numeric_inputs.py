@@ -220,7 +220,7 @@ def judge_on_test(
     judge, _ = fit_judge(
         X.iloc[tr].reset_index(drop=True), y[tr], specs, groups=g[tr], n_boot=200, seed=seed
     )
-    out = judge.apply_scores(X.iloc[te][judge.columns].reset_index(drop=True))
+    out = judge.judge_scores(X.iloc[te][judge.columns].reset_index(drop=True))
     return te, out
 
 

@@ -61,7 +61,7 @@ def _judge_on_test(data: Data, scores: pd.DataFrame, seed: int) -> tuple[np.ndar
     judge, _ = fit_judge(
         X.iloc[tr].reset_index(drop=True), y[tr], specs, groups=g[tr], n_boot=200, seed=seed
     )
-    out = judge.apply_scores(X.iloc[te][judge.columns].reset_index(drop=True))
+    out = judge.judge_scores(X.iloc[te][judge.columns].reset_index(drop=True))
     out["qa_model"] = [data.items[i].qa_model or "" for i in te]
     return te, out
 

@@ -2,7 +2,7 @@
 
 ``qaeval_core.score(..., engine="ray")`` and ``qaeval score --engine ray`` hand this module
 *steps*: picklable functions that take a DataFrame of items and return it with score columns
-(``functools.partial(qaeval_core.scoring.score, metrics=...)``, a judge's ``score_frame``).
+(``functools.partial(qaeval_core.scoring.score, metrics=...)``, a judge's ``judge``).
 This module only moves rows to workers and back; it knows nothing of metrics, so a score
 computed here is the one the local loop computes. Ray Data does all the scheduling: there is no
 scheduler of ours to get wrong.

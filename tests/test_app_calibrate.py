@@ -141,7 +141,7 @@ def test_a_robust_fit_saves_a_judge_that_reads_answers_as_a_person_does(store: s
     clean = {"question": "Capital of Japan?", "references": ["Tokyo"],
              "candidate": "The capital city of Japan is Tokyo, a large city."}  # fmt: skip
     glued = {**clean, "candidate": "The capital city of Japan is**Tokyo1**, a large city."}
-    out = judge.score_frame(pd.DataFrame([clean, glued]))
+    out = judge.judge(pd.DataFrame([clean, glued]))
     assert out["judge_score"].iloc[0] == pytest.approx(out["judge_score"].iloc[1])
 
 

@@ -113,7 +113,7 @@ def test_calibrate_writes_a_judge_that_scores_new_data(tmp_path: Path, capsys) -
     assert main(["score", str(new), "--config", str(out), "-o", str(scored)]) == 0
     frame = pd.read_json(scored, lines=True)
     assert {"judge_score", "judge_correct", "id", "question"} <= set(frame.columns)
-    direct = judge.score_frame(pd.read_json(new, lines=True))
+    direct = judge.judge(pd.read_json(new, lines=True))
     np.testing.assert_allclose(frame["judge_score"], direct["judge_score"])
 
 
@@ -287,7 +287,7 @@ def test_judging_a_scored_dataset_scores_nothing_again(tmp_path: Path, monkeypat
     assert len(first) == 160
     pd.testing.assert_frame_equal(first, second)
     # The same verdicts as the judge applied afresh to the stored items.
-    fresh = Judge.from_config(judge).score_frame(repo.list_items(db, "toy"))
+    fresh = Judge.from_config(judge).judge(repo.list_items(db, "toy"))
     assert first["judge_correct"].tolist() == fresh["judge_correct"].tolist()
     np.testing.assert_allclose(first["judge_score"], fresh["judge_score"])
 

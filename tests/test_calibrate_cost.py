@@ -92,7 +92,7 @@ def test_a_judge_restricted_by_cost_round_trips_through_its_config(tmp_path: Pat
     assert loaded.cost == json.loads(path.read_text())["cost"] == judge.to_config()["cost"]
     assert loaded.to_config() == judge.to_config()
     pd.testing.assert_frame_equal(
-        loaded.apply_scores(X[loaded.columns]), judge.apply_scores(X[judge.columns])
+        loaded.judge_scores(X[loaded.columns]), judge.judge_scores(X[judge.columns])
     )
 
 

@@ -96,8 +96,8 @@ def test_a_judge_with_an_llm_tier_round_trips_and_scores_the_same(cascade_judge)
     judge, path, frame = cascade_judge
     loaded = Judge.from_config(path)
     assert loaded.to_config() == judge.to_config()
-    before = judge.apply_scores(frame)
-    after = loaded.apply_scores(frame)
+    before = judge.judge_scores(frame)
+    after = loaded.judge_scores(frame)
     pd.testing.assert_frame_equal(before, after)
     tiers = after["judge_tier"].value_counts()
     assert set(tiers.index) == {"cheap", "llm", "people"}
@@ -111,12 +111,12 @@ def test_a_judge_with_an_llm_tier_round_trips_and_scores_the_same(cascade_judge)
 def test_without_the_llm_column_or_the_items_the_judge_says_what_it_needs(cascade_judge):
     judge, _, frame = cascade_judge
     with pytest.raises(ConfigError, match="pass the items"):
-        judge.apply_scores(frame.drop(columns="llm_judge"))
+        judge.judge_scores(frame.drop(columns="llm_judge"))
 
 
 def test_another_operating_point_is_read_off_the_curve(cascade_judge):
     judge, _, frame = cascade_judge
-    none = judge.with_llm_share(0.0).with_share(0.0).apply_scores(frame)
+    none = judge.with_llm_share(0.0).with_share(0.0).judge_scores(frame)
     assert (none["judge_tier"] == "cheap").all()
     with pytest.raises(ConfigError, match="no point at LLM share 0.33"):
         judge.with_llm_share(0.33)
@@ -166,7 +166,7 @@ def test_the_trace_says_which_tier_decided_and_what_the_llm_said(cascade_judge):
 
     judge, _, frame = cascade_judge
     items = [Item(question=f"q{i}", references=("a",), candidate="b") for i in range(len(frame))]
-    out = judge.apply_scores(frame, items, trace=True)
+    out = judge.judge_scores(frame, items, trace=True)
     traces = [json.loads(t) for t in out["judge_trace"]]
     assert [t["tier"] for t in traces] == out["judge_tier"].tolist()
     for t, llm in zip(traces, out["judge_llm_probability"], strict=True):

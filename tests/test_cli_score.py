@@ -129,7 +129,7 @@ def test_score_with_a_judge_config_calls_the_judge(
             seen["path"] = Path(path)
             return cls()
 
-        def score_frame(self, frame: pd.DataFrame) -> pd.DataFrame:
+        def judge(self, frame: pd.DataFrame) -> pd.DataFrame:
             seen["columns"] = list(frame.columns)
             out = frame.copy()
             out["judge_score"] = np.array([0.2, 0.4, 0.8])[: len(frame)]

@@ -216,7 +216,7 @@ def test_fit_judge_records_the_guarantee_on_its_own_band(guaranteed) -> None:
     assert again.guarantee == g and again.to_config() == judge.to_config()
     # Scoring applies the band unchanged; another share drops the guarantee.
     X, _, _ = _data(seed=5)
-    assert (judge.apply_scores(X)["judge_outcome"] == "uncertain").any()
+    assert (judge.judge_scores(X)["judge_outcome"] == "uncertain").any()
     assert judge.with_share(0.05).guarantee is None
     assert judge.with_share(judge.triage.share).guarantee == g
 

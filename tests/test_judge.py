@@ -130,10 +130,10 @@ def test_written_read_back_and_applied_gives_identical_scores(
     scores, _, specs = feature_scores(frame_to_items(frame), metrics)
     model = model_factory().fit(scores, y)
     judge = Judge(specs, model, name="rt", fitted_on={"dataset": "synthetic", "n_labels": len(y)})
-    before = judge.score_frame(frame)
+    before = judge.judge(frame)
     path = judge.save(tmp_path / "judge.json")
     loaded = Judge.from_config(path)
-    after = loaded.score_frame(frame)
+    after = loaded.judge(frame)
     pd.testing.assert_frame_equal(before, after)
     np.testing.assert_array_equal(
         after["judge_score"].to_numpy(), model.predict_proba(scores)[:, 1]
@@ -143,9 +143,9 @@ def test_written_read_back_and_applied_gives_identical_scores(
     assert again.read_bytes() == path.read_bytes()
 
 
-def test_score_frame_keeps_input_columns_and_adds_judge_columns(fitted) -> None:
+def test_judge_on_a_frame_keeps_input_columns_and_adds_judge_columns(fitted) -> None:
     judge, frame, _ = fitted
-    out = judge.score_frame(frame)
+    out = judge.judge(frame)
     assert list(out.columns[: len(frame.columns)]) == list(frame.columns)
     pd.testing.assert_frame_equal(out[frame.columns], frame)
     assert out["judge_correct"].dtype == bool
@@ -155,12 +155,12 @@ def test_score_frame_keeps_input_columns_and_adds_judge_columns(fitted) -> None:
         assert f"judge_{col}" in out.columns
 
 
-def test_judge_items_matches_score_frame(fitted) -> None:
+def test_judge_on_items_matches_judge_on_a_frame(fitted) -> None:
     from qaeval_core.judge import frame_to_items
 
     judge, frame, _ = fitted
-    a = judge.judge_items(frame_to_items(frame))
-    b = judge.score_frame(frame)
+    a = judge.judge(frame_to_items(frame))
+    b = judge.judge(frame)
     np.testing.assert_array_equal(a["judge_score"].to_numpy(), b["judge_score"].to_numpy())
 
 
@@ -175,7 +175,7 @@ def test_fit_judge_reports_cv_quality_and_baselines(fitted) -> None:
     assert judge.fitted_on["dataset"] == "synthetic"
     assert judge.fitted_on["n_labels"] == len(y)
     # The judge fitted on all labels does at least as well as chance on them.
-    out = judge.score_frame(frame)
+    out = judge.judge(frame)
     assert (out["judge_correct"].to_numpy() == y).mean() > 0.7
 
 
@@ -266,9 +266,9 @@ def test_feature_spec_records_params_and_hash() -> None:
 def test_frame_needs_the_item_columns(fitted) -> None:
     judge, _, _ = fitted
     with pytest.raises(ConfigError, match="lacks column"):
-        judge.score_frame(pd.DataFrame({"question": ["q"], "candidate": ["a"]}))
+        judge.judge(pd.DataFrame({"question": ["q"], "candidate": ["a"]}))
     # Aliases and '/'-separated references work.
-    out = judge.score_frame(
+    out = judge.judge(
         pd.DataFrame({"query": ["q?"], "answer": ["paris/Paris, France"], "prediction": ["paris"]})
     )
     assert out["judge_score"].notna().all()
@@ -294,9 +294,9 @@ def test_text_reading_panda_judge_round_trips(tmp_path: Path) -> None:
     )
     assert report.winner == "panda" and judge.needs_text
     assert judge.columns == []  # PANDA reads text only: no metric to compute
-    before = judge.score_frame(frame)
+    before = judge.judge(frame)
     loaded = Judge.from_config(judge.save(tmp_path / "panda.json"))
-    pd.testing.assert_frame_equal(before, loaded.score_frame(frame))
+    pd.testing.assert_frame_equal(before, loaded.judge(frame))
     assert (before["judge_correct"].to_numpy() == y).mean() > 0.8
 
 

@@ -112,7 +112,7 @@ def test_a_re_signed_band_that_contradicts_its_own_curve_is_refused(
     base = configs["stacker"]
     judge = Judge.from_config(base)
     X, _, _ = _data(seed=3, n=4000)
-    routed = (judge.apply_scores(X)["judge_outcome"] == "uncertain").mean()
+    routed = (judge.judge_scores(X)["judge_outcome"] == "uncertain").mean()
     assert 0.1 < routed < 0.3  # the honest band routes about its 20%
     config = copy.deepcopy(base)
     config["triage"]["threshold"] = 0.0  # routes (nearly) every item, still "share 0.2"

@@ -106,14 +106,14 @@ def test_knowledge_helps_and_round_trips_to_1e9(fitted, tmp_path: Path) -> None:
     loaded = Judge.from_config(path)
     assert loaded.knowledge == taught.knowledge
     assert loaded.to_config() == taught.to_config()
-    direct, again = taught.score_frame(NEW), loaded.score_frame(NEW)
+    direct, again = taught.judge(NEW), loaded.judge(NEW)
     np.testing.assert_allclose(again["judge_probability"], direct["judge_probability"], atol=1e-9)
     # New rows are compared with the whole snapshot (question text matched case-blind).
     alias, wrong = direct["judge_alias_similarity"], direct["judge_wrong_similarity"]
     assert (alias[0], wrong[1]) == (1.0, 1.0) and max(alias[1], wrong[0]) < 1.0
     assert (alias[3], wrong[3]) == (0.0, 0.0)  # a question the snapshot does not know
     assert direct["judge_correct"].tolist()[:3] == [True, False, True]
-    assert plain.score_frame(NEW)["judge_correct"].tolist()[0] is False  # no alias known
+    assert plain.judge(NEW)["judge_correct"].tolist()[0] is False  # no alias known
 
 
 def test_applying_a_knowledge_judge_loads_no_training_code_or_store(fitted, tmp_path) -> None:
@@ -124,7 +124,7 @@ def test_applying_a_knowledge_judge_loads_no_training_code_or_store(fitted, tmp_
 import json, sys
 import pandas as pd
 from qaeval_core.judge import Judge
-out = Judge.from_config({str(config)!r}).score_frame(pd.read_json({str(data)!r}, orient="records"))
+out = Judge.from_config({str(config)!r}).judge(pd.read_json({str(data)!r}, orient="records"))
 print(json.dumps(sorted(m for m in sys.modules if m.startswith(("qaeval_core.calibrate",
     "qaeval_core.store", "qaeval_core.workflows", "sqlalchemy")))))
 """
@@ -256,7 +256,7 @@ def test_calibrate_with_knowledge_end_to_end(
     scored = tmp_path / "scored.jsonl"
     assert main(["score", str(new), "--config", str(out), "-o", str(scored)]) == 0
     frame = pd.read_json(scored, lines=True)
-    direct = judge.score_frame(NEW)
+    direct = judge.judge(NEW)
     np.testing.assert_allclose(frame["judge_probability"], direct["judge_probability"], atol=1e-9)
     assert frame["judge_alias_similarity"].tolist()[0] == 1.0
 
@@ -265,5 +265,5 @@ def test_calibrate_with_knowledge_end_to_end(
 
     stored, _ = judge_dataset(db, "toy", judge)
     items = {int(it.meta["item_id"]): it for it in repo.load_items(db, "toy")}
-    fresh = judge.judge_items([items[int(i)] for i in stored["item_id"]])
+    fresh = judge.judge([items[int(i)] for i in stored["item_id"]])
     np.testing.assert_allclose(stored["judge_probability"], fresh["judge_probability"], atol=1e-9)

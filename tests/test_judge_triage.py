@@ -46,19 +46,19 @@ def _fit(**kwargs) -> tuple[Judge, object]:
 def test_share_zero_gives_exactly_the_combiners_verdicts() -> None:
     judge, _ = _fit()
     X, _, _ = _data(seed=1)
-    out = judge.apply_scores(X)
+    out = judge.judge_scores(X)
     assert out["judge_correct"].tolist() == judge.model.predict(X).tolist()
     assert set(out["judge_outcome"]) <= {"correct", "incorrect"}
     assert (out["judge_outcome"] == "correct").tolist() == out["judge_correct"].tolist()
     # The same as a judge without probability or band (what a version-1 file gives).
     bare = Judge(judge.features, judge.model)
-    assert bare.apply_scores(X)["judge_correct"].tolist() == out["judge_correct"].tolist()
+    assert bare.judge_scores(X)["judge_correct"].tolist() == out["judge_correct"].tolist()
 
 
 def test_probability_is_calibrated_and_monotone_in_the_score() -> None:
     judge, _ = _fit()
     X, y, _ = _data(seed=2, n=4000)
-    out = judge.apply_scores(X)
+    out = judge.judge_scores(X)
     order = np.argsort(out["judge_score"].to_numpy())
     assert np.all(np.diff(out["judge_probability"].to_numpy()[order]) >= -1e-12)
     # Reliability: in each probability decile the share correct is close to the mean p
@@ -73,7 +73,7 @@ def test_probability_is_calibrated_and_monotone_in_the_score() -> None:
 def test_the_band_routes_about_the_share_asked_on_new_items() -> None:
     judge, _ = _fit(human_share=0.2)
     X, _, _ = _data(seed=3, n=4000)
-    out = judge.apply_scores(X)
+    out = judge.judge_scores(X)
     share = (out["judge_outcome"] == "uncertain").mean()
     assert 0.15 <= share <= 0.25
     routed = out["judge_outcome"] == "uncertain"
@@ -130,7 +130,7 @@ def test_a_config_with_a_band_round_trips(tmp_path: Path) -> None:
     assert loaded.triage == judge.triage
     assert loaded.probability == judge.probability
     X, _, _ = _data(seed=4)
-    pd.testing.assert_frame_equal(loaded.apply_scores(X), judge.apply_scores(X))
+    pd.testing.assert_frame_equal(loaded.judge_scores(X), judge.judge_scores(X))
     data = json.loads(path.read_text())
     assert data["schema_version"] == 2
     assert data["triage"]["share"] == 0.2
@@ -140,9 +140,9 @@ def test_another_share_is_read_off_the_stored_curve() -> None:
     judge, _ = _fit(human_share=0.1)
     X, _, _ = _data(seed=5, n=4000)
     wider = judge.with_share(0.4)
-    share = (wider.apply_scores(X)["judge_outcome"] == "uncertain").mean()
+    share = (wider.judge_scores(X)["judge_outcome"] == "uncertain").mean()
     assert 0.33 <= share <= 0.47
-    assert judge.with_share(0.0).apply_scores(X)["judge_outcome"].ne("uncertain").all()
+    assert judge.with_share(0.0).judge_scores(X)["judge_outcome"].ne("uncertain").all()
     with pytest.raises(InputError, match=r"must be a number in \[0, 1\)"):
         judge.with_share(1.0)
 
@@ -160,8 +160,8 @@ def test_an_old_config_loads_without_a_band_and_refuses_one() -> None:
     judge, _ = _fit(human_share=0.2)
     old = Judge.from_config(_as_version_1(judge.to_config()))
     X, _, _ = _data(seed=6)
-    out = old.apply_scores(X)
-    assert out["judge_correct"].tolist() == judge.apply_scores(X)["judge_correct"].tolist()
+    out = old.judge_scores(X)
+    assert out["judge_correct"].tolist() == judge.judge_scores(X)["judge_correct"].tolist()
     assert out["judge_probability"].tolist() == out["judge_score"].tolist()
     assert set(out["judge_outcome"]) <= {"correct", "incorrect"}
     with pytest.raises(ConfigError, match="written before triage"):
@@ -227,7 +227,7 @@ def test_a_version_1_config_written_before_the_refactor_gives_the_same_scores() 
     here = Path(__file__).parent / "data" / "judge_v1"
     judge = Judge.from_config(here / "judge.json")
     assert json.loads((here / "judge.json").read_text())["schema_version"] == 1
-    out = judge.score_frame(pd.read_json(here / "input.jsonl", lines=True))
+    out = judge.judge(pd.read_json(here / "input.jsonl", lines=True))
     expected = json.loads((here / "expected.json").read_text())
     for column, values in expected.items():
         got = out[column].tolist()

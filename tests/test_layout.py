@@ -322,7 +322,7 @@ import json, sys
 import pandas as pd
 from qaeval_core.judge import Judge
 judge = Judge.from_config({str(config)!r})
-out = judge.score_frame(pd.read_json({str(data)!r}, orient="records"))
+out = judge.judge(pd.read_json({str(data)!r}, orient="records"))
 loaded = sorted(m for m in sys.modules if m.startswith(("qaeval_core.calibrate",
     "qaeval_core.store", "qaeval_core.workflows", "sqlalchemy")))
 print(json.dumps({{"loaded": loaded, "correct": out["judge_correct"].tolist()}}))

@@ -343,7 +343,7 @@ def test_the_judge_reports_judge_error_on_the_failing_row_only() -> None:
         {"question": "q?", "references": [["paris"]] * 4,
          "candidate": ["paris", "london", "BOOM paris", "paris it is"]}
     )  # fmt: skip
-    out = _judge().score_frame(frame)
+    out = _judge().judge(frame)
     assert out["judge_reason"].tolist() == ["matched", "not_matched", "judge_error", "matched"]
     assert out["judge_correct"].tolist() == [True, False, False, True]
     assert out["judge_outcome"].tolist() == ["correct", "incorrect", "uncertain", "correct"]
@@ -359,10 +359,10 @@ def test_a_hedge_is_not_correct_by_default_and_lenient_scoring_is_opt_in() -> No
                        "Michelangelo or Leonardo da Vinci"]}
     )  # fmt: skip
     judge = _judge()
-    lenient = judge.with_forced_incorrect(("not_attempted",)).score_frame(frame)
+    lenient = judge.with_forced_incorrect(("not_attempted",)).judge(frame)
     assert lenient["judge_correct"].tolist() == [True, True, False, True]  # the combiner's
     for policy in (judge, judge.with_forced_incorrect(("not_attempted", "hedged"))):
-        out = policy.score_frame(frame)
+        out = policy.judge(frame)
         assert out["judge_reason"].tolist() == ["matched", "hedged", "not_matched", "hedged"]
         assert out["judge_correct"].tolist() == [True, False, False, False]
         assert out["judge_outcome"].tolist() == ["correct", "incorrect", "incorrect", "incorrect"]
@@ -377,9 +377,9 @@ def test_a_refusal_the_combiner_calls_correct_is_forced_incorrect() -> None:
     item = Item(question="q?", references=["i do not know"], candidate="I am sorry, I cannot say")
     refused = Item(question="q?", references=["sorry cannot say"], candidate="Sorry, I cannot say.")
     scores = pd.DataFrame({"frag": [1.0, 1.0]})
-    raw = judge.with_forced_incorrect(()).apply_scores(scores, [item, refused])
+    raw = judge.with_forced_incorrect(()).judge_scores(scores, [item, refused])
     assert raw["judge_correct"].tolist() == [True, True]
-    out = judge.apply_scores(scores, [item, refused])
+    out = judge.judge_scores(scores, [item, refused])
     assert out["judge_reason"].tolist() == ["not_attempted", "not_attempted"]
     assert out["judge_correct"].tolist() == [False, False]
     assert out["judge_probability"].tolist() == [0.0, 0.0]
@@ -389,7 +389,7 @@ def test_a_refusal_the_combiner_calls_correct_is_forced_incorrect() -> None:
 
 
 def test_without_items_the_reason_spells_out_the_verdict() -> None:
-    out = _judge().apply_scores(pd.DataFrame({"frag": [1.0, 0.0]}))
+    out = _judge().judge_scores(pd.DataFrame({"frag": [1.0, 0.0]}))
     assert out["judge_reason"].tolist() == ["matched", "not_matched"]
     assert out["judge_correct"].tolist() == [True, False]
 

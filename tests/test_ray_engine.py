@@ -226,9 +226,7 @@ def test_cli_ray_scores_parquet_into_a_folder_with_a_judge(
     # Every row exactly once; a folder's file names do not always follow the input order, so
     # rows are matched on the id column (see qaeval_core.distributed, "Order").
     got = pd.read_parquet(out_dir).sort_values("id", kind="stable").reset_index(drop=True)
-    want = judge.score_frame(
-        qa.score(frame[["id", "question", "references", "candidate"]], ["em", "f1"])
-    )
+    want = judge.judge(qa.score(frame[["id", "question", "references", "candidate"]], ["em", "f1"]))
     want = want.sort_values("id", kind="stable").reset_index(drop=True)
     assert got["id"].tolist() == want["id"].tolist()
     for column in want.columns:

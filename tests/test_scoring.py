@@ -283,7 +283,7 @@ def test_the_nan_policy_is_the_same_from_score_calibrate_and_a_judge(sqlite_url:
     fitted, _ = fit_judge(scores, y, specs, candidates=["threshold"], n_boot=20)
     judge = Judge([FeatureSpec.from_metric(metric, "f1")], fitted.model, fitted_on=fitted.fitted_on)
     judge._metrics = {"f1": metric}  # the NaN metric is not in the registry
-    _policy_holds(judge.score_matrix(items)["f1"].to_numpy())
+    _policy_holds(judge.input_scores(items)[0]["f1"].to_numpy())
     assert base.get_metric("f1").score_batch(items).scores[1] == 1.0  # the real F1 is untouched
 
     _import(sqlite_url)

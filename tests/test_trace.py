@@ -50,7 +50,7 @@ def _traces(out: pd.DataFrame) -> list[dict]:
 
 
 def test_stacker_pushes_sum_to_the_logit_of_the_score() -> None:
-    out = _judge().score_frame(pd.DataFrame(ROWS), trace=True)
+    out = _judge().judge(pd.DataFrame(ROWS), trace=True)
     for trace, score in zip(_traces(out), out["judge_score"], strict=True):
         total = sum(trace["contributions"].values())
         assert total == pytest.approx(math.log(score / (1 - score)), abs=1e-9)
@@ -83,7 +83,7 @@ def test_a_judge_of_one_input_traces_its_push() -> None:
 
 
 def test_the_trace_names_the_match_and_the_rule() -> None:
-    out = _judge().score_frame(pd.DataFrame(ROWS), trace=True)
+    out = _judge().judge(pd.DataFrame(ROWS), trace=True)
     t = _traces(out)
     assert t[0]["matched_reference"]["reference"] == "paris"
     assert t[0]["matched_reference"]["how"] == "contained"
@@ -112,12 +112,12 @@ def test_rules_from_numbers_and_references() -> None:
 def test_no_trace_unless_asked_and_with_trace_turns_it_on() -> None:
     judge = _judge()
     frame = pd.DataFrame(ROWS)
-    assert "judge_trace" not in judge.score_frame(frame).columns
+    assert "judge_trace" not in judge.judge(frame).columns
     traced = judge.with_trace()
-    assert "judge_trace" in traced.score_frame(frame).columns
-    assert "judge_trace" not in judge.score_frame(frame).columns  # a copy
+    assert "judge_trace" in traced.judge(frame).columns
+    assert "judge_trace" not in judge.judge(frame).columns  # a copy
     # the trace never changes a verdict
-    plain, with_trace = judge.score_frame(frame), traced.score_frame(frame)
+    plain, with_trace = judge.judge(frame), traced.judge(frame)
     pd.testing.assert_frame_equal(plain, with_trace.drop(columns="judge_trace"))
 
 

@@ -47,7 +47,7 @@ def item_judge_trace(url: str, calibration: str, item: dict[str, Any]) -> dict[s
         context=item.get("context"),
         qa_model=item.get("qa_model"),
     )
-    row = judge.judge_items([one], trace=True).iloc[0]
+    row = judge.judge([one], trace=True).iloc[0]
     out = {k: row[k] for k in ("judge_correct", "judge_outcome", "judge_reason")}
     out["trace"] = json.loads(row["judge_trace"])
     return out

@@ -49,7 +49,7 @@ def judge_outcome_table(frame: pd.DataFrame, *, model: str = "qa_model") -> pd.D
     """
     missing = [c for c in ("judge_reason", "judge_correct") if c not in frame.columns]
     if missing:
-        raise KeyError(f"the frame lacks {missing}: apply a judge (Judge.score_frame) first")
+        raise KeyError(f"the frame lacks {missing}: apply a judge (Judge.judge) first")
     reason = frame["judge_reason"].astype(object).to_numpy()
     correct = frame["judge_correct"].fillna(False).astype(bool).to_numpy()
     groups: dict[str, list[int]] = {}

@@ -125,7 +125,7 @@ def run_check(
             "context": [it.context for it, _ in kept],
         }
     )
-    scored = judge.score_frame(frame)
+    scored = judge.judge(frame)
     verdicts = dict(zip(frame["id"], scored["judge_correct"].astype(bool), strict=True))
     agree = sum(verdicts[it.external_id] == v for it, v in kept)
     bound = min_accuracy

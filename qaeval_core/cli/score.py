@@ -342,7 +342,7 @@ def _score_file(
     if specs:
         frame, labels, seconds = _run_metrics(frame, specs, batch_size, progress)
     if judge is not None:
-        frame = judge.score_frame(frame)
+        frame = judge.judge(frame)
     target = output or _default_output(file)
     io.write_records(frame, target)
     if labels:
@@ -435,7 +435,7 @@ def _score_file_ray(
         steps.append(partial(scoring.score, metrics=[m for _, m in metrics]))
     summary = [c for label in labels for c in (label, f"{label}_correct")]
     if judge is not None:
-        steps.append(judge.score_frame)
+        steps.append(judge.judge)
         summary += ["judge_score", "judge_correct", "judge_outcome"]
     start = time.perf_counter()
     result = distributed.map_files(

@@ -1,7 +1,7 @@
 """DataFrame rows <-> :class:`~qaeval_core.schema.Item`: the in-memory twin of reading a file.
 
 :func:`items_from_frame` is the one conversion every scorer uses (``qaeval_core.score``, a
-judge's ``score_frame``, a refitted PANDA reading text columns), so a frame is read the same
+judge's ``judge``, a refitted PANDA reading text columns), so a frame is read the same
 way whichever path scores it. It accepts the importer's column aliases
 (:data:`~qaeval_core.io.rows.FIELD_ALIASES`) and a few more that only frames use.
 """

@@ -1,11 +1,12 @@
 """A calibrated judge: which metrics to run, the fitted combiner, one checksummed JSON file.
 
 This package is all that applying a saved judge needs (``Judge.from_config(path)`` then
-``score_frame``): the :class:`Judge` (:mod:`.judge`) and its file format (:mod:`.config_file`),
-the metric it reads per input (:class:`FeatureSpec`, :mod:`.features`), the fitted combiners
-(:mod:`.combiners`), its calibrated probability and triage band (:mod:`.triage`) and the
-snapshot of answers people taught it (:class:`JudgeKnowledge`, :mod:`.knowledge`). It never
-imports :mod:`qaeval_core.calibrate`, the training side that builds judges, nor the store.
+``judge``, or ``predict`` / ``predict_proba``): the :class:`Judge` (:mod:`.judge`) and its file
+format (:mod:`.config_file`), the metric it reads per input (:class:`FeatureSpec`,
+:mod:`.features`), the fitted combiners (:mod:`.combiners`), its calibrated probability and
+triage band (:mod:`.triage`) and the snapshot of answers people taught it
+(:class:`JudgeKnowledge`, :mod:`.knowledge`). It never imports :mod:`qaeval_core.calibrate`, the
+training side that builds judges, nor the store.
 """
 
 from qaeval_core.io.item_frames import items_frame

@@ -63,7 +63,7 @@ per question key the accepted aliases and known wrong answers, the dataset and k
 version, and which similarity inputs the model reads); its inputs are computed from it when
 scoring, never read from stored scores.
 
-Output of :meth:`Judge.score_frame`: every input column, plus ``judge_score`` (0-1; the
+Output of :meth:`Judge.judge` on a frame: every input column, plus ``judge_score`` (0-1; the
 combiner's, >= 0.5 where it says correct), ``judge_correct`` (bool), ``judge_probability``
 (calibrated P(correct); the score itself for a version-1 judge), ``judge_doubt``
 (probability that the verdict is wrong), ``judge_outcome`` (``correct`` / ``incorrect`` /
@@ -93,11 +93,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from qaeval_core.errors import ConfigError
+from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.io.item_frames import items_frame, items_from_frame
 from qaeval_core.jsonable import to_jsonable
 from qaeval_core.judge.cascade import CascadeResult, LLMTier
-from qaeval_core.judge.combiners import CalibratedClassifier
+from qaeval_core.judge.combiners import CalibratedClassifier, as_binary
 from qaeval_core.judge.config_file import (
     JUDGE_KIND,
     JUDGE_SCHEMA_VERSION,
@@ -139,13 +139,18 @@ class Judge:
     """A calibrated answer-correctness judge, applied without a store or the app.
 
     Build one with :func:`qaeval_core.calibrate.fit_judge` (or ``qaeval calibrate``), save it
-    with :meth:`save`, load it with :meth:`from_config`.
+    with :meth:`save`, load it with :meth:`from_config`. Apply it with :meth:`judge` (a frame
+    or items in, the judge's columns out) or scikit-learn's verbs, :meth:`predict`,
+    :meth:`predict_proba` and :meth:`score`; :meth:`judge_scores` decides from metric scores
+    already computed (:meth:`input_scores`).
 
     Examples
     --------
     >>> judge = Judge.from_config("judge.json")  # doctest: +SKIP
-    >>> out = judge.score_frame(frame)  # doctest: +SKIP
+    >>> out = judge.judge(frame)  # doctest: +SKIP
     >>> out[["judge_score", "judge_correct"]].head()  # doctest: +SKIP
+    >>> judge.predict(frame), judge.predict_proba(frame)[:, 1]  # doctest: +SKIP
+    >>> judge.score(frame, frame["label"])  # accuracy against human labels  # doctest: +SKIP
     """
 
     def __init__(
@@ -282,19 +287,14 @@ class Judge:
             self._metrics = {f.column: f.build() for f in self.features}
         return self._metrics
 
-    def score_matrix(
-        self, items: Sequence[Item], *, progress: bool = False, batch_size: int | None = None
-    ) -> pd.DataFrame:
-        """One column of metric scores per feature, one row per item (the one scoring loop,
-        :func:`qaeval_core.scoring.run_jobs`, with its NaN policy)."""
-        return self.score_inputs(items, progress=progress, batch_size=batch_size)[0]
-
-    def score_inputs(
+    def input_scores(
         self, items: Sequence[Item], *, progress: bool = False, batch_size: int | None = None
     ) -> tuple[pd.DataFrame, list[str | None]]:
-        """:meth:`score_matrix` and, per item, what failed (``"<column>: <error>"`` for each
-        metric that raised on it or gave a non-finite score; None where all worked). With
-        :attr:`knowledge`, its inputs follow the metric scores (:attr:`input_columns`)."""
+        """The inputs the model reads, one column per feature and one row per item (the one
+        scoring loop, :func:`qaeval_core.scoring.run_jobs`, with its NaN policy), and per item
+        what failed (``"<column>: <error>"`` for each metric that raised on it or gave a
+        non-finite score; None where all worked). With :attr:`knowledge`, its inputs follow
+        the metric scores (:attr:`input_columns`). :meth:`judge_scores` decides from them."""
         items = list(items)
         jobs = [ScoringJob(column, metric, items) for column, metric in self.metrics().items()]
         results = run_jobs(jobs, progress=progress, batch_size=batch_size, desc="judge inputs")
@@ -322,7 +322,7 @@ class Judge:
         """Whether the model also reads the items' text (a refitted PANDA does)."""
         return bool(getattr(self.model, "needs_text", False))
 
-    def apply_scores(
+    def judge_scores(
         self,
         scores: pd.DataFrame,
         items: Sequence[Item] | None = None,
@@ -330,11 +330,13 @@ class Judge:
         errors: Sequence[str | None] | None = None,
         trace: bool | None = None,
     ) -> pd.DataFrame:
-        """``judge_score``, ``judge_correct`` ... ``judge_reason`` from precomputed metric scores.
+        """``judge_score``, ``judge_correct`` ... ``judge_reason`` from precomputed metric scores
+        (a stored dataset's, a Ray worker's, :meth:`input_scores`'): :meth:`judge` without
+        computing the inputs.
 
         ``items`` (aligned with the rows) are needed when :attr:`needs_text` is true, and give
         the answer-level reasons (not attempted, hedged, extraction failed); ``errors`` (per
-        row, what failed or None, as :meth:`score_inputs` gives) marks ``judge_error`` rows;
+        row, what failed or None, as :meth:`input_scores` gives) marks ``judge_error`` rows;
         ``trace`` adds ``judge_trace`` (needs ``items``; None: :attr:`traced`).
         """
         trace = self.traced if trace is None else trace
@@ -477,38 +479,123 @@ class Judge:
         judge.traced = bool(on)
         return judge
 
-    def judge_items(
-        self, items: Sequence[Item], *, progress: bool = False, trace: bool | None = None
+    # -- the doors: judge, and scikit-learn's verbs ------------------------------------------
+    def judge(
+        self,
+        data: pd.DataFrame | Sequence[Item],
+        *,
+        progress: bool = False,
+        trace: bool | None = None,
     ) -> pd.DataFrame:
-        """Per item: ``judge_score``, ``judge_correct`` ... ``judge_reason``, the
-        ``judge_<column>`` metric scores, and ``judge_trace`` when ``trace``."""
-        items = list(items)
-        scores, errors = self.score_inputs(items, progress=progress)
-        decided = self.apply_scores(scores, items, errors=errors, trace=trace)
+        """The judge's verdicts on ``data``: the main door.
+
+        A DataFrame gives every input column plus the judge's columns (``judge_score``,
+        ``judge_correct`` ... ``judge_reason``, the ``judge_<column>`` inputs it used and
+        ``judge_trace`` when ``trace``; None: :attr:`traced`); existing ``judge_*`` columns
+        (from an earlier run) are replaced. It needs ``question``, ``references`` (a list, or a
+        string of ``/``-separated aliases) and ``candidate`` columns (the aliases of
+        :mod:`qaeval_core.io` work too). A sequence of :class:`~qaeval_core.schema.Item` gives
+        the judge's columns alone, one row per item.
+        """
+        if isinstance(data, pd.DataFrame):
+            scored = self._judge_items(items_from_frame(data), progress=progress, trace=trace)
+            scored.index = data.index
+            out = data.copy()
+            for col in scored.columns:
+                out[col] = scored[col]
+            return out
+        return self._judge_items(_as_items(data), progress=progress, trace=trace)
+
+    def _judge_items(
+        self, items: list[Item], *, progress: bool, trace: bool | None
+    ) -> pd.DataFrame:
+        scores, errors = self.input_scores(items, progress=progress)
+        decided = self.judge_scores(scores, items, errors=errors, trace=trace)
         return pd.concat([decided, scores.add_prefix(COLUMN_PREFIX)], axis=1)
 
-    def score_frame(
-        self, frame: pd.DataFrame, *, progress: bool = False, trace: bool | None = None
-    ) -> pd.DataFrame:
-        """Every input column, plus the judge's score, decision and the metric scores it used.
+    def _decided(self, data: pd.DataFrame | Sequence[Item]) -> pd.DataFrame:
+        """The judge's columns for ``data`` (a frame or items, as :meth:`judge`), no trace."""
+        items = items_from_frame(data) if isinstance(data, pd.DataFrame) else _as_items(data)
+        return self._judge_items(items, progress=False, trace=False)
 
-        The frame needs ``question``, ``references`` (a list, or a string of ``/``-separated
-        aliases) and ``candidate`` columns (the aliases of :mod:`qaeval_core.io` work too).
-        Existing ``judge_*`` columns (from an earlier run) are replaced.
+    def predict_proba(self, data: pd.DataFrame | Sequence[Item]) -> np.ndarray:
+        """P(incorrect), P(correct) per row of ``data`` (a frame or items, as :meth:`judge`),
+        shape ``(n, 2)`` like a scikit-learn classifier's.
+
+        Column 1 is ``judge_probability``: the judge's calibrated P(correct), the probability
+        its doubt and triage band are computed from (the combiner's ``judge_score`` itself for
+        a judge without a calibrated probability, e.g. a version-1 file; with an LLM tier, the
+        combined tiers'; 0 where an outcome rule decided the answer is not correct). It need
+        not cross 0.5 exactly where :meth:`predict` flips: the verdict is the combiner's and a
+        row a metric failed on is never judged correct.
         """
-        items = items_from_frame(frame)
-        scored = self.judge_items(items, progress=progress, trace=trace)
-        scored.index = frame.index
-        out = frame.copy()
-        for col in scored.columns:
-            out[col] = scored[col]
-        return out
+        p = self._decided(data)["judge_probability"].to_numpy(dtype=float)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, data: pd.DataFrame | Sequence[Item]) -> np.ndarray:
+        """Whether each row of ``data`` (a frame or items, as :meth:`judge`) is judged correct
+        (``judge_correct``; an ``uncertain`` row is not), a boolean array."""
+        return self._decided(data)["judge_correct"].to_numpy(dtype=bool)
+
+    def score(self, data: pd.DataFrame | Sequence[Item], y: Any) -> float:
+        """Accuracy of :meth:`predict` on ``data`` against the human labels ``y`` (one per row).
+
+        ``y`` holds booleans or 0/1 (1 = correct), or the 3-point scale (recognised by a 2):
+        2 (clearly correct) is correct, 0 (clearly incorrect) is not, and 1 (unclear) is
+        refused, since counting it either way would misstate the accuracy (drop those rows).
+        """
+        labels = _correct_labels(y)
+        predicted = self.predict(data)
+        if len(labels) != len(predicted):
+            raise InputError(f"y has {len(labels)} labels for {len(predicted)} rows of data.")
+        return float(np.mean(predicted == labels)) if len(labels) else float("nan")
 
     def __repr__(self) -> str:
         return (
             f"Judge(name={self.name!r}, model={self.model.type_name}, "
             f"metrics={[f.metric_id for f in self.features]})"
         )
+
+
+def _as_items(data: Sequence[Item]) -> list[Item]:
+    """``data`` as a list of items, else an error saying what :meth:`Judge.judge` takes."""
+    items = list(data)
+    bad = next((x for x in items if not isinstance(x, Item)), None)
+    if isinstance(data, (str, bytes)) or bad is not None:
+        raise InputError(
+            "A judge takes a DataFrame (question, references, candidate columns) or a sequence "
+            f"of Item; got {type(data).__name__}"
+            + ("" if bad is None else f" holding {type(bad).__name__}")
+            + "."
+        )
+    return items
+
+
+def _correct_labels(y: Any) -> np.ndarray:
+    """Human labels as booleans (correct or not): booleans or 0/1, or the 3-point scale
+    (recognised by a 2: 2 correct, 0 not, 1 "unclear" refused)."""
+    arr = np.asarray(y)
+    if arr.dtype != bool and arr.ndim == 1:
+        try:
+            num = arr.astype(float)
+        except (TypeError, ValueError):
+            num = None
+        if num is not None and (num == 2).any():
+            values = set(np.unique(num).tolist())
+            if 1.0 in values:
+                raise InputError(
+                    "y is on the 3-point scale (it holds 2) and holds 1 (unclear): an unclear "
+                    "label is neither correct nor incorrect, so the accuracy cannot count it; "
+                    "drop those rows (or pass booleans)."
+                )
+            bad = sorted(values - {0.0, 2.0}, key=str)
+            if bad:
+                raise InputError(
+                    "y on the 3-point scale must hold 0 (clearly incorrect) or 2 (clearly "
+                    f"correct); found {bad[:5]}."
+                )
+            return num == 2
+    return as_binary(arr, name="y")
 
 
 def _check_columns(

@@ -40,8 +40,7 @@ def _decisions(
     items: list[Item], scorer: Judge | Iterable[str | Metric] | str
 ) -> dict[str, np.ndarray]:
     if isinstance(scorer, Judge):
-        judged = scorer.judge_items(items)
-        return {JUDGE_SCORER: judged["judge_correct"].astype(bool).to_numpy()}
+        return {JUDGE_SCORER: scorer.predict(items)}
     return {
         label: np.asarray(result.decisions, dtype=bool)
         for label, result in score_items(items, scorer).items()

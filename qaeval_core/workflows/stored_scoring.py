@@ -155,7 +155,7 @@ def judge_dataset(
 
     Input scores stored under the judge's config hashes are reused; missing ones are computed
     and stored first (so a second run scores nothing). Rows with a stored input error get
-    ``judge_reason == "judge_error"`` (as :meth:`Judge.score_inputs` reports for a file).
+    ``judge_reason == "judge_error"`` (as :meth:`Judge.input_scores` reports for a file).
     Returns the frame and, per input column, what was scored and skipped.
     """
     frame = repo.list_items(db, dataset)
@@ -180,6 +180,6 @@ def judge_dataset(
                 note = f"{column}: {err}"
                 errors[k] = note if errors[k] is None else f"{errors[k]}; {note}"
     scores = pd.DataFrame(matrix, columns=judge.columns, index=frame.index)
-    decided = judge.apply_scores(scores, items, errors=errors)
+    decided = judge.judge_scores(scores, items, errors=errors)
     out = pd.concat([frame, decided, scores.add_prefix(COLUMN_PREFIX)], axis=1)
     return out, summary
