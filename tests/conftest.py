@@ -59,6 +59,23 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "requires(*modules): skip, saying why, where an optional module is not installed",
     )
+    patient_browser_assertions()
+
+
+#: How long a browser test's ``expect(...)`` waits for what it asserts (Playwright's default is
+#: 5 s). On the 2-core CI machine a browser test shares the CPUs with the other xdist worker's
+#: tests, and a Streamlit page once took longer than 5 s to show its widgets (the Assign page's
+#: "Saved calibration" was not there yet). A longer wait changes no outcome: what is asserted
+#: must still become true, it only may take longer; tests that poll use their own short waits.
+BROWSER_EXPECT_TIMEOUT_MS = 30_000
+
+
+def patient_browser_assertions() -> None:
+    try:
+        from playwright.sync_api import expect
+    except ImportError:  # no browser tests here (they skip with the reason)
+        return
+    expect.set_options(timeout=BROWSER_EXPECT_TIMEOUT_MS)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
