@@ -2,7 +2,7 @@
 
 A module of its own (data only, no Streamlit calls) so that the router (``app/main.py``) and the
 tests read the same list: a page added here is shown by the router and opened by
-tests/test_app_every_page.py for every role it names, without editing the test. To add a
+tests/app/test_app_every_page.py for every role it names, without editing the test. To add a
 page, append a :class:`PageSpec`; its file must also call ``auth.page_setup`` with the same
 title and roles, which enforces them on the server.
 """

@@ -15,7 +15,7 @@ score means the same thing whichever path computed it:
 * **Batches.** Each metric sees all its items in one ``score_batch`` call unless
   ``batch_size`` is given: embedding metrics then embed each unique string once. Batches are
   only about speed: no metric's score for an item depends on the items batched with it or on
-  their order (``tests/test_batch_independence.py``; A-VERT's distractors come from a fixed
+  their order (``tests/metrics/test_batch_independence.py``; A-VERT's distractors come from a fixed
   pool).
 * **Progress** bars count items over all jobs.
 

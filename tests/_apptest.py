@@ -3,6 +3,7 @@ and logging in through the login form."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -50,3 +51,15 @@ def logged_in(name: str, *, timeout: float = 120) -> AppTest:
     at.button(key="login_submit").click().run()
     assert not at.exception, at.exception
     return at
+
+
+def chart_axes(at: AppTest) -> list[tuple[str, str]]:
+    """Each plotly chart on the page as (x axis title, y axis title): what it shows."""
+    out = []
+    for chart in at.get("plotly_chart"):
+        layout = json.loads(chart.proto.spec).get("layout", {})
+        titles = [
+            ((layout.get(a) or {}).get("title") or {}).get("text", "") for a in ("xaxis", "yaxis")
+        ]
+        out.append((titles[0], titles[1]))
+    return out

@@ -446,3 +446,26 @@ def test_the_scripts_benches_and_experiments_import_what_exists() -> None:
                     if alias.name not in bound | submodules and not lazy:
                         missing.append(f"{where}: {node.module} has no {alias.name}")
     assert missing == []
+
+
+def test_the_tests_mirror_the_packages() -> None:
+    """Each test folder is named after a package (``tests/store`` for ``qaeval_core/store``,
+    ``tests/app/browser`` for the app in a browser), test file names are unique (pytest imports
+    them by name), and no test imports another test file: shared helpers are ``tests/_*.py``."""
+    tests = REPO / "tests"
+    packages = {p.name for p in ROOT.iterdir() if (p / "__init__.py").exists()} | {"app"}
+    folders = {
+        p.parent.relative_to(tests).as_posix()
+        for p in tests.rglob("test_*.py")
+        if p.parent != tests
+    }
+    assert {f for f in folders if f.split("/")[0] not in packages} == set()
+    assert {f for f in folders if "/" in f} <= {"app/browser"}
+    names = [p.name for p in tests.rglob("test_*.py")]
+    assert sorted(n for n in set(names) if names.count(n) > 1) == []
+    imports_of_tests = []
+    for path in tests.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("test_"):
+                imports_of_tests.append(f"{path.relative_to(tests)}: {node.module}")
+    assert imports_of_tests == []

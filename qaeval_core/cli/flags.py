@@ -52,7 +52,7 @@ _ADVICE = re.compile(
 def option_flags(command: Any) -> dict[str, str]:
     """``{parameter: flag}`` for every option of a click/Typer command tree (its first long
     flag, else its first one). The CLI's option names are unique across commands (each name
-    means one flag everywhere), which ``tests/test_cli_foundation.py`` checks."""
+    means one flag everywhere), which ``tests/cli/test_cli_foundation.py`` checks."""
     flags: dict[str, str] = {}
 
     def walk(cmd: Any) -> None:

@@ -8,7 +8,7 @@ Backends (the ``backend`` parameter of the embedding metrics):
   it is 2-2.5x faster on the 2-core development CPU (bench/README.md, "Encoder backends").
 * ``"auto"`` (default): ``QAEVAL_ENCODER_BACKEND`` when set to ``torch`` or ``onnx``, else
   ONNX on CPU and torch on CUDA. **Decision:** ONNX is the CPU default because its scores are
-  torch's up to float rounding (tests/test_onnx_encoder.py, 1e-6 on every embedding metric)
+  torch's up to float rounding (tests/models/test_onnx_encoder.py, 1e-6 on every embedding metric)
   and it is faster; so the choice is a runtime setting, left out of configuration hashes,
   and torch and ONNX vectors share the persistent store. If the export or the session fails,
   the encoder falls back to torch and logs why.

@@ -11,7 +11,7 @@ the same (item, annotator) / item; nothing is updated in place, so an acknowledg
 never lost or silently overwritten.
 
 Why it is one module: it is the schema, one declarative registry that Alembic compares with the
-migrations table by table (``tests/test_migrations.py``); split across modules, a table could
+migrations table by table (``tests/store/test_migrations.py``); split across modules, a table could
 be left out of the metadata the migrations are checked against.
 """
 

@@ -16,7 +16,7 @@ Why it is sound: normalisation only turns punctuation and articles into spaces a
 or strips white space, so deleting white space and a/e/n/t/h from ``normalize(s)`` gives the
 kept characters of ``u``. Equal normalisations therefore have equal kept characters and equal
 fingerprints. The converse fails ("dog" and "god"), so a caller normalises the pairs whose
-fingerprints agree and compares those for real. ``tests/test_fingerprint.py`` checks the
+fingerprints agree and compares those for real. ``tests/text/test_fingerprint.py`` checks the
 fingerprint against its definition on hostile strings.
 
 Speed: the ASCII strings are fingerprinted together, with one byte map over their concatenation

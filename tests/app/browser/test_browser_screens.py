@@ -1,0 +1,186 @@
+"""Screens on a laptop, in a real Chromium at 1366x768 (issue 21, items 5, 7 and 11).
+
+* Item 5: after a keyboard label and Enter, the question, the label buttons, the Save button
+  and the status line ("Saved: ...") all lie inside the 1366x768 viewport, unscrolled: the
+  annotator sees the feedback of every key without scrolling.
+* Item 7: reopening a skipped, unlabelled item (after the queue ran out) does not show the
+  previous item's "Saved: unclear" as if it were this item's.
+* Item 11: on the login page, Tab goes from the user name to the password to the Log in
+  button (not to the password field's "show password" eye), pressed as a person does.
+
+Skips, saying why, when Chromium or Playwright is missing (see tests/app/browser/test_browser.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _browser import CHROMIUM_ARGS, chromium_path, log_in, streamlit_app
+
+from qaeval_core.store import annotation as ann
+from qaeval_core.store import repo
+from qaeval_core.store import session as store_session
+
+pytestmark = pytest.mark.browser
+
+WIDTH, HEIGHT = 1366, 768
+
+#: A realistic item: a long-ish question, two references, a two-sentence answer.
+ANSWER = (
+    "The Washington Redskins play their home games at FedExField in Landover, Maryland, a "
+    "suburb east of the capital; the team's headquarters and training facility are in Ashburn, "
+    "Virginia, so people often say it is based in the Washington metropolitan area."
+)
+
+
+def _rows(prefix: str, n: int) -> list[dict[str, Any]]:
+    return [
+        {"id": f"{prefix}{i}",
+         "question": f"where are the washington redskins based out of, and where do they play "
+                     f"their home games ({prefix}{i})?",
+         "references": ["FedExField in Landover, Maryland", "the Washington metropolitan area"],
+         "candidate": ANSWER}
+        for i in range(n)
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """One server: ``laptop`` has 5 items in ``fold``; ``skipper`` has 2 items in ``skips``.
+    Both datasets use the default guidelines (seven rules with descriptions)."""
+    pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
+    if not chromium_path():
+        pytest.skip("Chromium is not installed (apt-get install chromium, or set QAEVAL_CHROMIUM)")
+    tmp = tmp_path_factory.mktemp("screens")
+    url = f"sqlite:///{tmp / 'screens.sqlite'}"
+    store_session.upgrade(url)
+    repo.import_items(url, "fold", _rows("f", 5), source="browser test")
+    repo.import_items(url, "skips", _rows("s", 2), source="browser test")
+    for name in ("laptop", "skipper"):
+        repo.add_user(url, name, "annotator", f"pw-{name}")
+    ann.deal("fold", ["laptop"], url=url)
+    ann.deal("skips", ["skipper"], url=url)
+    with streamlit_app(url, tmp) as base:
+        yield base, url
+
+
+@pytest.fixture
+def page(served: tuple[str, str], tmp_path: Path) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),
+            executable_path=chromium_path(),
+            args=CHROMIUM_ARGS,
+            headless=True,
+            viewport={"width": WIDTH, "height": HEIGHT},
+        )
+        context.set_default_timeout(30_000)
+        yield context.new_page()
+        context.close()
+
+
+def _wait_item(page: Any, external_id: str) -> None:
+    """Until the picker shows ``external_id`` and is ready for keys."""
+    page.wait_for_function(
+        "(id) => { const h = document.querySelector('[data-qp-item]');"
+        " return h && h.getAttribute('data-qp-item') === id"
+        " && !h.hasAttribute('data-qp-pending'); }",
+        arg=external_id,
+    )
+
+
+def _in_viewport(locator: Any) -> tuple[bool, Any]:
+    """Whether the element's whole box lies inside the viewport (as laid out, not scrolled to)."""
+    box = locator.bounding_box()
+    inside = (
+        box is not None
+        and box["x"] >= 0
+        and box["y"] >= 0
+        and box["x"] + box["width"] <= WIDTH
+        and box["y"] + box["height"] <= HEIGHT
+    )
+    return inside, box
+
+
+def test_save_and_status_are_on_screen_at_1366x768_after_a_keyboard_label(
+    served: tuple[str, str], page: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    base, url = served
+    log_in(page, "laptop", "pw-laptop", base=base)
+    _wait_item(page, "f0")
+    page.keyboard.press("u")
+    page.keyboard.press("Enter")
+    _wait_item(page, "f1")
+    status = page.locator("[data-qp=status]")
+    expect(status).to_contain_text("Saved: unclear")
+    page.keyboard.press("y")
+    expect(page.get_by_role("button", name="Clearly correct")).to_have_attribute(
+        "aria-pressed", "true"
+    )
+    seen = {
+        "question": page.locator(".question"),
+        "answer": page.locator("[data-qp=answer]"),
+        "label Y": page.get_by_role("button", name="Clearly correct"),
+        "label N": page.get_by_role("button", name="Clearly incorrect"),
+        "Save": page.get_by_role("button", name="Save & next"),
+        "status": status,
+    }
+    off = {}
+    for what, locator in seen.items():
+        inside, box = _in_viewport(locator)
+        if not inside:
+            off[what] = box
+    assert off == {}, f"off screen at {WIDTH}x{HEIGHT}: {off}"
+    saved = repo.label_history_frame(url, "fold")
+    assert list(zip(saved["external_id"], saved["value"].astype(int), strict=True)) == [("f0", 1)]
+
+
+def test_reopened_skipped_item_does_not_show_the_previous_items_saved_status(
+    served: tuple[str, str], page: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    base, url = served
+    log_in(page, "skipper", "pw-skipper", base=base)
+    _wait_item(page, "s0")
+    page.keyboard.press("s")  # skip the first item
+    _wait_item(page, "s1")
+    page.keyboard.press("u")
+    page.keyboard.press("Enter")  # label the last one unclear: only the skipped one is left
+    expect(page.get_by_text("Only skipped or flagged items are left (1).")).to_be_visible()
+    page.get_by_role("button", name="Revisit skipped items").click()
+    _wait_item(page, "s0")
+    status = page.locator("[data-qp=status]")
+    expect(status).to_contain_text("skipped item(s) are back in your queue")
+    assert "Saved" not in (status.text_content() or "")
+    assert ann.current_label("skipper", repo_item_id(url, "skips", "s0"), url=url) is None
+
+
+def repo_item_id(url: str, dataset: str, external_id: str) -> int:
+    """The store id of an item, found by its external id."""
+    items = repo.load_items(url, dataset)
+    return next(int(it.meta["item_id"]) for it in items if it.id == external_id)
+
+
+def test_tab_goes_from_user_name_to_password_to_log_in(served: tuple[str, str], page: Any) -> None:
+    from playwright.sync_api import expect
+
+    base, _ = served
+    page.goto(base)
+    expect(page.get_by_text("No account yet?")).to_be_visible(timeout=120_000)  # first run
+    page.get_by_label("User name").focus()
+    page.keyboard.type("laptop")
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("textbox", name="Password")).to_be_focused()
+    page.keyboard.type("pw-laptop")
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name="Log in")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.get_by_text("Signed in as laptop")).to_be_visible()
