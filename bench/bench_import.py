@@ -83,8 +83,8 @@ def setup_annotators(url: str, n: int) -> list[tuple[int, int]]:
         s.add_all(users)
         s.flush()
         ids = [u.id for u in users]
-    ann.deal("work", [f"ann{k}" for k in range(n)], url=url)
-    return [(uid, ann.next_item(uid, "work", url=url).id) for uid in ids]  # type: ignore[union-attr]
+    ann.deal(url, "work", [f"ann{k}" for k in range(n)])
+    return [(uid, ann.next_item(url, uid, "work").id) for uid in ids]  # type: ignore[union-attr]
 
 
 def main() -> None:
@@ -123,7 +123,7 @@ def main() -> None:
         while not done.is_set():
             t0 = time.monotonic()
             try:
-                ann.save_label(uid, item, k % 3, url=url)
+                ann.save_label(url, uid, item, k % 3)
             except Exception as exc:  # counted and reported
                 errors.append(f"{type(exc).__name__}: {exc}")
             waits.append(time.monotonic() - t0)

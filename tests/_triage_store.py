@@ -142,7 +142,7 @@ def counts(url: str) -> tuple[int, int, int, int]:
 
 
 def import_label(url: str, item_id: int, value: int, rater: str = "ext") -> None:
-    ann.save_label(rater, item_id, value, require_assignment=False, source="import", url=url)
+    ann.save_label(url, rater, item_id, value, require_assignment=False, source="import")
 
 
 def at_once(*calls: Any) -> list[Any]:

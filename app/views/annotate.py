@@ -57,13 +57,13 @@ def _open(item: ann.QueueItem | None, *, review: bool, user_id: int, url: str) -
     S.ann_started = time.time()
     S.ann_pick = None
     if S.ann_review and item is not None:
-        cur = ann.current_label(user_id, item.id, url=url)
+        cur = ann.current_label(url, user_id, item.id)
         if cur is not None:
             S.ann_pick = {"value": int(cur.value), "rule": cur.rule, "note": cur.note or ""}
 
 
 def _open_next(user_id: int, dataset: str, url: str) -> None:
-    _open(ann.next_item(user_id, dataset, url=url), review=False, user_id=user_id, url=url)
+    _open(ann.next_item(url, user_id, dataset), review=False, user_id=user_id, url=url)
 
 
 def _ack(nonce: str, status: str, text: str) -> None:
@@ -104,6 +104,7 @@ def _save(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str)
     active, wall = _times(msg, guide.idle_cap_seconds)
     item_id = int(S.ann_item)
     rec = ann.save_label(
+        url,
         user_id,
         item_id,
         msg.get("value"),
@@ -113,13 +114,12 @@ def _save(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str)
         wall_seconds=wall,
         rules=guide.rule_numbers,
         login=auth.login_token(),  # the store re-checks the login in the save's transaction
-        url=url,
     )
     rule = f" · rule {rec.rule}" if rec.rule else ""
     verb = "Updated" if S.ann_review else "Saved"
     _ack(nonce, "success", f"{verb}: {rec.value.title}{rule} · {rec.seconds or 0:.1f} s active")
     if S.ann_review:
-        nxt = ann.following_item(user_id, dataset, after=item_id, url=url)
+        nxt = ann.following_item(url, user_id, dataset, after=item_id)
         if nxt is not None:
             _open(nxt, review=True, user_id=user_id, url=url)
             return
@@ -127,7 +127,7 @@ def _save(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str)
 
 
 def _skip(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
-    ann.skip_item(user_id, int(S.ann_item), login=auth.login_token(), url=url)
+    ann.skip_item(url, user_id, int(S.ann_item), login=auth.login_token())
     _ack(
         nonce,
         "info",
@@ -138,13 +138,13 @@ def _skip(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str)
 
 def _flag(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
     reason = str(msg.get("reason") or "")
-    ann.flag_item(user_id, int(S.ann_item), reason, login=auth.login_token(), url=url)
+    ann.flag_item(url, user_id, int(S.ann_item), reason, login=auth.login_token())
     _ack(nonce, "info", "Flagged for review: a researcher will see your reason.")
     _open_next(user_id, dataset, url)
 
 
 def _back(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
-    prev = ann.previous_item(user_id, dataset, before=S.ann_item, url=url)
+    prev = ann.previous_item(url, user_id, dataset, before=S.ann_item)
     if prev is None:
         _ack(nonce, "info", "Nothing earlier: this is your first labelled item.")
         return
@@ -153,7 +153,7 @@ def _back(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str)
 
 
 def _forward(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
-    nxt = ann.following_item(user_id, dataset, after=int(S.ann_item), url=url)
+    nxt = ann.following_item(url, user_id, dataset, after=int(S.ann_item))
     _ack(nonce, "info", "")
     if nxt is not None:
         _open(nxt, review=True, user_id=user_id, url=url)
@@ -218,18 +218,18 @@ def _open_from_queue(user_id: int, dataset: str, url: str) -> None:
     if choice is None:
         return
     try:
-        item = ann.get_item(user_id, int(choice), url=url)
+        item = ann.get_item(url, user_id, int(choice))
     except QAEvalError as exc:
         S.ann_flash = {"kind": "error", "text": str(exc)}
         return
     S.ann_flash = None
-    done = S.get("ann_filter") == "done" or ann.current_label(user_id, item.id, url=url)
+    done = S.get("ann_filter") == "done" or ann.current_label(url, user_id, item.id)
     _open(item, review=bool(done), user_id=user_id, url=url)
     S.ann_focus = int(S.ann_focus) + 1
 
 
 def _revisit_skipped(user_id: int, dataset: str, url: str) -> None:
-    n = ann.revisit_skipped(user_id, dataset, url=url)
+    n = ann.revisit_skipped(url, user_id, dataset)
     S.ann_flash = {"kind": "info", "text": f"{n} skipped item(s) are back in your queue."}
     _open_next(user_id, dataset, url)
 
@@ -239,14 +239,14 @@ def _current_item(user_id: int, dataset: str, url: str) -> ann.QueueItem | None:
     if S.ann_item is None:
         return None
     try:
-        return ann.get_item(user_id, S.ann_item, url=url)
+        return ann.get_item(url, user_id, S.ann_item)
     except PermissionDenied:
         S.ann_flash = {
             "kind": "warning",
             "text": "The item you had open was reassigned; here is your next one.",
         }
         _open_next(user_id, dataset, url)
-        return ann.get_item(user_id, S.ann_item, url=url) if S.ann_item is not None else None
+        return ann.get_item(url, user_id, S.ann_item) if S.ann_item is not None else None
 
 
 def _change_dataset() -> None:
@@ -258,7 +258,7 @@ def _change_dataset() -> None:
 
 
 def _history(user_id: int, item_id: int, url: str) -> None:
-    history = ann.label_history(user_id, item_id, url=url)
+    history = ann.label_history(url, user_id, item_id)
     if not history:
         return
     with st.expander(f"Your history for this item ({len(history)} entries)"):
@@ -277,7 +277,7 @@ def _queue_filters(user_id: int, dataset: str, url: str) -> None:
         status = st.segmented_control(
             "Show", ann.QUEUE_FILTERS, key="ann_filter", default="pending"
         )
-        entries = ann.queue_entries(user_id, dataset, status or "pending", url=url)
+        entries = ann.queue_entries(url, user_id, dataset, status or "pending")
         if not entries:
             st.caption(f"No {status or 'pending'} items.")
         else:
@@ -311,7 +311,7 @@ def _queue_for_myself(user: auth.SessionUser, url: str) -> None:
     dataset = st.selectbox("Dataset", names, key="ann_self_dataset")
     if st.button("Queue it for me", key="ann_self_deal", type="primary"):
         try:
-            result = ann.deal(dataset, [user.name], url=url)
+            result = ann.deal(url, dataset, [user.name])
         except QAEvalError as exc:
             st.error(str(exc))
             return
@@ -327,7 +327,7 @@ def _release_mine(user: auth.SessionUser, dataset: str, url: str) -> None:
     """Give back the unlabelled part of one's own queue (after "Queue it for me", before
     dealing the dataset to the team); the summary shows on the next run."""
     try:
-        result = ann.release_queue(dataset, user.name, by=user.name, url=url)
+        result = ann.release_queue(url, dataset, user.name, by=user.name)
     except QAEvalError as exc:
         S.ann_release_note = ("error", str(exc))
         return
@@ -352,7 +352,7 @@ def _release_offer(user: auth.SessionUser, dataset: str, remaining: int, url: st
 def _queue_done(user_id: int, dataset: str, url: str) -> None:
     """No item left to serve: say why and offer the way back (the picker is not mounted, so
     these buttons have their own shortcuts)."""
-    skipped = ann.skipped_count(user_id, dataset, url=url)
+    skipped = ann.skipped_count(url, user_id, dataset)
     if skipped:
         st.info(f"Only skipped or flagged items are left ({skipped}).")
         st.button("Revisit skipped items", key="ann_revisit", shortcut="V",
@@ -364,7 +364,7 @@ def _queue_done(user_id: int, dataset: str, url: str) -> None:
 
 
 def _back_from_done(user_id: int, dataset: str, url: str) -> None:
-    prev = ann.previous_item(user_id, dataset, url=url)
+    prev = ann.previous_item(url, user_id, dataset)
     if prev is None:
         S.ann_flash = {"kind": "info", "text": "Nothing labelled yet."}
         return
@@ -380,7 +380,7 @@ def main() -> None:
 
     if note := S.pop("ann_release_note", None):
         getattr(st, note[0])(note[1])
-    datasets = ann.datasets_for_user(user.id, url=url)
+    datasets = ann.datasets_for_user(url, user.id)
     if not datasets:
         if user.role in auth.RESEARCHERS:
             _queue_for_myself(user, url)
@@ -399,7 +399,7 @@ def main() -> None:
         _open_next(user.id, dataset, url)
     item = _current_item(user.id, dataset, url)
 
-    progress = ann.user_progress(user.id, dataset, url=url)
+    progress = ann.user_progress(url, user.id, dataset)
     mean = f" · {progress.seconds_mean:.0f} s active per item" if progress.seconds_mean else ""
     st.progress(
         progress.fraction,

@@ -93,11 +93,10 @@ def _deal_form(dataset: str, people: list[str], url: str, user: str) -> None:
     try:
         if items or quota:
             result = ann.deal_batch(
-                dataset, chosen, quota=int(quota) or None, created_by=user, url=url,
-                **items, **overlap,
+                url, dataset, chosen, quota=int(quota) or None, created_by=user, **items, **overlap,
             )  # fmt: skip
         else:
-            result = ann.deal(dataset, chosen, created_by=user, url=url, **overlap)
+            result = ann.deal(url, dataset, chosen, created_by=user, **overlap)
     except QAEvalError as exc:
         safe_text.show_error(exc)
         return
@@ -129,7 +128,7 @@ def _release_form(dataset: str, holders: list[str], url: str, user: str) -> None
         st.warning("Pick whose queue to release.")
         return
     try:
-        result = ann.release_queue(dataset, holder, by=user, url=url)
+        result = ann.release_queue(url, dataset, holder, by=user)
     except QAEvalError as exc:
         safe_text.show_error(exc)
         return
@@ -166,8 +165,8 @@ def _audit_form(dataset: str, people: list[str], url: str, user: str) -> None:
     size = {"n": int(n)} if by == "number of items" else {"fraction": pct / 100}
     try:
         result = ann.deal_audit_sample(
-            dataset, chosen, seed=seed, base=base, extra_fraction=overlap, extra_k=extra_k,
-            created_by=user, url=url, **size,
+            url, dataset, chosen, seed=seed, base=base, extra_fraction=overlap, extra_k=extra_k,
+            created_by=user, **size,
         )  # fmt: skip
     except QAEvalError as exc:
         safe_text.show_error(exc)
@@ -324,7 +323,7 @@ def _deals(dataset: str, url: str) -> None:
 
 
 def _progress(dataset: str, url: str) -> list[str]:
-    prog = ann.dataset_progress(dataset, url=url)
+    prog = ann.dataset_progress(url, dataset)
     safe_text.section("Progress")
     st.progress(
         prog.fraction,
@@ -377,7 +376,7 @@ def _reassign_form(dataset: str, holders: list[str], people: list[str], url: str
         st.warning("Pick the absent annotator.")
         return
     try:
-        result = ann.reassign(dataset, absent, to, url=url)
+        result = ann.reassign(url, dataset, absent, to)
     except QAEvalError as exc:
         safe_text.show_error(exc)
         return
@@ -398,7 +397,7 @@ def main() -> None:
         st.info("No datasets yet. Import one on the Data page.")
         return
     dataset = st.selectbox("Dataset", datasets, key="assign_dataset")
-    people = [name for name, _role in ann.queue_users(url=url)]
+    people = [name for name, _role in ann.queue_users(url)]
     _deal_form(dataset, people, url, user.name)
     _audit_form(dataset, people, url, user.name)
     _triage_form(dataset, people, url, user.name)

@@ -11,25 +11,31 @@ Layout:
   :mod:`qaeval_core.workflows`;
 - :mod:`~qaeval_core.store.annotation`: the labelling workflow (queues, next item, labels);
 - :mod:`~qaeval_core.store.auth` and :mod:`~qaeval_core.store.login_sessions`: passwords and
-  browser logins.
+  browser logins;
+- :mod:`~qaeval_core.store.own_transaction`: the ``db`` of the functions that always run their
+  own transaction, and the check that refuses a Session there.
 
 Nothing outside this package imports SQLAlchemy (the Alembic environment in ``migrations/``
 aside): the rest of qaeval gets DataFrames and frozen dataclasses, never ORM objects.
 
 Passing the store
 -----------------
-Store functions take the store **first, as** ``db``: a store URL, ``None`` for the default store
-(``QAEVAL_DATABASE_URL`` or the SQLite file under ``.qaeval/``), or an open SQLAlchemy
-``Session``. With a URL or ``None`` the function runs in its own transaction; with a Session it
-joins the caller's, so several calls read one snapshot or commit together. The type is
-:data:`qaeval_core.store.repo.Store`; :func:`qaeval_core.store.repo.session_for` opens such a
-session for callers that do not import SQLAlchemy. New store functions follow this convention.
+Every store function takes the store **first, as** ``db``, positional: a store URL, or ``None``
+for the default store (``QAEVAL_DATABASE_URL`` or the SQLite file under ``.qaeval/``).
 
-The exceptions: the public functions of :mod:`~qaeval_core.store.annotation` take the store as
-the keyword ``url=`` (a URL or ``None``, no Session), last, after what they act on (a user, an
-item, a dataset). They are the app's hot path and each is its own short transaction by design
-(a label is committed when ``save_label`` returns, which joining a caller's transaction would
-break), and the app, the CLI and the tests call them with ``url=``, so their signatures stay.
-:mod:`~qaeval_core.store.login_sessions` and :mod:`~qaeval_core.store.session` take a URL first
-(``url``), as they always open their own connection.
+- The functions of :mod:`~qaeval_core.store.repo` also accept an open SQLAlchemy ``Session``
+  and then join the caller's transaction, so several calls read one snapshot or commit
+  together; with a URL or ``None`` each runs in its own transaction. The type is
+  :data:`qaeval_core.store.repo.Store`; :func:`qaeval_core.store.repo.session_for` opens such a
+  session for callers that do not import SQLAlchemy.
+- The functions of :mod:`~qaeval_core.store.annotation` and
+  :mod:`~qaeval_core.store.login_sessions` always run their own short transaction (a label is
+  committed when ``save_label`` returns, which joining a caller's transaction would break):
+  their ``db`` is a :data:`~qaeval_core.store.own_transaction.StoreURL` (a URL or ``None``) and
+  a Session is refused with a message naming the function
+  (:func:`~qaeval_core.store.own_transaction.own_transaction`).
+
+New store functions follow this convention. :mod:`~qaeval_core.store.session` is the layer
+below: it turns a ``url`` into an engine or a transaction, so its functions name it ``url``.
+:mod:`~qaeval_core.store.auth` hashes and checks passwords and never touches the store.
 """

@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 
 from qaeval_core.errors import ConfigError, PermissionDenied
 from qaeval_core.store.orm import LoginSession, User, utcnow
+from qaeval_core.store.own_transaction import StoreURL, own_transaction
 from qaeval_core.store.repo.users import UserInfo, user_info
 from qaeval_core.store.session import session_scope, write_scope
 
@@ -71,13 +72,14 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def open_session(url: str, user_id: int, *, hours: float = DEFAULT_HOURS) -> str:
+@own_transaction
+def open_session(db: StoreURL, user_id: int, *, hours: float = DEFAULT_HOURS) -> str:
     """Start a login session for ``user_id``; returns the token to give the browser."""
     if hours <= 0:
         raise ValueError("hours must be positive")
     token = secrets.token_urlsafe(32)
     now = utcnow()
-    with write_scope(url) as s:
+    with write_scope(db) as s:
         s.add(
             LoginSession(
                 token_hash=_digest(token),
@@ -116,7 +118,8 @@ def _usable() -> list[Any]:
     return [User.active.is_(True), User.role != "external"]
 
 
-def resume_session(url: str, token: str, *, idle: float | None = None) -> UserInfo | None:
+@own_transaction
+def resume_session(db: StoreURL, token: str, *, idle: float | None = None) -> UserInfo | None:
     """The account of a live session (not expired, not idle longer than ``idle`` minutes
     (default :func:`idle_minutes`), not logged out, account still allowed to log in), else
     None; a live session counts as used now. Any string is accepted: a forged or stale token
@@ -130,7 +133,7 @@ def resume_session(url: str, token: str, *, idle: float | None = None) -> UserIn
         .join(LoginSession, LoginSession.user_id == User.id)
         .where(*_live(token, now, idle), *_usable())
     )
-    with session_scope(url) as s:
+    with session_scope(db) as s:
         row = s.execute(stmt).one_or_none()
         if row is None:
             return None
@@ -139,7 +142,7 @@ def resume_session(url: str, token: str, *, idle: float | None = None) -> UserIn
         seen = seen if seen.tzinfo is not None else seen.replace(tzinfo=UTC)
         if seen > now - _TOUCH_EVERY:
             return info  # touched recently: no write on every click
-    with write_scope(url) as s:
+    with write_scope(db) as s:
         s.execute(
             update(LoginSession)
             .where(LoginSession.id == session_id, last_seen < now - _TOUCH_EVERY)
@@ -192,11 +195,12 @@ _ENDED = (
 )
 
 
-def close_session(url: str, token: str) -> None:
+@own_transaction
+def close_session(db: StoreURL, token: str) -> None:
     """End the session of ``token`` (logging out); unknown tokens are ignored."""
     if not token:
         return
-    with write_scope(url) as s:
+    with write_scope(db) as s:
         s.execute(
             update(LoginSession)
             .where(LoginSession.token_hash == _digest(token), LoginSession.revoked_at.is_(None))

@@ -214,7 +214,7 @@ def route_uncertain(
         if human_share is not None:
             judge = judge.with_share(human_share)
     annotation.check_queue_users(
-        list(users), base=base, extra_fraction=extra_fraction, extra_k=extra_k, url=url
+        url, list(users), base=base, extra_fraction=extra_fraction, extra_k=extra_k
     )
     if created_by is not None:
         repo.get_user(url, created_by)
@@ -251,6 +251,7 @@ def route_uncertain(
             options, params, created_by,
         )  # fmt: skip
     result = annotation.deal_triage(
+        url,
         dataset,
         list(users),
         ids,
@@ -260,7 +261,6 @@ def route_uncertain(
         extra_k=extra_k,
         params=params,
         created_by=created_by,
-        url=url,
     )
     status = dict.fromkeys(result.item_ids, "dealt")
     status.update(dict.fromkeys(result.skipped_labelled, "labelled"))
@@ -302,8 +302,8 @@ def _route_by_chance(
     probabilities = dict(zip(todo["item_id"].astype(int), pi, strict=True))
     params = {**params, "floor": floor, "budget": budget}
     result = annotation.deal_triage_by_chance(
-        dataset, users, probabilities, seed=seed, params=params, created_by=created_by,
-        url=url, **options,
+        url, dataset, users, probabilities, seed=seed, params=params, created_by=created_by,
+        **options,
     )  # fmt: skip
     status = dict.fromkeys(result.item_ids, "dealt")
     status.update(dict.fromkeys(result.skipped_queued, "queued"))

@@ -175,9 +175,9 @@ def test_estimate_reads_the_final_labels_export_and_only_its_human_labels(
 ) -> None:
     make_store(sqlite_url, n_items=60)
     save_judge(sqlite_url)
-    ann.deal_audit_sample("ds", ["ann1"], n=30, seed=3, url=sqlite_url)
-    while (item := ann.next_item("ann1", "ds", url=sqlite_url)) is not None:
-        ann.save_label("ann1", item.id, 2 if item.id % 3 else 0, url=sqlite_url)
+    ann.deal_audit_sample(sqlite_url, "ds", ["ann1"], n=30, seed=3)
+    while (item := ann.next_item(sqlite_url, "ann1", "ds")) is not None:
+        ann.save_label(sqlite_url, "ann1", item.id, 2 if item.id % 3 else 0)
     final = workflows.final_labels(sqlite_url, "ds", "cal")
     assert set(final["source"]) == {"annotators", "judge"}  # the judge decided the other 30
     expected = estimate_accuracy(

@@ -78,9 +78,9 @@ def test_import_score_report_gives_per_model_numbers_and_the_flip(
 def test_random_audit_labels_add_ppi_intervals(sqlite_url: str, tmp_path: Path) -> None:
     _import_and_score(sqlite_url)
     repo.add_user(sqlite_url, "ann1", "annotator", password="a-long-password-1")
-    ann.deal_audit_sample("nq", ["ann1"], n=48, seed=7, url=sqlite_url)
-    while (item := ann.next_item("ann1", "nq", url=sqlite_url)) is not None:
-        ann.save_label("ann1", item.id, 0 if item.candidate.lower() in WRONG else 2, url=sqlite_url)
+    ann.deal_audit_sample(sqlite_url, "nq", ["ann1"], n=48, seed=7)
+    while (item := ann.next_item(sqlite_url, "ann1", "nq")) is not None:
+        ann.save_label(sqlite_url, "ann1", item.id, 0 if item.candidate.lower() in WRONG else 2)
     numbers = _report(sqlite_url, tmp_path)
     small, large = _row(numbers, SMALL), _row(numbers, LARGE)
     assert small["human"] == {"n_labelled": 12, "accuracy": 0.75}

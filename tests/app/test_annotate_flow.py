@@ -20,7 +20,7 @@ from qaeval_core.store import repo
 @pytest.fixture(scope="module")
 def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path, url = build_demo_store(tmp_path_factory.mktemp("flow"))
-    ann.deal(DEMO, ["ann"], url=url)
+    ann.deal(url, DEMO, ["ann"])
     finish_store(url)
     return path
 
@@ -71,11 +71,11 @@ def test_active_time_is_capped_and_wall_time_kept(store: str) -> None:
     at = logged_in("ann")
     at.session_state["ann_started"] = at.session_state["ann_started"] - 100  # open for 100 s
     send(at, "save", value=2, active=12.5, wall=75.0)  # 62.5 s of it idle, cut by the browser
-    hist = ann.label_history("ann", int(mine(store).iloc[0]["item_id"]), url=store)[0]
+    hist = ann.label_history(store, "ann", int(mine(store).iloc[0]["item_id"]))[0]
     assert (hist.seconds, hist.wall_seconds) == (pytest.approx(12.5), pytest.approx(75.0))
     # A browser cannot claim more than the server saw the item open (here about 0 s).
     send(at, "save", value=1, active=500.0, wall=900.0)
-    hist = ann.label_history("ann", int(mine(store).iloc[1]["item_id"]), url=store)[0]
+    hist = ann.label_history(store, "ann", int(mine(store).iloc[1]["item_id"]))[0]
     assert hist.wall_seconds is not None and hist.seconds <= hist.wall_seconds < 5.0
     # Without the browser's measure, a long gap counts at most the idle cap.
     at.session_state["ann_started"] = at.session_state["ann_started"] - 600
@@ -92,10 +92,8 @@ def test_skip_survives_a_new_session_and_comes_back_on_request(store: str) -> No
     assert picker_data(at)["item"]["id"] != skipped["id"]
     again = logged_in("ann")  # a new browser session
     assert picker_data(again)["item"]["id"] != skipped["id"]
-    assert [e.item_id for e in ann.queue_entries("ann", DEMO, "skipped", url=store)] == [
-        skipped["id"]
-    ]
-    assert ann.revisit_skipped("ann", DEMO, url=store) == 1
+    assert [e.item_id for e in ann.queue_entries(store, "ann", DEMO, "skipped")] == [skipped["id"]]
+    assert ann.revisit_skipped(store, "ann", DEMO) == 1
     assert logged_in("ann").session_state["ann_item"] == skipped["id"]
 
 
@@ -133,7 +131,7 @@ def test_queue_filters_and_next_unlabelled(store: str) -> None:
     send(at, "queue")  # Q: jump to the next unlabelled item (the skipped one is left out)
     nxt = picker_data(at)["item"]["id"]
     assert nxt not in (first, second)
-    pending = ann.queue_entries("ann", DEMO, "pending", url=store)
+    pending = ann.queue_entries(store, "ann", DEMO, "pending")
     assert pending[0].item_id == nxt
 
 

@@ -51,7 +51,7 @@ def test_assign_draws_by_chance_and_the_leaderboard_weights_the_labels(store: st
     assert params["selection"] == ann.SELECTION_BY_CHANCE and params["floor"] == 0.05
     # ann labels what was drawn; the Leaderboard weighs those labels.
     for k, item_id in enumerate(repo.deal_item_rows(store, FRESH)["item_id"]):
-        ann.save_label("ann", int(item_id), 2 if k % 3 else 0, url=store)
+        ann.save_label(store, "ann", int(item_id), 2 if k % 3 else 0)
     at = open_page("leaderboard.py")
     at.selectbox(key="leaderboard_dataset").set_value(FRESH).run()
     at.number_input(key="estimates_min").set_value(2).run()

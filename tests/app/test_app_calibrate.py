@@ -122,7 +122,7 @@ def test_a_robust_fit_saves_a_judge_that_reads_answers_as_a_person_does(store: s
 
 
 def test_order_queue_by_disagreement(store: str) -> None:
-    ann.deal(DEMO, ["ann"], url=store)
+    ann.deal(store, DEMO, ["ann"])
     at = open_page(logged_in("res"))
     # `qaeval demo` stores scores of its fast metrics, so the queue can be ordered at once
     # (no "score first" hint).
@@ -131,7 +131,7 @@ def test_order_queue_by_disagreement(store: str) -> None:
     at.button(key="calibrate_reorder").click().run()
     assert not at.exception, at.exception
     assert "Re-ordered 298 unlabelled assignment(s)" in at.success[0].value
-    first = ann.next_item("ann", DEMO, url=store)
+    first = ann.next_item(store, "ann", DEMO)
     assert first is not None
     from qaeval_core.calibrate import active
 

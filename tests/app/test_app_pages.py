@@ -234,7 +234,7 @@ def test_deal_errors_are_shown_not_raised(store: str) -> None:
 
 
 def dealt(store: str) -> None:
-    ann.deal("ds", ["ann1", "ann2"], base=2, url=store)
+    ann.deal(store, "ds", ["ann1", "ann2"], base=2)
 
 
 def test_annotator_without_queue_is_told_so(store: str) -> None:
@@ -250,9 +250,9 @@ def test_researcher_with_empty_queue_queues_a_dataset_in_one_click(store: str) -
     at.button(key="ann_self_deal").click().run()
     assert not at.exception, at.exception
     assert picker_data(at)["item"]["question"] == "Who wrote Hamlet?"  # ready to label
-    assert ann.user_progress("res", "ds", url=store).assigned == len(ROWS)
+    assert ann.user_progress(store, "res", "ds").assigned == len(ROWS)
     # an annotator dealt nothing more: every item already has its one annotator
-    ann.reassign("ds", "res", ["ann1"], url=store)
+    ann.reassign(store, "ds", "res", ["ann1"])
     at = logged_in("admin")
     at.switch_page("views/annotate.py").run()
     at.button(key="ann_self_deal").click().run()
@@ -309,7 +309,7 @@ def test_skip_back_edit_keeps_history(store: str) -> None:
     # After the edit we are back in the queue, at the next unlabelled item.
     assert at.session_state["ann_review"] is False
     assert at.session_state["ann_item"] == third
-    history = ann.label_history("ann1", second, url=store)
+    history = ann.label_history(store, "ann1", second)
     assert [int(h.value) for h in history] == [0, 1]
     # Back, then back to the queue (Q).
     send(at, "back")
@@ -340,10 +340,10 @@ def test_annotators_are_blind_to_each_other(store: str) -> None:
 
 
 def test_item_reassigned_while_open(store: str) -> None:
-    ann.deal("ds", ["ann1"], url=store)
+    ann.deal(store, "ds", ["ann1"])
     at = logged_in("ann1")
     send(at, "save", value=2)  # one label kept, so ann1 keeps a queue
-    ann.reassign("ds", "ann1", ["ann2"], url=store)  # a researcher moves the rest away
+    ann.reassign(store, "ds", "ann1", ["ann2"])  # a researcher moves the rest away
     send(at, "save", value=0)
     assert not at.exception, at.exception
     assert "no longer" in at.session_state["ann_ack"]["text"]
@@ -354,7 +354,7 @@ def test_item_reassigned_while_open(store: str) -> None:
 
 
 def test_finished_queue_and_skipped_items(store: str) -> None:
-    ann.deal("ds", ["ann1"], url=store)
+    ann.deal(store, "ds", ["ann1"])
     at = logged_in("ann1")
     send(at, "skip")
     for _ in range(3):
@@ -419,7 +419,7 @@ def test_exports_build_files(store: str, what: str, fmt: str) -> None:
     from app.views import data
 
     dealt(store)
-    ann.save_label("ann1", ann.next_item("ann1", "ds", url=store).id, 2, url=store)
+    ann.save_label(store, "ann1", ann.next_item(store, "ann1", "ds").id, 2)
     payload = data._export_bytes(store, "ds", what, fmt)()
     assert isinstance(payload, bytes)
     if fmt == "jsonl" and what.startswith("labels"):

@@ -31,10 +31,10 @@ def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo store, scored with F1, with one flag raised by the annotator ``ann``."""
     path, url = build_demo_store(tmp_path_factory.mktemp("screens-demo"))
     score_dataset(url, DEMO, ["f1"])
-    ann.deal(DEMO, ["ann"], url=url)
-    item = ann.next_item("ann", DEMO, url=url)
+    ann.deal(url, DEMO, ["ann"])
+    item = ann.next_item(url, "ann", DEMO)
     assert item is not None
-    ann.flag_item("ann", item.id, "the reference is <b>wrong</b>", url=url)
+    ann.flag_item(url, "ann", item.id, "the reference is <b>wrong</b>")
     finish_store(url)
     return path
 
@@ -137,15 +137,15 @@ def test_routing_nothing_is_a_warning_and_all_a_success() -> None:
 
 
 def test_assign_progress_uses_the_one_percentage_format(store: str) -> None:
-    item = ann.next_item("ann", DEMO, url=store)
+    item = ann.next_item(store, "ann", DEMO)
     assert item is not None
-    ann.save_label("ann", item.id, 2, url=store)
+    ann.save_label(store, "ann", item.id, 2)
     at = open_page("assign.py")
     at.selectbox(key="assign_dataset").set_value(DEMO).run()
     assert not at.exception, at.exception
-    prog = ann.dataset_progress(DEMO, url=store)
+    prog = ann.dataset_progress(store, DEMO)
     bar = next(p for p in at.get("progress") if "assignments done" in p.proto.text)
     assert f"({percent_text(prog.fraction)})" in bar.proto.text
     done = frame_with(at, "annotator", "done")
-    mine = ann.user_progress("ann", DEMO, url=store).fraction
+    mine = ann.user_progress(store, "ann", DEMO).fraction
     assert done["done"].tolist() == pytest.approx([100.0 * mine])  # drawn as "%.1f%%"

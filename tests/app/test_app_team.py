@@ -134,7 +134,7 @@ def test_default_deal_form_works_for_two_annotators(store: str) -> None:
 
 
 def test_deal_after_queue_it_for_me_says_why_and_release_frees_the_items(store: str) -> None:
-    ann.deal(DEMO, ["res"], url=store)  # the Annotate page's "Queue it for me"
+    ann.deal(store, DEMO, ["res"])  # the Annotate page's "Queue it for me"
     at = open_page("assign.py")
     deal(at, ["ann", "ann2"])
     warning = " ".join(texts(at, "warning"))
@@ -161,7 +161,7 @@ def test_deal_the_next_forty_items_with_a_quota(store: str) -> None:
         t.startswith("Dealt 20 new assignment(s) over 40 items") for t in texts(at, "success")
     )
     assert "every annotator reached the quota" in " ".join(texts(at, "warning"))
-    progress = ann.dataset_progress(DEMO, url=store)
+    progress = ann.dataset_progress(store, DEMO)
     # 24 each from the first batch (40 items, 8 of them to both), 10 each from the second.
     assert {p.user: p.assigned for p in progress.annotators} == {"ann": 34, "ann2": 34}
 
@@ -251,19 +251,19 @@ def test_annotate_offers_to_release_my_unlabelled_queue(store: str) -> None:
     assert not [b for b in at.button if b.key == "ann_release"]  # nothing queued: no offer
     at.button(key="ann_self_deal").click().run()
     ok(at)
-    first = ann.next_item("res", DEMO, url=store)
+    first = ann.next_item(store, "res", DEMO)
     assert first is not None
-    ann.save_label("res", first.id, 2, url=store)  # one label of their own
+    ann.save_label(store, "res", first.id, 2)  # one label of their own
     at.run()
     ok(at)
     at.button(key="ann_release").click().run()
     ok(at)
     assert said(at, "Released 297 unlabelled item(s) from res's queue in demo-nq301; 1 labelled")
-    progress = ann.user_progress("res", DEMO, url=store)
+    progress = ann.user_progress(store, "res", DEMO)
     assert (progress.assigned, progress.labelled) == (1, 1)  # the label and its item stay
     assert not [b for b in at.button if b.key == "ann_release"]  # nothing left to release
     # The freed items can be dealt to the team now.
-    result = ann.deal(DEMO, ["ann", "ann2"], url=store)
+    result = ann.deal(store, DEMO, ["ann", "ann2"])
     assert result.added == 297  # every freed item; the labelled one already has its annotator
 
 

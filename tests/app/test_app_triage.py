@@ -132,7 +132,7 @@ def test_assign_deals_a_random_audit_sample(store: str) -> None:
     assert "random audit sample of 10 item(s) (seed 7" in at.success[0].value
     deals = repo.list_deals(store, FRESH)
     assert deals["kind"].tolist() == ["audit"] and int(deals["seed"].iloc[0]) == 7
-    assert ann.user_progress("ann", FRESH, url=store).assigned == 10
+    assert ann.user_progress(store, "ann", FRESH).assigned == 10
     shown = table(at, "Deal", "Kind")
     assert shown["Kind"].tolist() == ["audit"] and shown["By"].tolist() == ["res"]
     no_missing_cells(shown)
@@ -155,8 +155,8 @@ def test_assign_routes_the_uncertain_items_and_says_what_was_skipped(store: str)
     assert set(items["What happened"]) == {"dealt"} and len(items) == uncertain
     no_missing_cells(items)
     assert EVIL in set(items["QA model"]) or "model-b" in set(items["QA model"])
-    dealt = ann.user_progress("ann", FRESH, url=store).assigned
-    dealt += ann.user_progress("ann2", FRESH, url=store).assigned
+    dealt = ann.user_progress(store, "ann", FRESH).assigned
+    dealt += ann.user_progress(store, "ann2", FRESH).assigned
     assert dealt == uncertain
     # again: everything selected is already queued now, and says so
     at.button(key="triage_submit").click().run()
@@ -197,7 +197,7 @@ def test_routing_with_a_calibration_without_a_band_explains_itself(store: str) -
     at.button(key="triage_submit").click().run()
     ok(at)
     dealt = int(metrics(at)["Dealt"])
-    assert dealt >= 1 and ann.user_progress("ann", FRESH, url=store).assigned == dealt
+    assert dealt >= 1 and ann.user_progress(store, "ann", FRESH).assigned == dealt
     assert any("band share 0.25" in c.value for c in at.caption)
 
 
@@ -208,8 +208,8 @@ def test_data_page_exports_final_labels_with_their_source(store: str) -> None:
     from app.views import data
 
     first = repo.list_items(store, FRESH)["item_id"].iloc[0]
-    ann.deal(FRESH, ["ann"], url=store)
-    ann.save_label("ann", int(first), 0, url=store)
+    ann.deal(store, FRESH, ["ann"])
+    ann.save_label(store, "ann", int(first), 0)
     at = open_page("data.py")
     at.selectbox(key="export_dataset").set_value(FRESH).run()
     at.selectbox(key="export_what").set_value("Final labels (with their source)").run()
@@ -234,8 +234,8 @@ def test_data_page_exports_final_labels_with_their_source(store: str) -> None:
 def test_explorer_filters_items_by_final_label_source(store: str) -> None:
     listed = repo.list_items(store, FRESH)
     first, first_id = listed["item_id"].iloc[0], str(listed["external_id"].iloc[0])
-    ann.deal(FRESH, ["ann"], url=store)
-    ann.save_label("ann", int(first), 2, url=store)
+    ann.deal(store, FRESH, ["ann"])
+    ann.save_label(store, "ann", int(first), 2)
     at = open_page("explorer.py")
     at.selectbox(key="explorer_dataset").set_value(FRESH).run()
     ok(at)
@@ -303,7 +303,7 @@ def test_leaderboard_without_random_labels_says_so_and_links_to_assign(store: st
 
 
 def test_leaderboard_shows_three_estimates_ranking_and_a_comparison(store: str) -> None:
-    ann.deal_audit_sample(DEMO, ["ann"], fraction=0.4, seed=0, url=store)
+    ann.deal_audit_sample(store, DEMO, ["ann"], fraction=0.4, seed=0)
     at = open_page("leaderboard.py")
     at.selectbox(key="leaderboard_dataset").set_value(DEMO).run()
     ok(at)

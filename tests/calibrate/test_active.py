@@ -123,16 +123,16 @@ def test_reorder_queue_moves_only_unlabelled_assignments(sqlite_url: str) -> Non
     repo.import_items(url, "toy", ROWS)
     for name in ("a1", "a2"):
         repo.add_user(url, name, "annotator", "pw")
-    ann.deal("toy", ["a1", "a2"], base=2, url=url)
+    ann.deal(url, "toy", ["a1", "a2"], base=2)
     with pytest.raises(ConfigError, match="Score it first with two or more metrics"):
         workflows.reorder_queue(url, "toy")
     score_dataset(url, "toy", ["em", "f1", "contains"])
     ids = {it.id: int(it.meta["item_id"]) for it in repo.load_items(url, "toy")}
     # a1 labels the first item of the dataset order and a split one
-    first = ann.next_item("a1", "toy", url=url)
+    first = ann.next_item(url, "a1", "toy")
     assert first is not None and first.id == ids["q0"]
-    ann.save_label("a1", ids["q0"], 2, url=url)
-    ann.save_label("a1", ids["q3"], 0, url=url)
+    ann.save_label(url, "a1", ids["q0"], 2)
+    ann.save_label(url, "a1", ids["q3"], 0)
     before = _positions(url, "a1")
     before_a2 = _positions(url, "a2")
 
@@ -148,9 +148,9 @@ def test_reorder_queue_moves_only_unlabelled_assignments(sqlite_url: str) -> Non
     assert sorted(after, key=lambda i: (after[i], i) if i not in labelled else (1e9, i))[:4] == (
         expected
     )
-    served = ann.next_item("a1", "toy", url=url)
+    served = ann.next_item(url, "a1", "toy")
     assert served is not None and served.id == expected[0]
-    assert ann.current_label("a1", ids["q0"], url=url).value == 2  # labels untouched
+    assert ann.current_label(url, "a1", ids["q0"]).value == 2  # labels untouched
 
     # everybody at once; items somebody labelled go after never-labelled ones
     result = workflows.reorder_queue(url, "toy")

@@ -182,8 +182,8 @@ def test_nul_in_a_note_is_a_clear_error_on_every_store(db_url: str):
     repo.add_user(db_url, "ann1", "annotator", "pw")
     item_id = int(repo.list_items(db_url, "d").item_id[0])
     with pytest.raises(QAEvalError, match="note contains a NUL character"):
-        ann.save_label("ann1", item_id, 2, note="bad\x00note", require_assignment=False, url=db_url)
-    assert ann.save_label("ann1", item_id, 2, note="fine", require_assignment=False, url=db_url)
+        ann.save_label(db_url, "ann1", item_id, 2, note="bad\x00note", require_assignment=False)
+    assert ann.save_label(db_url, "ann1", item_id, 2, note="fine", require_assignment=False)
 
 
 # -- 10. rating scales ---------------------------------------------------------------------

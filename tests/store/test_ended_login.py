@@ -35,8 +35,8 @@ def _store(url: str) -> tuple[int, list[int], str]:
     repo.import_items(url, "ds", rows, source="test")
     repo.add_user(url, "boss", "admin", "pw-boss-long")
     user = repo.add_user(url, "ann1", "annotator", "pw-ann1-long")
-    ann.deal("ds", ["ann1"], url=url)
-    items = [e.item_id for e in ann.queue_entries("ann1", "ds", "pending", url=url)]
+    ann.deal(url, "ds", ["ann1"])
+    items = [e.item_id for e in ann.queue_entries(url, "ann1", "ds", "pending")]
     return user.id, items, login_sessions.open_session(url, user.id)
 
 
@@ -53,9 +53,9 @@ def _written(url: str) -> tuple[int, int, int]:
 
 def _writes(uid: int, item: int, token: str | None, url: str) -> list[Callable[[], Any]]:
     return [
-        lambda: ann.save_label(uid, item, 2, rule=1, login=token, url=url),
-        lambda: ann.skip_item(uid, item, login=token, url=url),
-        lambda: ann.flag_item(uid, item, "broken", login=token, url=url),
+        lambda: ann.save_label(url, uid, item, 2, rule=1, login=token),
+        lambda: ann.skip_item(url, uid, item, login=token),
+        lambda: ann.flag_item(url, uid, item, "broken", login=token),
     ]
 
 
@@ -71,7 +71,7 @@ ENDINGS: dict[str, Callable[[str, str], None]] = {
 @pytest.mark.parametrize("ending", list(ENDINGS))
 def test_a_page_whose_login_ended_writes_nothing(db_url: str, ending: str) -> None:
     uid, items, token = _store(db_url)
-    ann.save_label(uid, items[0], 1, login=token, url=db_url)  # live: saved
+    ann.save_label(db_url, uid, items[0], 1, login=token)  # live: saved
     assert _written(db_url) == (1, 0, 0)
     ENDINGS[ending](db_url, token)
     for write in _writes(uid, items[1], token, db_url):
@@ -87,7 +87,7 @@ def test_a_live_login_writes_and_a_forged_or_foreign_token_does_not(db_url: str)
     foreign = login_sessions.open_session(db_url, boss.id)  # live, but not ann1's
     for bad in ("", "forged-token", "x" * 500, foreign):
         with pytest.raises(LoginEnded):
-            ann.save_label(uid, items[0], 2, login=bad, url=db_url)
+            ann.save_label(db_url, uid, items[0], 2, login=bad)
     assert _written(db_url) == (0, 0, 0)
     for write in _writes(uid, items[0], token, db_url):
         write()
@@ -100,7 +100,7 @@ def test_an_idle_login_writes_nothing(db_url: str) -> None:
     with store_session.write_scope(db_url) as s:
         s.execute(update(LoginSession).values(created_at=an_hour_ago, last_seen_at=an_hour_ago))
     with pytest.raises(LoginEnded):
-        ann.save_label(uid, items[0], 2, login=token, url=db_url)
+        ann.save_label(db_url, uid, items[0], 2, login=token)
     assert _written(db_url) == (0, 0, 0)
 
 
@@ -112,7 +112,7 @@ def test_without_a_token_a_deactivated_account_still_writes_nothing(db_url: str)
             write()
     assert _written(db_url) == (0, 0, 0)
     accounts.set_active(db_url, "ann1", True)
-    ann.save_label("ann1", items[0], 0, url=db_url)  # scripts and the CLI pass no token
+    ann.save_label(db_url, "ann1", items[0], 0)  # scripts and the CLI pass no token
     assert _written(db_url) == (1, 0, 0)
 
 
@@ -131,7 +131,7 @@ def test_a_deactivation_in_progress_is_waited_for_then_the_save_is_refused(
 
         def save() -> None:
             try:
-                outcome.append(ann.save_label(uid, items[0], 2, login=token, url=url))
+                outcome.append(ann.save_label(url, uid, items[0], 2, login=token))
             except BaseException as exc:  # inspected below
                 outcome.append(exc)
 

@@ -25,55 +25,55 @@ def _store(url: str) -> None:
     repo.add_user(url, "ann1", "annotator", "pw-ann1-long")
     repo.add_user(url, "ann2", "annotator", "pw-ann2-long")
     repo.add_user(url, "res", "researcher", "pw-res-long")
-    ann.deal("ds", ["ann1", "ann2"], base=2, url=url)
+    ann.deal(url, "ds", ["ann1", "ann2"], base=2)
 
 
 def _ids(url: str) -> list[int]:
-    return [e.item_id for e in ann.queue_entries("ann1", "ds", "pending", url=url)]
+    return [e.item_id for e in ann.queue_entries(url, "ann1", "ds", "pending")]
 
 
 def test_a_skip_is_stored_until_revisited(db_url: str) -> None:
     _store(db_url)
-    first = ann.next_item("ann1", "ds", url=db_url)
+    first = ann.next_item(db_url, "ann1", "ds")
     assert first is not None
-    ann.skip_item("ann1", first.id, url=db_url)
-    assert ann.next_item("ann1", "ds", url=db_url).id != first.id  # a new session too
-    assert ann.next_item("ann2", "ds", url=db_url).id == first.id  # only ann1's queue
-    assert [e.item_id for e in ann.queue_entries("ann1", "ds", "skipped", url=db_url)] == [first.id]
-    assert ann.skipped_count("ann1", "ds", url=db_url) == 1
-    assert ann.revisit_skipped("ann1", "ds", url=db_url) == 1
-    assert ann.next_item("ann1", "ds", url=db_url).id == first.id
+    ann.skip_item(db_url, "ann1", first.id)
+    assert ann.next_item(db_url, "ann1", "ds").id != first.id  # a new session too
+    assert ann.next_item(db_url, "ann2", "ds").id == first.id  # only ann1's queue
+    assert [e.item_id for e in ann.queue_entries(db_url, "ann1", "ds", "skipped")] == [first.id]
+    assert ann.skipped_count(db_url, "ann1", "ds") == 1
+    assert ann.revisit_skipped(db_url, "ann1", "ds") == 1
+    assert ann.next_item(db_url, "ann1", "ds").id == first.id
     with pytest.raises(PermissionDenied):
-        ann.skip_item("ann1", 10_000, url=db_url)
+        ann.skip_item(db_url, "ann1", 10_000)
 
 
 def test_queue_filters_follow_labels_skips_and_flags(db_url: str) -> None:
     _store(db_url)
     ids = _ids(db_url)
-    ann.save_label("ann1", ids[0], 2, url=db_url)
-    ann.skip_item("ann1", ids[1], url=db_url)
-    ann.flag_item("ann1", ids[2], "reference is wrong", url=db_url)
+    ann.save_label(db_url, "ann1", ids[0], 2)
+    ann.skip_item(db_url, "ann1", ids[1])
+    ann.flag_item(db_url, "ann1", ids[2], "reference is wrong")
 
     def status(s: str) -> list[int]:
-        return [e.item_id for e in ann.queue_entries("ann1", "ds", s, url=db_url)]
+        return [e.item_id for e in ann.queue_entries(db_url, "ann1", "ds", s)]
 
     assert status("done") == [ids[0]]
     assert status("skipped") == [ids[1], ids[2]]  # flagging skips too
     assert status("flagged") == [ids[2]]
     assert status("pending") == ids[3:]
-    ann.save_label("ann1", ids[1], 0, url=db_url)  # labelling a skipped item makes it done
+    ann.save_label(db_url, "ann1", ids[1], 0)  # labelling a skipped item makes it done
     assert status("skipped") == [ids[2]] and status("done") == [ids[0], ids[1]]
     with pytest.raises(InputError, match="pending, done, skipped, flagged"):
-        ann.queue_entries("ann1", "ds", "all", url=db_url)  # type: ignore[arg-type]
+        ann.queue_entries(db_url, "ann1", "ds", "all")  # type: ignore[arg-type]
 
 
 def test_flags_are_listed_and_resolved_with_their_history(db_url: str) -> None:
     _store(db_url)
     ids = _ids(db_url)
     with pytest.raises(InputError, match="Say why"):
-        ann.flag_item("ann1", ids[0], "   ", url=db_url)
-    ann.flag_item("ann1", ids[0], "two correct answers", url=db_url)
-    ann.flag_item("ann2", ids[0], "question is ambiguous", url=db_url)
+        ann.flag_item(db_url, "ann1", ids[0], "   ")
+    ann.flag_item(db_url, "ann1", ids[0], "two correct answers")
+    ann.flag_item(db_url, "ann2", ids[0], "question is ambiguous")
     flags = repo.list_flags(db_url, "ds")
     assert set(flags["reason"]) == {"two correct answers", "question is ambiguous"}
     assert list(flags.columns) == repo.FLAG_COLUMNS
@@ -87,16 +87,16 @@ def test_flags_are_listed_and_resolved_with_their_history(db_url: str) -> None:
     everything = repo.list_flags(db_url, "ds", open_only=False)
     done = everything[everything["flag_id"] == first].iloc[0]
     assert (done["resolved_by"], done["resolution"]) == ("res", "kept both answers")
-    assert ann.open_flags_for("ann1", ids[0], url=db_url) == []
+    assert ann.open_flags_for(db_url, "ann1", ids[0]) == []
 
 
 def test_labels_keep_active_and_wall_seconds(db_url: str) -> None:
     _store(db_url)
     item = _ids(db_url)[0]
-    rec = ann.save_label("ann1", item, 2, seconds=12.0, wall_seconds=64.0, url=db_url)
+    rec = ann.save_label(db_url, "ann1", item, 2, seconds=12.0, wall_seconds=64.0)
     assert (rec.seconds, rec.wall_seconds) == (12.0, 64.0)
-    assert ann.label_history("ann1", item, url=db_url)[0].wall_seconds == 64.0
-    assert ann.user_progress("ann1", "ds", url=db_url).seconds_total == 12.0  # active time
+    assert ann.label_history(db_url, "ann1", item)[0].wall_seconds == 64.0
+    assert ann.user_progress(db_url, "ann1", "ds").seconds_total == 12.0  # active time
 
 
 def test_guidelines_are_versioned_and_checked(db_url: str) -> None:
@@ -136,7 +136,7 @@ def test_guidelines_are_versioned_and_checked(db_url: str) -> None:
 def test_a_project_rule_list_bounds_the_rule_of_a_label(db_url: str) -> None:
     _store(db_url)
     item = _ids(db_url)[0]
-    rec = ann.save_label("ann1", item, 2, rule=9, rules=range(1, 10), url=db_url)
+    rec = ann.save_label(db_url, "ann1", item, 2, rule=9, rules=range(1, 10))
     assert rec.rule == 9  # the store takes rules 1-9 (migration 0006)
     with pytest.raises(ConfigError, match="Rule must be one of 1-2"):
-        ann.save_label("ann1", item, 2, rule=3, rules=(1, 2), url=db_url)
+        ann.save_label(db_url, "ann1", item, 2, rule=3, rules=(1, 2))

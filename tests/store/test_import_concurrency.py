@@ -54,7 +54,7 @@ def _deal_for_myself(url: str, name: str, go: Any, out: Any) -> None:
     store_session.get_engine(url)  # connect before the start signal: all deal at once
     go.wait(BOUND_S)
     try:
-        result = ann.deal("deal", [name], url=url)
+        result = ann.deal(url, "deal", [name])
         out.put((name, result.added, None))
     except Exception as exc:  # reported to the parent, which fails the test
         out.put((name, 0, f"{type(exc).__name__}: {exc}"))
@@ -156,7 +156,7 @@ def _labelling_setup(url: str) -> list[tuple[int, list[int]]]:
         s.execute(insert(Item), _items(ds.id, 100 * N_ANNOTATORS, prefix="w"))
         s.add_all(User(name=f"ann{k:02d}", role="annotator") for k in range(N_ANNOTATORS))
     names = [f"ann{k:02d}" for k in range(N_ANNOTATORS)]
-    ann.deal("work", names, url=url)
+    ann.deal(url, "work", names)
     with store_session.session_scope(url) as s:
         users = dict(s.execute(select(User.name, User.id)).tuples().all())
         queues: dict[int, list[int]] = {users[n]: [] for n in names}
@@ -181,7 +181,7 @@ def test_annotators_keep_saving_during_a_large_import(db_url: str, tmp_path: Pat
             item = items[k % len(items)]
             t0 = time.monotonic()
             try:
-                rec = ann.save_label(uid, item, k % 3, url=db_url)
+                rec = ann.save_label(db_url, uid, item, k % 3)
             except StoreBusy:
                 with lock:
                     busy[0] += 1

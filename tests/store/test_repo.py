@@ -355,7 +355,7 @@ def test_a_dataset_being_imported_is_invisible_everywhere(db_url: str):
     assert repo.score_config_rows(db_url).empty
     assert repo.item_row(db_url, item_id) is None
     with pytest.raises(NotFoundError, match="Known datasets: seen"):
-        ann.deal(hidden, ["ann"], url=db_url)
+        ann.deal(db_url, hidden, ["ann"])
     with session_scope(db_url) as s:
         ds_id = s.scalar(select(Dataset.id).where(Dataset.name == hidden))
         with pytest.raises(NotFoundError):

@@ -45,7 +45,7 @@ from qaeval_core.store.session import session_scope
 
 def test_every_deal_is_recorded_and_reassignment_keeps_the_deal(db_url: str) -> None:
     ids = make_store(db_url, n_items=6)
-    result = ann.deal("ds", ["ann1", "ann2"], seed=3, created_by="boss", url=db_url)
+    result = ann.deal(db_url, "ds", ["ann1", "ann2"], seed=3, created_by="boss")
     assert result.kind == "queue" and result.deal_id is not None
     deals = repo.list_deals(db_url, "ds")
     assert deals[["kind", "seed", "n_items", "added", "created_by"]].values.tolist() == [
@@ -54,15 +54,15 @@ def test_every_deal_is_recorded_and_reassignment_keeps_the_deal(db_url: str) -> 
     assert deals["params"][0]["annotators"] == ["ann1", "ann2"]
     assert {d for _, _, d in assignment_rows(db_url)} == {result.deal_id}
     assert repo.deal_item_rows(db_url, "ds").empty  # a queue deal covers the whole dataset
-    ann.reassign("ds", "ann1", ["ann3"], url=db_url)
+    ann.reassign(db_url, "ds", "ann1", ["ann3"])
     moved = [(i, d) for i, n, d in assignment_rows(db_url) if n == "ann3"]
     assert len(moved) == 3 and {d for _, d in moved} == {result.deal_id}
     # Re-dealing is still recorded (it adds nothing); an unknown author changes nothing.
-    ann.deal("ds", ["ann1", "ann2"], url=db_url)
+    ann.deal(db_url, "ds", ["ann1", "ann2"])
     assert repo.list_deals(db_url, "ds")["added"].tolist() == [6, 0]
     before = counts(db_url)
     with pytest.raises(NotFoundError, match="No user 'ghost'"):
-        ann.deal("ds", ["ann1"], created_by="ghost", url=db_url)
+        ann.deal(db_url, "ds", ["ann1"], created_by="ghost")
     assert counts(db_url) == before
     assert sorted(i for i, _, _ in assignment_rows(db_url)) == sorted(ids)
 
@@ -72,15 +72,14 @@ def test_every_deal_is_recorded_and_reassignment_keeps_the_deal(db_url: str) -> 
 
 def test_audit_sample_is_seeded_and_recorded_as_audit(db_url: str) -> None:
     ids = make_store(db_url, n_items=40)
-    first = ann.deal_audit_sample("ds", ["ann1", "ann2"], n=10, seed=5, created_by="boss",
-                                  url=db_url)  # fmt: skip
+    first = ann.deal_audit_sample(db_url, "ds", ["ann1", "ann2"], n=10, seed=5, created_by="boss")
     assert first.kind == "audit" and first.items == 10 and first.added == 10
     assert list(first.item_ids) == audit_sample_ids(ids, 10, 5)
     assert set(first.item_ids) <= set(ids)
     # Same seed: same items, nothing added; another seed: another sample.
-    again = ann.deal_audit_sample("ds", ["ann1", "ann2"], n=10, seed=5, url=db_url)
+    again = ann.deal_audit_sample(db_url, "ds", ["ann1", "ann2"], n=10, seed=5)
     assert again.item_ids == first.item_ids and again.added == 0
-    other = ann.deal_audit_sample("ds", ["ann1", "ann2"], fraction=0.25, seed=6, url=db_url)
+    other = ann.deal_audit_sample(db_url, "ds", ["ann1", "ann2"], fraction=0.25, seed=6)
     assert len(other.item_ids) == 10 and set(other.item_ids) != set(first.item_ids)
     deals = repo.list_deals(db_url, "ds")
     assert deals["kind"].tolist() == ["audit"] * 3
@@ -92,7 +91,7 @@ def test_audit_sample_is_seeded_and_recorded_as_audit(db_url: str) -> None:
     # Dealt with base=1 and served in the sample's random order (a labelled prefix is random).
     per_item = Counter(i for i, _, _ in assignment_rows(db_url))
     assert set(per_item.values()) == {1}
-    served = ann.next_item("ann1", "ds", url=db_url)
+    served = ann.next_item(db_url, "ann1", "ds")
     assert served is not None and served.id == first.item_ids[0]
 
 
@@ -107,14 +106,14 @@ def test_audit_sample_is_uniform() -> None:
 
 def test_audit_sample_keeps_items_already_queued_and_counts_them(db_url: str) -> None:
     ids = make_store(db_url, n_items=10)
-    ann.deal("ds", ["ann1"], url=db_url)  # every item queued already
-    audit = ann.deal_audit_sample("ds", ["ann2", "ann3"], fraction=0.5, seed=1, url=db_url)
+    ann.deal(db_url, "ds", ["ann1"])  # every item queued already
+    audit = ann.deal_audit_sample(db_url, "ds", ["ann2", "ann3"], fraction=0.5, seed=1)
     assert audit.items == 5 and audit.added == 0  # existing assignments count (base=1)
     drawn = repo.deal_item_rows(db_url, "ds", kind="audit")
     assert sorted(drawn["item_id"]) == sorted(audit.item_ids)
     # ... and they are the random sample once labelled, whoever labelled them.
     for item_id in ids:
-        ann.save_label("ann1", item_id, 2, url=db_url)
+        ann.save_label(db_url, "ann1", item_id, 2)
     final = workflows.final_labels(db_url, "ds")
     random_items = set(final.loc[final.label_sample == "random", "item_id"])
     assert random_items == set(audit.item_ids)
@@ -149,7 +148,7 @@ def test_audit_sample_refuses_bad_input_and_changes_nothing(
     dataset = kwargs.pop("dataset", "ds")
     users = kwargs.pop("users", ["ann1", "ann2"])
     with pytest.raises(error, match=match) as info:
-        ann.deal_audit_sample(dataset, users, seed=0, url=db_url, **kwargs)
+        ann.deal_audit_sample(db_url, dataset, users, seed=0, **kwargs)
     assert "\n" not in str(info.value)
     assert counts(db_url) == before
 
@@ -166,7 +165,7 @@ def test_route_uncertain_deals_exactly_the_uncertain_items(
     probs = {ids[1]: 0.45, ids[3]: 0.55, ids[4]: 0.5, ids[7]: 0.6, ids[9]: 0.4}
     fake_judgments(monkeypatch, probs, uncertain)
     import_label(db_url, ids[3], 2)  # already labelled (an imported rater)
-    ann.deal_triage("ds", ["ann3"], [ids[9]], url=db_url)  # already in a queue
+    ann.deal_triage(db_url, "ds", ["ann3"], [ids[9]])  # already in a queue
     result = workflows.route_uncertain(
         db_url, "ds", "cal", ["ann1", "ann2"], seed=1, created_by="boss"
     )
@@ -280,10 +279,10 @@ def test_concurrent_audit_and_triage_deals_over_assign_nothing(db_url: str) -> N
     for rnd in range(2):
         # Two audits with overlapping samples (30% each) at once: base=1 means one holder each.
         a, b = at_once(
-            lambda r=rnd: ann.deal_audit_sample("ds", ["ann1", "ann2"], fraction=0.3,
-                                                seed=10 + r, url=db_url),
-            lambda r=rnd: ann.deal_audit_sample("ds", ["ann2", "ann3"], fraction=0.3,
-                                                seed=20 + r, url=db_url),
+            lambda r=rnd: ann.deal_audit_sample(db_url, "ds", ["ann1", "ann2"], fraction=0.3,
+                                                seed=10 + r),
+            lambda r=rnd: ann.deal_audit_sample(db_url, "ds", ["ann2", "ann3"], fraction=0.3,
+                                                seed=20 + r),
         )  # fmt: skip
         per_item = Counter(i for i, _, _ in assignment_rows(db_url))
         assert max(per_item.values()) == 1
@@ -292,8 +291,8 @@ def test_concurrent_audit_and_triage_deals_over_assign_nothing(db_url: str) -> N
     free = [i for i in ids if i not in {i for i, _, _ in assignment_rows(db_url)}]
     assert free
     x, y = at_once(
-        lambda: ann.deal_triage("ds", ["ann1", "ann2"], free, url=db_url),
-        lambda: ann.deal_triage("ds", ["ann3"], free, url=db_url),
+        lambda: ann.deal_triage(db_url, "ds", ["ann1", "ann2"], free),
+        lambda: ann.deal_triage(db_url, "ds", ["ann3"], free),
     )
     per_item = Counter(i for i, _, _ in assignment_rows(db_url))
     assert max(per_item.values()) == 1 and set(free) <= set(per_item)
@@ -311,17 +310,17 @@ def test_final_labels_follow_the_precedence(db_url: str, monkeypatch: pytest.Mon
     ids = make_store(db_url, n_items=8)
     save_judge(db_url)
     fake_judgments(monkeypatch, {ids[4]: 0.8, ids[5]: 0.3, ids[6]: 0.45}, {ids[6]})
-    ann.deal("ds", ["ann1", "ann2"], base=2, url=db_url)
+    ann.deal(db_url, "ds", ["ann1", "ann2"], base=2)
     # 0: annotators disagree, adjudicated 0; 1: majority 2; 2: a tie (1); 3: one label of 1
-    ann.save_label("ann1", ids[0], 2, url=db_url)
-    ann.save_label("ann2", ids[0], 2, url=db_url)
+    ann.save_label(db_url, "ann1", ids[0], 2)
+    ann.save_label(db_url, "ann2", ids[0], 2)
     repo.add_adjudication(db_url, ids[0], "boss", 0, "wrong year", roles=("researcher",))
-    ann.save_label("ann1", ids[1], 2, url=db_url)
-    ann.save_label("ann2", ids[1], 2, url=db_url)
+    ann.save_label(db_url, "ann1", ids[1], 2)
+    ann.save_label(db_url, "ann2", ids[1], 2)
     import_label(db_url, ids[1], 0)
-    ann.save_label("ann1", ids[2], 2, url=db_url)
-    ann.save_label("ann2", ids[2], 0, url=db_url)
-    ann.save_label("ann1", ids[3], 1, url=db_url)
+    ann.save_label(db_url, "ann1", ids[2], 2)
+    ann.save_label(db_url, "ann2", ids[2], 0)
+    ann.save_label(db_url, "ann1", ids[3], 1)
     # 7: adjudicated with no rater label
     repo.add_adjudication(db_url, ids[7], "boss", 2, "checked", roles=("researcher",))
 
@@ -357,12 +356,12 @@ def test_label_sample_is_random_only_for_audit_items(
     fake_judgments(monkeypatch, {}, {ids[0], ids[1]})
     triaged = workflows.route_uncertain(db_url, "ds", "cal", ["ann1"])
     assert sorted(triaged.dealt) == [ids[0], ids[1]]
-    audit = ann.deal_audit_sample("ds", ["ann2"], n=3, seed=4, url=db_url)
-    queued = ann.deal("ds", ["ann3"], url=db_url)
+    audit = ann.deal_audit_sample(db_url, "ds", ["ann2"], n=3, seed=4)
+    queued = ann.deal(db_url, "ds", ["ann3"])
     assert queued.added == 12 - len({ids[0], ids[1]} | set(audit.item_ids))
     for user in ANNOTATORS:
-        while (item := ann.next_item(user, "ds", url=db_url)) is not None:
-            ann.save_label(user, item.id, 2, url=db_url)
+        while (item := ann.next_item(db_url, user, "ds")) is not None:
+            ann.save_label(db_url, user, item.id, 2)
     spare = next(i for i in ids if i not in audit.item_ids and i not in (ids[0], ids[1]))
     final = workflows.final_labels(db_url, "ds", "cal").set_index("item_id")
     samples = final["label_sample"].to_dict()
@@ -386,9 +385,9 @@ def test_estimation_frame_feeds_the_estimator(db_url: str, monkeypatch: pytest.M
     ids = make_store(db_url, n_items=40)
     save_judge(db_url)
     fake_judgments(monkeypatch, {i: (0.8 if k % 3 else 0.3) for k, i in enumerate(ids)}, set())
-    audit = ann.deal_audit_sample("ds", ["ann1"], n=24, seed=2, url=db_url)
-    while (item := ann.next_item("ann1", "ds", url=db_url)) is not None:
-        ann.save_label("ann1", item.id, 2 if item.id % 2 else 0, url=db_url)
+    audit = ann.deal_audit_sample(db_url, "ds", ["ann1"], n=24, seed=2)
+    while (item := ann.next_item(db_url, "ann1", "ds")) is not None:
+        ann.save_label(db_url, "ann1", item.id, 2 if item.id % 2 else 0)
     import_label(db_url, next(i for i in ids if i not in audit.item_ids), 1)
     frame = workflows.estimation_frame(db_url, "ds", "cal")
     assert list(frame.columns) == workflows.triage.ESTIMATION_COLUMNS
@@ -424,9 +423,9 @@ def test_export_final_writes_every_format(
 ) -> None:
     ids = make_store(db_url, n_items=6)
     save_judge(db_url)
-    ann.deal_audit_sample("ds", ["ann1"], n=2, seed=0, url=db_url)
-    while (item := ann.next_item("ann1", "ds", url=db_url)) is not None:
-        ann.save_label("ann1", item.id, 1, url=db_url)
+    ann.deal_audit_sample(db_url, "ds", ["ann1"], n=2, seed=0)
+    while (item := ann.next_item(db_url, "ann1", "ds")) is not None:
+        ann.save_label(db_url, "ann1", item.id, 1)
     expected = workflows.final_labels(db_url, "ds", "cal")
     assert set(expected["source"]) == {"annotators", "judge"}
     for suffix in (".jsonl", ".json", ".csv", ".tsv", ".parquet"):

@@ -24,13 +24,17 @@ that keep labels safe live in one place and are tested without a browser:
   judge's doubt, so their labels still count in estimates; items a judge routes to
   people), with its seed, parameters, author and time; each assignment names its deal.
 
+Every public function takes the store first, as ``db``: a store URL, or ``None`` for the default
+store. It runs its own short transaction (a label is committed when :func:`save_label` returns),
+so it refuses an open Session (:mod:`qaeval_core.store.own_transaction`).
+
 Example
 -------
 >>> from qaeval_core.store import annotation  # doctest: +SKIP
->>> annotation.deal("demo-nq301", ["ann1", "ann2"], base=1, extra_fraction=0.2, extra_k=2)
+>>> annotation.deal(None, "demo-nq301", ["ann1", "ann2"], base=1, extra_fraction=0.2, extra_k=2)
 ... # doctest: +SKIP
->>> item = annotation.next_item("ann1", "demo-nq301")  # doctest: +SKIP
->>> annotation.save_label("ann1", item.id, 2, rule=4, seconds=7.5)  # doctest: +SKIP
+>>> item = annotation.next_item(None, "ann1", "demo-nq301")  # doctest: +SKIP
+>>> annotation.save_label(None, "ann1", item.id, 2, rule=4, seconds=7.5)  # doctest: +SKIP
 
 Layout (everything is importable from this package): :mod:`.assignment` deals and reassigns
 queues, :mod:`.sampled` deals an audit sample or triaged items, :mod:`.dealing` is what they

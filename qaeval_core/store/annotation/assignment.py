@@ -41,6 +41,7 @@ from qaeval_core.store.annotation.lookups import (
     lookup_user,
 )
 from qaeval_core.store.orm import Assignment, ItemRecord, User
+from qaeval_core.store.own_transaction import StoreURL, own_transaction
 from qaeval_core.store.session import session_scope, write_scope
 
 __all__ = [
@@ -67,7 +68,9 @@ class ReassignResult:
     per_recipient: dict[str, int]
 
 
+@own_transaction
 def deal(
+    db: StoreURL,
     dataset: DatasetRef,
     annotators: Sequence[str],
     *,
@@ -77,7 +80,6 @@ def deal(
     seed: int = 0,
     order: Order = "dataset",
     created_by: str | None = None,
-    url: str | None = None,
 ) -> DealResult:
     """Deal a dataset's items into the annotators' queues (recorded as a ``queue`` deal).
 
@@ -95,7 +97,7 @@ def deal(
     name) is recorded with the deal.
     """
     check_deal_options(order, extra_fraction)
-    with write_scope(url) as session:
+    with write_scope(db) as session:
         ds, users = open_deal(
             session,
             dataset,
@@ -145,12 +147,12 @@ def deal(
         return finish_deal(session, record, ds.name, users, plan.rows, plan.short, len(item_ids))
 
 
+@own_transaction
 def reassign(
+    db: StoreURL,
     dataset: DatasetRef,
     absent: str,
     to: Sequence[str],
-    *,
-    url: str | None = None,
 ) -> ReassignResult:
     """Move an absent annotator's remaining (unlabelled) items to the annotators in ``to``.
 
@@ -161,7 +163,7 @@ def reassign(
     (the item stays) or is refused as "no longer assigned" - never silently dropped. On
     PostgreSQL the same holds through row locks (see :func:`lock_queue`).
     """
-    with write_scope(url) as session:
+    with write_scope(db) as session:
         ds = lookup_dataset(session, dataset)
         gone = lookup_user(session, absent)
         others = [n for n in to if n != gone.name]
@@ -243,9 +245,10 @@ def lock_queue(session: Session, dataset_id: int, user_id: int) -> None:
     session.execute(rows).all()
 
 
-def queue_users(*, url: str | None = None) -> list[tuple[str, str]]:
+@own_transaction
+def queue_users(db: StoreURL) -> list[tuple[str, str]]:
     """(name, role) of active users who can hold a queue, for the assignment page's pickers."""
-    with session_scope(url) as session:
+    with session_scope(db) as session:
         rows = session.execute(
             select(User.name, User.role)
             .where(User.role.in_(QUEUE_ROLES), User.active.is_(True))

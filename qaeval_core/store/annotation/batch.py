@@ -29,6 +29,7 @@ from qaeval_core.store.annotation.dealing import (
 )
 from qaeval_core.store.annotation.lookups import DatasetRef
 from qaeval_core.store.orm import ItemRecord
+from qaeval_core.store.own_transaction import StoreURL, own_transaction
 from qaeval_core.store.session import write_scope
 
 __all__ = ["batch_items", "deal_batch"]
@@ -77,7 +78,9 @@ def batch_items(
     return chosen
 
 
+@own_transaction
 def deal_batch(
+    db: StoreURL,
     dataset: DatasetRef,
     annotators: Sequence[str],
     *,
@@ -91,7 +94,6 @@ def deal_batch(
     seed: int = 0,
     order: Order = "dataset",
     created_by: str | None = None,
-    url: str | None = None,
 ) -> DealResult:
     """Deal part of a dataset into the annotators' queues (a ``queue`` deal).
 
@@ -106,7 +108,7 @@ def deal_batch(
     check_deal_options(order, extra_fraction)
     _positive(n, "n", "items in the batch")
     _positive(quota, "quota", "new items per annotator")
-    with write_scope(url) as session:
+    with write_scope(db) as session:
         ds, users = open_deal(
             session,
             dataset,

@@ -49,6 +49,7 @@ from qaeval_core.store.annotation.sampled import (
     record_deal_items,
 )
 from qaeval_core.store.orm import ItemRecord
+from qaeval_core.store.own_transaction import StoreURL, own_transaction
 from qaeval_core.store.session import write_scope
 
 __all__ = ["SELECTION_BY_CHANCE", "deal_triage_by_chance", "uniform_of"]
@@ -81,7 +82,9 @@ def _checked(probabilities: Mapping[int, float]) -> dict[int, float]:
     return out
 
 
+@own_transaction
 def deal_triage_by_chance(
+    db: StoreURL,
     dataset: DatasetRef,
     annotators: Sequence[str],
     probabilities: Mapping[int, float],
@@ -92,7 +95,6 @@ def deal_triage_by_chance(
     extra_k: int = 2,
     params: Mapping[str, Any] | None = None,
     created_by: str | None = None,
-    url: str | None = None,
 ) -> DealResult:
     """Draw the dataset's unlabelled items at random, item ``i`` with ``probabilities[i]``, and
     deal the drawn ones as a ``triage`` deal recording every probability (module docstring).
@@ -108,7 +110,7 @@ def deal_triage_by_chance(
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise InputError(f"seed must be an integer, got {seed!r}.")
     probs = _checked(probabilities)
-    with write_scope(url) as session:
+    with write_scope(db) as session:
         ds, users = open_deal(
             session,
             dataset,

@@ -40,6 +40,7 @@ from qaeval_core.errors import ConfigError
 from qaeval_core.jsonable import to_jsonable
 from qaeval_core.store.annotation.lookups import labelled_by, lookup_dataset, lookup_user
 from qaeval_core.store.orm import DEAL_KINDS, Assignment, Dataset, Deal, ItemRecord, User
+from qaeval_core.store.own_transaction import StoreURL, own_transaction
 from qaeval_core.store.session import session_scope
 
 __all__ = [
@@ -192,18 +193,19 @@ def check_annotators(session: Session, names: Sequence[str]) -> list[User]:
     return users
 
 
+@own_transaction
 def check_queue_users(
+    db: StoreURL,
     annotators: Sequence[str],
     *,
     base: int = 1,
     extra_fraction: float = 0.0,
     extra_k: int = 2,
-    url: str | None = None,
 ) -> None:
     """Raise the error a deal would for these annotators (unknown, listed twice, a role that
     cannot label, deactivated) and overlap options; for callers that do slow work first."""
     check_fraction(extra_fraction)
-    with session_scope(url) as session:
+    with session_scope(db) as session:
         users = check_annotators(session, list(annotators))
         _check_overlap(len(users), base, extra_fraction, extra_k, "dataset")
 

@@ -17,6 +17,7 @@ from qaeval_core.errors import InputError, PermissionDenied
 from qaeval_core.store.annotation.lookups import UserRef, lookup_user_id
 from qaeval_core.store.login_sessions import require_live_login
 from qaeval_core.store.orm import Assignment, Flag, utcnow
+from qaeval_core.store.own_transaction import StoreURL, own_transaction
 from qaeval_core.store.session import session_scope, write_scope
 
 __all__ = ["MAX_FLAG_REASON_CHARS", "FlagRecord", "flag_item", "open_flags_for"]
@@ -36,13 +37,14 @@ class FlagRecord:
     created_at: datetime
 
 
+@own_transaction
 def flag_item(
+    db: StoreURL,
     user: UserRef,
     item_id: int,
     reason: str,
     *,
     login: str | None = None,
-    url: str | None = None,
 ) -> FlagRecord:
     """Flag an item of the user's queue for review with ``reason``; also skips it there.
 
@@ -54,7 +56,7 @@ def flag_item(
     text = (reason or "").replace("\x00", "").strip()[:MAX_FLAG_REASON_CHARS]
     if not text:
         raise InputError("Say why the item needs review (the reason is what a researcher reads).")
-    with write_scope(url) as session:
+    with write_scope(db) as session:
         uid = lookup_user_id(session, user)
         require_live_login(session, uid, login)
         now = utcnow()
@@ -73,9 +75,10 @@ def flag_item(
         return FlagRecord(row.id, int(item_id), uid, text, now)
 
 
-def open_flags_for(user: UserRef, item_id: int, *, url: str | None = None) -> list[FlagRecord]:
+@own_transaction
+def open_flags_for(db: StoreURL, user: UserRef, item_id: int) -> list[FlagRecord]:
     """The user's own unresolved flags on an item, oldest first."""
-    with session_scope(url) as session:
+    with session_scope(db) as session:
         uid = lookup_user_id(session, user)
         rows = session.scalars(
             select(Flag)

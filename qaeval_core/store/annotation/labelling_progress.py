@@ -23,6 +23,7 @@ from qaeval_core.store.annotation.lookups import (
     lookup_user,
 )
 from qaeval_core.store.orm import Assignment, ItemRecord, Label, User
+from qaeval_core.store.own_transaction import StoreURL, own_transaction
 from qaeval_core.store.session import session_scope
 
 __all__ = [
@@ -134,11 +135,10 @@ def _seconds_by_user(
     return {int(u): float(s) for u, s in rows}
 
 
-def user_progress(
-    user: UserRef, dataset: DatasetRef, *, url: str | None = None
-) -> AnnotatorProgress:
+@own_transaction
+def user_progress(db: StoreURL, user: UserRef, dataset: DatasetRef) -> AnnotatorProgress:
     """The asking user's own progress in a dataset (for the annotator's progress bar)."""
-    with session_scope(url) as session:
+    with session_scope(db) as session:
         u = lookup_user(session, user)
         did = lookup_dataset_id(session, dataset)
         rows = annotator_counts(session, did, [u.id])
@@ -147,9 +147,10 @@ def user_progress(
         return AnnotatorProgress(u.name, assigned, labelled, secs)
 
 
-def dataset_progress(dataset: DatasetRef, *, url: str | None = None) -> DatasetProgress:
+@own_transaction
+def dataset_progress(db: StoreURL, dataset: DatasetRef) -> DatasetProgress:
     """Progress per annotator and overall (for researchers; counts only, no label values)."""
-    with session_scope(url) as session:
+    with session_scope(db) as session:
         ds = lookup_dataset(session, dataset)
         per = annotator_counts(session, ds.id)
         ids = [p[0] for p in per]

@@ -38,6 +38,7 @@ from qaeval_core.store.annotation.lookups import (
 )
 from qaeval_core.store.login_sessions import require_live_login
 from qaeval_core.store.orm import Assignment, ItemRecord, Label, utcnow
+from qaeval_core.store.own_transaction import StoreURL, own_transaction
 from qaeval_core.store.session import session_scope, write_scope
 
 __all__ = [
@@ -170,7 +171,9 @@ def _lock_for_label(
     return allowed, conn.execute(select(func.clock_timestamp())).scalar_one()
 
 
+@own_transaction
 def save_label(
+    db: StoreURL,
     user: UserRef,
     item_id: int,
     value: int | LabelValue,
@@ -183,7 +186,6 @@ def save_label(
     require_assignment: bool = True,
     source: str = "app",
     login: str | None = None,
-    url: str | None = None,
 ) -> LabelRecord:
     """Append a label to the user's history for an item and return it once committed.
 
@@ -211,7 +213,7 @@ def save_label(
     """
     val, rule_n, text, secs = _clean_label(value, rule, note, seconds, rules)
     wall = float(wall_seconds) if wall_seconds is not None and float(wall_seconds) >= 0 else None
-    with _WRITE_LOCK, write_scope(url) as session:
+    with _WRITE_LOCK, write_scope(db) as session:
         uid = lookup_user_id(session, user)
         conn = session.connection()  # begins the transaction: BEGIN IMMEDIATE holds the lock
         allowed, created_at = _lock_for_label(conn, uid, item_id, require_assignment)
@@ -241,9 +243,10 @@ def save_label(
         )
 
 
-def label_history(user: UserRef, item_id: int, *, url: str | None = None) -> list[LabelRecord]:
+@own_transaction
+def label_history(db: StoreURL, user: UserRef, item_id: int) -> list[LabelRecord]:
     """The user's own labels for an item, oldest first (the last one is current)."""
-    with session_scope(url) as session:
+    with session_scope(db) as session:
         uid = lookup_user_id(session, user)
         rows = session.scalars(
             select(Label).where(Label.user_id == uid, Label.item_id == item_id).order_by(Label.id)
@@ -251,9 +254,10 @@ def label_history(user: UserRef, item_id: int, *, url: str | None = None) -> lis
         return [_record(r) for r in rows]
 
 
-def current_label(user: UserRef, item_id: int, *, url: str | None = None) -> LabelRecord | None:
+@own_transaction
+def current_label(db: StoreURL, user: UserRef, item_id: int) -> LabelRecord | None:
     """The user's latest label for an item, or None."""
-    with session_scope(url) as session:
+    with session_scope(db) as session:
         uid = lookup_user_id(session, user)
         row = session.scalars(
             select(Label)
@@ -264,13 +268,14 @@ def current_label(user: UserRef, item_id: int, *, url: str | None = None) -> Lab
         return _record(row) if row is not None else None
 
 
+@own_transaction
 def labelled_items(
+    db: StoreURL,
     user: UserRef,
     dataset: DatasetRef,
     *,
     limit: int = 50,
     offset: int = 0,
-    url: str | None = None,
 ) -> list[LabelledEntry]:
     """The user's own labelled items in a dataset, most recently labelled first.
 
@@ -278,7 +283,7 @@ def labelled_items(
     Walks the user's labels newest first over ``ix_labels_user_id`` and keeps the rows no newer
     label supersedes, so it stops after ``limit`` items instead of grouping the whole history.
     """
-    with session_scope(url) as session:
+    with session_scope(db) as session:
         uid = lookup_user_id(session, user)
         did = lookup_dataset_id(session, dataset)
         newer = aliased(Label)

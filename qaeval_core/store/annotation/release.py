@@ -28,6 +28,7 @@ from qaeval_core.store.annotation.lookups import (
     lookup_user,
 )
 from qaeval_core.store.orm import Assignment, ItemRecord
+from qaeval_core.store.own_transaction import StoreURL, own_transaction
 from qaeval_core.store.session import write_scope
 
 __all__ = ["RELEASER_ROLES", "ReleaseResult", "release_queue"]
@@ -54,19 +55,20 @@ class ReleaseResult:
         )
 
 
+@own_transaction
 def release_queue(
+    db: StoreURL,
     dataset: DatasetRef,
     user: str,
     *,
     by: str | None = None,
-    url: str | None = None,
 ) -> ReleaseResult:
     """Remove ``user``'s unlabelled assignments in ``dataset`` (see the module docstring).
 
     ``by`` (a user name) is who asks: a researcher or admin, who may release their own queue
     or anyone's; None is a trusted caller (CLI, tests). Releasing an empty queue releases 0.
     """
-    with write_scope(url) as session:
+    with write_scope(db) as session:
         ds = lookup_dataset(session, dataset)
         holder = lookup_user(session, user)
         if by is not None:

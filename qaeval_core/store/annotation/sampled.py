@@ -45,6 +45,7 @@ from qaeval_core.store.annotation.dealing import (
 )
 from qaeval_core.store.annotation.lookups import DatasetRef
 from qaeval_core.store.orm import Adjudication, DealItem, ItemRecord, Label, User
+from qaeval_core.store.own_transaction import StoreURL, own_transaction
 from qaeval_core.store.session import write_scope
 
 __all__ = ["audit_sample_ids", "deal_audit_sample", "deal_triage"]
@@ -91,7 +92,9 @@ def audit_sample_ids(item_ids: Sequence[int], size: int, seed: int) -> list[int]
     return sorted(item_ids, key=lambda i: _audit_rank(seed, i))[:size]
 
 
+@own_transaction
 def deal_audit_sample(
+    db: StoreURL,
     dataset: DatasetRef,
     annotators: Sequence[str],
     *,
@@ -103,7 +106,6 @@ def deal_audit_sample(
     extra_k: int = 2,
     order: Order = "shuffled",
     created_by: str | None = None,
-    url: str | None = None,
 ) -> DealResult:
     """Draw a seeded uniform random sample of the dataset's items and deal it (``audit``).
 
@@ -118,7 +120,7 @@ def deal_audit_sample(
     check_deal_options(order, extra_fraction)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise InputError(f"seed must be an integer, got {seed!r}.")
-    with write_scope(url) as session:
+    with write_scope(db) as session:
         ds, users = open_deal(
             session,
             dataset,
@@ -172,7 +174,9 @@ def deal_audit_sample(
         )
 
 
+@own_transaction
 def deal_triage(
+    db: StoreURL,
     dataset: DatasetRef,
     annotators: Sequence[str],
     item_ids: Sequence[int],
@@ -183,7 +187,6 @@ def deal_triage(
     extra_k: int = 2,
     params: Mapping[str, Any] | None = None,
     created_by: str | None = None,
-    url: str | None = None,
 ) -> DealResult:
     """Deal ``item_ids`` (in the order given: served first to last) as a ``triage`` deal.
 
@@ -195,7 +198,7 @@ def deal_triage(
     """
     check_fraction(extra_fraction)
     ids = list(dict.fromkeys(int(i) for i in item_ids))
-    with write_scope(url) as session:
+    with write_scope(db) as session:
         ds, users = open_deal(
             session,
             dataset,

@@ -22,6 +22,7 @@ from qaeval_core.store.annotation.lookups import (
     lookup_user_id,
 )
 from qaeval_core.store.orm import Assignment, Dataset, ItemRecord, Label
+from qaeval_core.store.own_transaction import StoreURL, own_transaction
 from qaeval_core.store.session import session_scope
 
 __all__ = [
@@ -96,12 +97,13 @@ _NEXT_ITEM = (
 )
 
 
+@own_transaction
 def next_item(
+    db: StoreURL,
     user: UserRef,
     dataset: DatasetRef,
     *,
     skip: Iterable[int] = (),
-    url: str | None = None,
 ) -> QueueItem | None:
     """The first item in the user's queue that they have not labelled (and did not skip).
 
@@ -113,7 +115,7 @@ def next_item(
     Returns None when the queue is done (or only skipped items remain).
     """
     skip_ids = [int(i) for i in skip]
-    with session_scope(url) as session:
+    with session_scope(db) as session:
         uid = lookup_user_id(session, user)
         did = lookup_dataset_id(session, dataset)
         params = {"uid": uid, "did": did, "skip": skip_ids}
@@ -149,19 +151,20 @@ def _first_label_id(session: Session, user_id: int, item_id: int) -> int | None:
     )
 
 
+@own_transaction
 def previous_item(
+    db: StoreURL,
     user: UserRef,
     dataset: DatasetRef,
     *,
     before: int | None = None,
-    url: str | None = None,
 ) -> QueueItem | None:
     """The item the user labelled just before item ``before`` (the latest one if None).
 
     ``before`` may be an unlabelled item (the one on screen): then the latest labelled item is
     returned. None when there is nothing earlier.
     """
-    with session_scope(url) as session:
+    with session_scope(db) as session:
         uid = lookup_user_id(session, user)
         did = lookup_dataset_id(session, dataset)
         stmt = _first_labels(uid, did)
@@ -173,19 +176,20 @@ def previous_item(
         return _shown_item(session, row.item_id) if row else None
 
 
+@own_transaction
 def following_item(
+    db: StoreURL,
     user: UserRef,
     dataset: DatasetRef,
     *,
     after: int,
-    url: str | None = None,
 ) -> QueueItem | None:
     """The item the user labelled just after item ``after``; None when ``after`` is the latest.
 
     Together with :func:`previous_item` this lets an annotator step back through their own
     labels to edit one and then walk forward again.
     """
-    with session_scope(url) as session:
+    with session_scope(db) as session:
         uid = lookup_user_id(session, user)
         did = lookup_dataset_id(session, dataset)
         first = _first_label_id(session, uid, after)
@@ -196,9 +200,10 @@ def following_item(
         return _shown_item(session, row.item_id) if row else None
 
 
-def get_item(user: UserRef, item_id: int, *, url: str | None = None) -> QueueItem:
+@own_transaction
+def get_item(db: StoreURL, user: UserRef, item_id: int) -> QueueItem:
     """An item from the user's own queue (raises PermissionDenied for anything else)."""
-    with session_scope(url) as session:
+    with session_scope(db) as session:
         uid = lookup_user_id(session, user)
         row = session.execute(
             select(*_SHOWN)
@@ -210,9 +215,10 @@ def get_item(user: UserRef, item_id: int, *, url: str | None = None) -> QueueIte
         return _queue_item(row)
 
 
-def datasets_for_user(user: UserRef, *, url: str | None = None) -> list[str]:
+@own_transaction
+def datasets_for_user(db: StoreURL, user: UserRef) -> list[str]:
     """Names of the datasets in which the user has a queue, alphabetically."""
-    with session_scope(url) as session:
+    with session_scope(db) as session:
         uid = lookup_user_id(session, user)
         stmt = (
             select(Dataset.name)

@@ -23,6 +23,7 @@ from qaeval_core.store.annotation.lookups import (
 )
 from qaeval_core.store.login_sessions import require_live_login
 from qaeval_core.store.orm import Assignment, Flag, ItemRecord, utcnow
+from qaeval_core.store.own_transaction import StoreURL, own_transaction
 from qaeval_core.store.session import session_scope, write_scope
 
 __all__ = [
@@ -50,16 +51,15 @@ class QueueEntry:
     status: QueueFilter
 
 
-def skip_item(
-    user: UserRef, item_id: int, *, login: str | None = None, url: str | None = None
-) -> None:
+@own_transaction
+def skip_item(db: StoreURL, user: UserRef, item_id: int, *, login: str | None = None) -> None:
     """Mark an item of the user's queue as skipped (kept until :func:`revisit_skipped`).
 
     Raises :class:`PermissionDenied` when the item is not (or no longer) in the queue, and
     :class:`~qaeval_core.store.login_sessions.LoginEnded` when the account is deactivated or
     ``login`` (the page's login session token) has ended; checked in the same transaction.
     """
-    with write_scope(url) as session:
+    with write_scope(db) as session:
         uid = lookup_user_id(session, user)
         require_live_login(session, uid, login)
         done = session.execute(
@@ -71,16 +71,17 @@ def skip_item(
             raise PermissionDenied(f"Item {item_id} is not (or no longer) in your queue.")
 
 
+@own_transaction
 def revisit_skipped(
+    db: StoreURL,
     user: UserRef,
     dataset: DatasetRef,
     *,
     item_id: int | None = None,
-    url: str | None = None,
 ) -> int:
     """Put the user's skipped items of a dataset (or just ``item_id``) back in the pending
     queue; returns how many came back."""
-    with write_scope(url) as session:
+    with write_scope(db) as session:
         uid = lookup_user_id(session, user)
         did = lookup_dataset_id(session, dataset)
         in_dataset = select(ItemRecord.id).where(ItemRecord.dataset_id == did)
@@ -98,18 +99,20 @@ def revisit_skipped(
         return int(session.execute(stmt).rowcount or 0)
 
 
-def skipped_count(user: UserRef, dataset: DatasetRef, *, url: str | None = None) -> int:
+@own_transaction
+def skipped_count(db: StoreURL, user: UserRef, dataset: DatasetRef) -> int:
     """How many of the user's unlabelled items in the dataset are skipped."""
-    return len(queue_entries(user, dataset, "skipped", limit=None, url=url))
+    return len(queue_entries(db, user, dataset, "skipped", limit=None))
 
 
+@own_transaction
 def queue_entries(
+    db: StoreURL,
     user: UserRef,
     dataset: DatasetRef,
     status: QueueFilter,
     *,
     limit: int | None = 200,
-    url: str | None = None,
 ) -> list[QueueEntry]:
     """The user's own items of a dataset with one status, in queue order.
 
@@ -121,7 +124,7 @@ def queue_entries(
         raise InputError(
             f"Unknown queue filter {status!r}; choose one of: {', '.join(QUEUE_FILTERS)}."
         )
-    with session_scope(url) as session:
+    with session_scope(db) as session:
         uid = lookup_user_id(session, user)
         did = lookup_dataset_id(session, dataset)
         done = labelled_by(uid, Assignment.item_id)

@@ -50,7 +50,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
     store_session.upgrade(url)
     repo.import_items(url, "ds", ROWS, source="browser test")
     repo.add_user(url, "ann1", "annotator", "pw-ann1")
-    ann.deal("ds", ["ann1"], url=url)
+    ann.deal(url, "ds", ["ann1"])
     with streamlit_app(url, tmp_path) as base:
         yield base, url
 

@@ -56,10 +56,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str,
     repo.import_items(url, "race", _rows("r", 40), source="browser test")
     for name in ("typist", "mover", "racer"):
         repo.add_user(url, name, "annotator", f"pw-{name}")
-    ann.deal("keys", ["typist"], url=url)
-    ann.deal("alpha", ["mover"], url=url)
-    ann.deal("beta", ["mover"], url=url)
-    ann.deal("race", ["racer"], url=url)
+    ann.deal(url, "keys", ["typist"])
+    ann.deal(url, "alpha", ["mover"])
+    ann.deal(url, "beta", ["mover"])
+    ann.deal(url, "race", ["racer"])
     with streamlit_app(url, tmp) as base:
         yield base, url, tmp
 

@@ -61,8 +61,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
     repo.import_items(url, "skips", _rows("s", 2), source="browser test")
     for name in ("laptop", "skipper"):
         repo.add_user(url, name, "annotator", f"pw-{name}")
-    ann.deal("fold", ["laptop"], url=url)
-    ann.deal("skips", ["skipper"], url=url)
+    ann.deal(url, "fold", ["laptop"])
+    ann.deal(url, "skips", ["skipper"])
     with streamlit_app(url, tmp) as base:
         yield base, url
 
@@ -160,7 +160,7 @@ def test_reopened_skipped_item_does_not_show_the_previous_items_saved_status(
     status = page.locator("[data-qp=status]")
     expect(status).to_contain_text("skipped item(s) are back in your queue")
     assert "Saved" not in (status.text_content() or "")
-    assert ann.current_label("skipper", repo_item_id(url, "skips", "s0"), url=url) is None
+    assert ann.current_label(url, "skipper", repo_item_id(url, "skips", "s0")) is None
 
 
 def repo_item_id(url: str, dataset: str, external_id: str) -> int:

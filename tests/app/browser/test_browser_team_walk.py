@@ -215,7 +215,7 @@ def test_a_new_team_walks_through_the_app(served: tuple[str, str]) -> None:
         summary = admin.get_by_text(re.compile(r"Dealt 48 new assignment\(s\) over 40 items"))
         expect(summary).to_be_visible()
         expect(summary).to_contain_text("maya: +24, theo: +24")
-        queues = {n: ann.queue_entries(n, DEMO_DATASET, "pending", url=url) for n in TEAM}
+        queues = {n: ann.queue_entries(url, n, DEMO_DATASET, "pending") for n in TEAM}
         overlap = {e.external_id for e in queues["maya"]} & {e.external_id for e in queues["theo"]}
         assert len(overlap) == 8
         if shots:
@@ -356,7 +356,7 @@ def test_a_new_team_walks_through_the_app(served: tuple[str, str]) -> None:
         assert len(mine) == len(person.pressed) == 24
         assert set(mine["external_id"]) == {e.external_id for e in queues[person.name]}
         assert (mine["seconds"] > 0).all()
-        progress = ann.user_progress(person.name, DEMO_DATASET, url=url)
+        progress = ann.user_progress(url, person.name, DEMO_DATASET)
         assert (progress.assigned, progress.labelled) == (24, 24)
     history = analysis.adjudication_history(url, item_id)
     assert history[["user", "value"]].values.tolist() == [["admin", decided]]

@@ -58,7 +58,7 @@ def _make_store(url: str) -> None:
         n_splits=3, n_boot=200, human_share=0.2, name=CAL,
     )  # fmt: skip
     repo.save_calibration(url, CAL, fit.judge.to_config(), dataset=DATASET, created_by="res")
-    ann.deal_audit_sample(DATASET, ["ann2"], fraction=0.4, seed=0, created_by="res", url=url)
+    ann.deal_audit_sample(url, DATASET, ["ann2"], fraction=0.4, seed=0, created_by="res")
 
 
 @pytest.fixture
@@ -119,7 +119,7 @@ def test_route_label_and_estimate_in_the_browser(served: tuple[str, str], tmp_pa
         expect(annotators).to_contain_text("ann1")
         form.get_by_role("button", name="Route", exact=True).click()
         expect(page.get_by_text(re.compile(r"Routed \d+ of \d+ selected item"))).to_be_visible()
-        dealt = ann.user_progress("ann1", DATASET, url=url).assigned
+        dealt = ann.user_progress(url, "ann1", DATASET).assigned
         assert dealt >= 1
         expect(tile("Dealt")).to_contain_text(str(dealt))
         expect(tile("Skipped: labelled")).to_be_visible()
