@@ -123,8 +123,10 @@ def log_in(
 
 def pick(page: Any, widget: Any, option: str | re.Pattern[str], search: str | None = None) -> None:
     """Open a select box / multiselect and choose an option (a click during a rerun can land
-    on a widget being remounted: open it again). ``search`` is typed first: a long list only
+    on a widget being remounted, and a rerun can close the open list before the option is
+    clicked: open it again, up to five times). ``search`` is typed first: a long list only
     renders the options in view."""
+    from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import expect
 
     choice = page.get_by_role("option", name=option, exact=isinstance(option, str)).first
@@ -134,7 +136,8 @@ def pick(page: Any, widget: Any, option: str | re.Pattern[str], search: str | No
             page.keyboard.type(search)
         try:
             expect(choice).to_be_visible(timeout=3_000)
-            break
-        except AssertionError:
+            choice.click(timeout=5_000)
+            return
+        except (AssertionError, PlaywrightError):  # PlaywrightError: the click timed out
             page.keyboard.press("Escape")
-    choice.click()
+    raise AssertionError(f"could not pick {option!r}: the list closed five times before a click")

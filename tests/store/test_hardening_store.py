@@ -12,7 +12,6 @@ Every race is bounded: a few rounds, a few workers, loopback connections only.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import random
 import subprocess
@@ -26,6 +25,7 @@ from typing import Any
 
 import pytest
 from _paths import REPO_ROOT
+from _processes import store_processes
 from sqlalchemy import create_engine, insert, select, text
 
 from qaeval_core.errors import ConfigError, PermissionDenied
@@ -164,7 +164,7 @@ def test_simultaneous_saves_current_label_is_the_latest(db_url: str) -> None:
     (user_id,) = _users(db_url, "A")
     (item_id,) = _dataset(db_url, "one", 1)
     ann.deal(db_url, "one", ["A"])
-    ctx = mp.get_context("spawn")  # fresh interpreters: no inherited connections
+    ctx = store_processes()  # separate processes, no inherited connections
     go, out = ctx.Event(), ctx.Queue()
     procs = [
         ctx.Process(target=_save_burst, args=(db_url, user_id, item_id, 30, go, out))
@@ -172,7 +172,7 @@ def test_simultaneous_saves_current_label_is_the_latest(db_url: str) -> None:
     ]
     for p in procs:
         p.start()
-    time.sleep(2.0)  # let the interpreters import before they start together
+    time.sleep(2.0)  # let every process start before they save together
     go.set()
     errors = [e for _ in procs for e in out.get(timeout=180)]
     for p in procs:
