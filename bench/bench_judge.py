@@ -135,7 +135,7 @@ def calibrate(
     """Fit the judge on ``n_labels`` NQ301 rows with the defaults; write it to ``out``."""
     import numpy as np
 
-    from qaeval_core.calibrate import fit_judge
+    from qaeval_core.calibrate import CostPolicy, fit_judge
     from qaeval_core.calibrate.fit import feature_scores
     from qaeval_core.calibrate.inputs import FEATURE_ONLY, metric_specs, question_groups
     from qaeval_core.calibrate.protocol import held_out_split
@@ -152,14 +152,14 @@ def calibrate(
         used, [m for _, m in specs], columns=[c for c, _ in specs]
     )
     info: dict[str, Any] = {"n_labels": len(used), "scoring_s": time.perf_counter() - t0}
-    kwargs: dict[str, Any] = {}
-    if inputs != "all" or max_cost is not None:
+    policy = CostPolicy(inputs=inputs, max_cost=max_cost)
+    costs = None
+    if policy.measures_costs:
         from qaeval_core.calibrate.cost import measure_costs
 
         t0 = time.perf_counter()
-        kwargs["costs"] = measure_costs(specs, used)
+        costs = measure_costs(specs, used)
         info["cost_measure_s"] = time.perf_counter() - t0
-        kwargs.update(inputs=inputs, max_cost=max_cost)
     t0 = time.perf_counter()
     judge, report = fit_judge(
         scores,
@@ -169,7 +169,8 @@ def calibrate(
         default_decisions=decisions[[c for c in decisions.columns if c not in FEATURE_ONLY]],
         name="bench-judge",
         fitted_on={"dataset": CALIBRATION_SET, "bench": "bench/bench_judge.py"},
-        **kwargs,
+        costs=costs,
+        cost_policy=policy,
     )
     info["fit_s"] = time.perf_counter() - t0
     judge.save(out)

@@ -80,7 +80,7 @@ def add_tier(judge_path: Path, train: list[dict[str, Any]]) -> float:
     and add the LLM tier; the file is rewritten. Returns the seconds it took."""
     import numpy as np
 
-    from qaeval_core.calibrate import fit_judge
+    from qaeval_core.calibrate import CrossValidation, fit_judge
     from qaeval_core.calibrate.cascade import add_llm_tier
     from qaeval_core.calibrate.inputs import question_groups
 
@@ -90,7 +90,11 @@ def add_tier(judge_path: Path, train: list[dict[str, Any]]) -> float:
     y = np.array([r["label"] for r in train])
     groups = question_groups(items)
     judge, report = fit_judge(
-        cheap.input_scores(items)[0], y, cheap.features, groups=groups, n_boot=200
+        cheap.input_scores(items)[0],
+        y,
+        cheap.features,
+        groups=groups,
+        cv=CrossValidation(n_boot=200),
     )
     judge.cost = cheap.cost
     add_llm_tier(judge, report, items, y, groups=groups, progress=print)

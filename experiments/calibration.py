@@ -53,6 +53,7 @@ from experiments.common import (
     score_columns,
 )
 from qaeval_core.calibrate import (
+    CrossValidation,
     FusionClassifier,
     StackerClassifier,
     ThresholdClassifier,
@@ -151,8 +152,7 @@ def run_split(
         specs,
         groups=g[tr],
         texts=items_frame([data.items[i] for i in tr]),
-        n_boot=200,
-        seed=seed,
+        cv=CrossValidation(n_boot=200, seed=seed),
         fitted_on={"dataset": data.name},
     )
     path = judge.save(tmp / f"judge_{data.name}_{size}_{seed}.json")

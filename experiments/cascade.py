@@ -46,7 +46,7 @@ from experiments.common import (
     write_result,
 )
 from experiments.triage_ppi import _ppi_rows
-from qaeval_core.calibrate import fit_judge, held_out_split
+from qaeval_core.calibrate import CrossValidation, fit_judge, held_out_split
 from qaeval_core.calibrate.cascade import LLM_SHARES, fit_cascade
 from qaeval_core.calibrate.inputs import DEFAULT_METRICS
 from qaeval_core.judge import FeatureSpec
@@ -118,7 +118,11 @@ def tier1(data: Data, scores: pd.DataFrame, seed: int) -> dict[str, np.ndarray]:
     X, y, g = scores[cols], data.y, data.groups
     tr, te = held_out_split(len(y), SIZE, groups=g, seed=seed)
     judge, report = fit_judge(
-        X.iloc[tr].reset_index(drop=True), y[tr], specs, groups=g[tr], n_boot=200, seed=seed
+        X.iloc[tr].reset_index(drop=True),
+        y[tr],
+        specs,
+        groups=g[tr],
+        cv=CrossValidation(n_boot=200, seed=seed),
     )
     assert judge.probability is not None
     out = {

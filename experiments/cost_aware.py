@@ -32,7 +32,7 @@ from scipy import stats
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from experiments.common import CACHE, DATASETS, RESULTS, cached_scores, load_data
-from qaeval_core.calibrate import fit_judge, held_out_split
+from qaeval_core.calibrate import CostPolicy, CrossValidation, fit_judge, held_out_split
 from qaeval_core.calibrate.cost import CostTable, measure_costs
 from qaeval_core.calibrate.inputs import metric_specs
 from qaeval_core.judge import FeatureSpec, Judge, items_frame
@@ -158,14 +158,14 @@ def main() -> None:
                     Xte = scores[cols].iloc[te].reset_index(drop=True)
                     cheap: dict = {"costs": costs}
                     if args.cost_tolerance is not None:
-                        cheap["cost_tolerance"] = args.cost_tolerance / 100
+                        cheap["cost_policy"] = CostPolicy(tolerance=args.cost_tolerance / 100)
                     rules = ((RULES[0], {}), (RULES[1], cheap))
                     for rule, kwargs in rules:
                         t0 = time.time()
                         judge, rep = fit_judge(
                             Xtr, data.y[tr], features, groups=data.groups[tr],
-                            texts=items_frame([data.items[i] for i in tr]), n_boot=200,
-                            seed=seed, **kwargs,
+                            texts=items_frame([data.items[i] for i in tr]),
+                            cv=CrossValidation(n_boot=200, seed=seed), **kwargs,
                         )  # fmt: skip
                         fit_s = time.time() - t0
                         path = judge.save(Path(tmp) / f"j_{name}_{size}_{seed}.json")

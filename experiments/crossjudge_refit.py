@@ -65,6 +65,7 @@ from experiments.common import (
     score_columns,
 )
 from qaeval_core.calibrate import (
+    CrossValidation,
     ThresholdClassifier,
     bootstrap_ci,
     fit_judge,
@@ -360,8 +361,7 @@ def run_split(
             [spec_of[c] for c in vcols],
             groups=gtr,
             texts=texts,
-            n_boot=200,
-            seed=seed,
+            cv=CrossValidation(n_boot=200, seed=seed),
             fitted_on={"dataset": data.name},
         )
         path = judge.save(tmp / f"judge_{data.name}_{size}_{seed}.json")

@@ -54,7 +54,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from experiments.common import RESULTS, load_data
-from qaeval_core.calibrate import fit_judge, held_out_split
+from qaeval_core.calibrate import CrossValidation, fit_judge, held_out_split
 from qaeval_core.calibrate.inputs import metric_specs
 from qaeval_core.judge import FeatureSpec, items_frame
 from qaeval_core.metrics.base import Metric
@@ -222,8 +222,7 @@ def run(
             features,
             groups=data.groups[tr],
             texts=items_frame([items[i] for i in tr]),
-            n_boot=200,
-            seed=seed,
+            cv=CrossValidation(n_boot=200, seed=seed),
             fitted_on={"dataset": name, "profile": profile},
         )
         before = judge.judge_scores(orig[judge.columns], originals)["judge_correct"].to_numpy()

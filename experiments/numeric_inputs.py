@@ -57,6 +57,7 @@ from experiments.common import (
 )
 from experiments.triage_ppi import SIZE, _triage_rows
 from qaeval_core.calibrate import (
+    CrossValidation,
     bootstrap_ci,
     fit_judge,
     held_out_split,
@@ -218,7 +219,11 @@ def judge_on_test(
     X, y, g = frame[cols], data.y, data.groups
     tr, te = held_out_split(len(y), SIZE, groups=g, seed=seed)
     judge, _ = fit_judge(
-        X.iloc[tr].reset_index(drop=True), y[tr], specs, groups=g[tr], n_boot=200, seed=seed
+        X.iloc[tr].reset_index(drop=True),
+        y[tr],
+        specs,
+        groups=g[tr],
+        cv=CrossValidation(n_boot=200, seed=seed),
     )
     out = judge.judge_scores(X.iloc[te][judge.columns].reset_index(drop=True))
     return te, out

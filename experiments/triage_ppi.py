@@ -39,7 +39,7 @@ from experiments.common import (
     write_result,
 )
 from qaeval_core.analysis.estimates import ALL_MODELS, estimate_accuracy
-from qaeval_core.calibrate import bootstrap_ci, fit_judge, held_out_split
+from qaeval_core.calibrate import CrossValidation, bootstrap_ci, fit_judge, held_out_split
 from qaeval_core.calibrate.inputs import DEFAULT_METRICS
 from qaeval_core.judge import FeatureSpec
 from qaeval_core.metrics.base import get_metric
@@ -59,7 +59,11 @@ def _judge_on_test(data: Data, scores: pd.DataFrame, seed: int) -> tuple[np.ndar
     X, y, g = scores[cols], data.y, data.groups
     tr, te = held_out_split(len(y), SIZE, groups=g, seed=seed)
     judge, _ = fit_judge(
-        X.iloc[tr].reset_index(drop=True), y[tr], specs, groups=g[tr], n_boot=200, seed=seed
+        X.iloc[tr].reset_index(drop=True),
+        y[tr],
+        specs,
+        groups=g[tr],
+        cv=CrossValidation(n_boot=200, seed=seed),
     )
     out = judge.judge_scores(X.iloc[te][judge.columns].reset_index(drop=True))
     out["qa_model"] = [data.items[i].qa_model or "" for i in te]

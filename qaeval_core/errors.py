@@ -41,6 +41,13 @@ class InputError(QAEvalError, ValueError):
     ``except ValueError`` written against estimators keeps working."""
 
 
+class OptionError(ConfigError, InputError):
+    """A field of one of the calibration's option objects (:mod:`qaeval_core.calibrate.options`)
+    is out of its range; ``param`` names the field. Both a :class:`ConfigError` and an
+    :class:`InputError`: the same values were refused as either before the options became
+    objects (a workflow's configuration, a function's argument), and both still catch them."""
+
+
 class StoreError(QAEvalError):
     """The store cannot do what was asked (unknown dataset, user, schema out of date...)."""
 

@@ -44,7 +44,7 @@ EXPORTS = (*STORE_EXPORTS, FINAL_EXPORT)
 Aggregate = Literal["majority", "dawid_skene"]
 AGGREGATES: tuple[Aggregate, ...] = ("majority", "dawid_skene")
 
-#: Which inputs calibration keeps (:func:`qaeval_core.calibrate.select.choose_inputs`,
+#: Which inputs calibration keeps (:class:`qaeval_core.calibrate.options.CostPolicy`,
 #: ``qaeval calibrate --inputs``, the Calibrate page). ``cheap``: the cheapest input set within
 #: the tolerance of the best (the default when costs are measured); ``all``: every input.
 INPUT_RULES: tuple[str, ...] = ("cheap", "all")

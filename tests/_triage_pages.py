@@ -15,6 +15,7 @@ from _paths import DEMO_DATA
 from streamlit.testing.v1 import AppTest
 
 from qaeval_core import workflows
+from qaeval_core.calibrate.options import CostPolicy, CrossValidation, TriagePolicy
 from qaeval_core.store import repo
 
 DATA = DEMO_DATA
@@ -41,8 +42,9 @@ def build_triage_store(folder: Path) -> Path:
     (built once per test module; each test works on a copy, see :func:`private_copy`)."""
     path, url = build_demo_store(folder)
     fit = workflows.calibrate_dataset(
-        url, DEMO, metrics=METRICS, candidates=["threshold"], n_splits=3, n_boot=200,
-        human_share=0.2, name=CAL, inputs="all",
+        url, DEMO, metrics=METRICS, candidates=["threshold"],
+        cv=CrossValidation(n_splits=3, n_boot=200), triage=TriagePolicy(human_share=0.2),
+        name=CAL, cost_policy=CostPolicy(inputs="all"),
     )  # fmt: skip
     repo.save_calibration(url, CAL, fit.judge.to_config(), dataset=DEMO, created_by="res")
     fresh = []

@@ -293,7 +293,7 @@ def test_judge_package_never_imports_the_training_side_or_the_store() -> None:
 
 
 def _fit_toy_judge(tmp_path: Path) -> Path:
-    from qaeval_core.calibrate import feature_scores, fit_judge
+    from qaeval_core.calibrate import CrossValidation, feature_scores, fit_judge
     from qaeval_core.metrics.base import get_metric
     from qaeval_core.schema import Item
 
@@ -305,7 +305,9 @@ def _fit_toy_judge(tmp_path: Path) -> Path:
         items.append(Item(question=f"capital {i}?", references=("Paris",), candidate=cand))
         y.append(ok)
     scores, _, specs = feature_scores(items, [get_metric("f1"), get_metric("em")])
-    judge, _ = fit_judge(scores, np.array(y), specs, candidates=["stacker"], n_boot=50)
+    judge, _ = fit_judge(
+        scores, np.array(y), specs, candidates=["stacker"], cv=CrossValidation(n_boot=50)
+    )
     return judge.save(tmp_path / "judge.json")
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from qaeval_core.calibrate.options import CostPolicy
 from qaeval_core.calibrate.triage import fit_band
 from qaeval_core.cli.flags import cli_message, param_flags, with_flag
 from qaeval_core.cli.main import app, main
@@ -108,7 +109,7 @@ def test_a_bad_parameter_is_named_and_carried():
 
 def test_a_workflow_names_its_own_parameter(sqlite_url: str):
     with pytest.raises(ConfigError, match=r"^inputs must be one of cheap, all") as caught:
-        calibrate_dataset(sqlite_url, "any", inputs="some")
+        calibrate_dataset(sqlite_url, "any", cost_policy=CostPolicy(inputs="some"))
     assert caught.value.param == "inputs"
     assert "--" not in str(caught.value)
 

@@ -22,6 +22,7 @@ import pandas as pd
 import pytest
 
 import qaeval_core as qa
+from qaeval_core.calibrate.options import CrossValidation
 from qaeval_core.cli.main import main
 from qaeval_core.errors import InputError
 
@@ -193,8 +194,7 @@ def test_cli_ray_scores_parquet_into_a_folder_with_a_judge(
         specs,
         candidates=("threshold",),
         default_decisions=decisions,
-        n_splits=2,
-        n_boot=20,
+        cv=CrossValidation(n_splits=2, n_boot=20),
     )
     config = judge.save(tmp_path / "judge.json")
     parts = tmp_path / "in"

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import qaeval_core
+from qaeval_core.calibrate.options import CrossValidation
 from qaeval_core.errors import ConfigError
 from qaeval_core.metrics.base import get_metric
 from qaeval_core.schema import Item
@@ -280,7 +281,7 @@ def test_the_nan_policy_is_the_same_from_score_calibrate_and_a_judge(sqlite_url:
     _policy_holds(scores["f1"].to_numpy(), decisions["f1"].to_numpy())
 
     y = np.array([i % 4 < 2 for i in range(len(items))])
-    fitted, _ = fit_judge(scores, y, specs, candidates=["threshold"], n_boot=20)
+    fitted, _ = fit_judge(scores, y, specs, candidates=["threshold"], cv=CrossValidation(n_boot=20))
     judge = Judge([FeatureSpec.from_metric(metric, "f1")], fitted.model, fitted_on=fitted.fitted_on)
     judge._metrics = {"f1": metric}  # the NaN metric is not in the registry
     _policy_holds(judge.input_scores(items)[0]["f1"].to_numpy())

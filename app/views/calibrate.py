@@ -28,9 +28,15 @@ from app.components.guarantee_view import guarantee_section, guarantee_text, uns
 from app.components.triage_widgets import band_text, cell
 from qaeval_core import analysis, workflows
 from qaeval_core.calibrate import active, summary
-from qaeval_core.calibrate.fit import CANDIDATES, DEFAULT_CANDIDATES
+from qaeval_core.calibrate.fit import CANDIDATES
 from qaeval_core.calibrate.guarantee import GuaranteeNotSupported
 from qaeval_core.calibrate.inputs import DEFAULT_METRICS, FEATURE_ONLY
+from qaeval_core.calibrate.options import (
+    DEFAULT_CANDIDATES,
+    CostPolicy,
+    CrossValidation,
+    TriagePolicy,
+)
 from qaeval_core.calibrate.progress import CalibrationProgress, Steps
 from qaeval_core.errors import QAEvalError
 from qaeval_core.judge import Judge
@@ -47,7 +53,7 @@ _UNSUPPORTED = "calibrate_unsupported"
 #: What "score with fast CPU metrics" runs (seconds for thousands of items).
 FAST_METRICS = ("em", "f1", "contains", "rougeL")
 MEASURE_NAMES = {"accuracy": "accuracy", "balanced_accuracy": "balanced acc.", "f1": "F1"}
-#: How the fit chooses the triage band (the form's radio -> which argument it sets).
+#: How the fit chooses the triage band (the form's radio -> which TriagePolicy field it sets).
 BAND_CHOICES = {
     "a share of the items": "share",
     "enough for a target accuracy": "target",
@@ -162,12 +168,18 @@ def _fit_form(url: str, dataset: str) -> None:
         "target": {"target_accuracy": float(target)},
         "guarantee": {"guarantee": float(target), "risk": float(risk)},
     }[BAND_CHOICES[band_by]]
-    if use_llm and "guarantee" in band:
+    try:  # the form's values, checked by the library's option objects before any work
+        cv = CrossValidation(n_splits=int(folds), seed=int(seed), n_boot=int(n_boot))
+        triage = TriagePolicy(**band)
+        cost_policy = CostPolicy(inputs=inputs, max_cost=float(max_cost) or None)
+    except QAEvalError as exc:
+        st.error(str(exc), icon=":material/error:")
+        return
+    if use_llm and triage.guarantee is not None:
         st.error("A guarantee is not available with an LLM tier yet; choose a share.",
                  icon=":material/error:")  # fmt: skip
         return
-    measures_costs = inputs != "all" or bool(max_cost)
-    names = [*calibration_steps(measures_costs=measures_costs)]
+    names = [*calibration_steps(measures_costs=cost_policy.measures_costs)]
     names += [LLM_STEP] if use_llm else []
     names += [QUALITY_STEP]
     names += [CURVES_STEP] if curves else []
@@ -177,10 +189,9 @@ def _fit_form(url: str, dataset: str) -> None:
             steps = Steps(shown, names)
             fit = calibrate_dataset(
                 url, dataset, metrics=metrics, max_labels=int(max_labels) or None,
-                seed=int(seed), candidates=candidates, n_splits=int(folds), n_boot=int(n_boot),
-                name=f"{dataset}-judge", progress=steps.relay, inputs=inputs,
-                max_cost=float(max_cost) or None, normalize=normalize,
-                knowledge=bool(taught and n_taught), **band,
+                candidates=candidates, name=f"{dataset}-judge", normalize=normalize,
+                knowledge=bool(taught and n_taught), cv=cv, triage=triage,
+                cost_policy=cost_policy, progress=steps.relay,
             )  # fmt: skip
             tier = llm_tier.TierOutcome()
             if use_llm:
@@ -474,7 +485,7 @@ def _active(url: str, dataset: str, run: FitRun | None) -> None:
                 score_dataset(url, dataset, list(FAST_METRICS))
             st.rerun()
     else:
-        people = ["(everybody)"] + [n for n, _ in ann.queue_users(url=url)]
+        people = ["(everybody)"] + [n for n, _ in ann.queue_users(url)]
         c1, c2 = st.columns([2, 1])
         who = c1.selectbox("Queue of", people, key="calibrate_queue_user")
         if c2.button("Order queue by metric disagreement", key="calibrate_reorder"):

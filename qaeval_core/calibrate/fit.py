@@ -9,19 +9,22 @@ label and wraps it in a :class:`~qaeval_core.judge.Judge` with its cross-validat
 Why the winner is not simply the top CV accuracy: with a few hundred labels the CV accuracy of
 each candidate has a standard error of 2-3 points, so picking the maximum mostly picks noise.
 The first candidate listed is the default and wins unless another beats its CV accuracy by more
-than ``tolerance`` (one point). The default order puts the stacker first: it contains the other
-two as special cases (one metric, or a few metrics voting, are linear rules on the same scores),
-its penalty is itself chosen by inner CV, and in ``experiments/`` it was never worse on average
-than the threshold or the fusion on held-out rows, while CV selection among the three lost 0.5-2
-points at 100-200 labels by picking a lucky threshold or fusion (first run, experiments/README).
+than the :class:`~qaeval_core.calibrate.options.CrossValidation`'s ``tolerance`` (one point).
+The default order puts the stacker first: it contains the other two as special cases (one
+metric, or a few metrics voting, are linear rules on the same scores), its penalty is itself
+chosen by inner CV, and in ``experiments/`` it was never worse on average than the threshold or
+the fusion on held-out rows, while CV selection among the three lost 0.5-2 points at 100-200
+labels by picking a lucky threshold or fusion (first run, experiments/README).
 
 Cost-aware inputs (issue 15): given measured input costs (:mod:`qaeval_core.calibrate.cost`),
 ``fit_judge`` first keeps only the cheapest input families whose cross-validated accuracy is
-within ``cost_tolerance`` (0.3 points) of the best set evaluated
+within the :class:`~qaeval_core.calibrate.options.CostPolicy`'s ``tolerance`` (0.3 points) of
+the best set evaluated
 (:func:`~qaeval_core.calibrate.select.select_inputs`, with the first candidate combiner on the
 same folds of the same labels), then compares the combiners on them. The CV quality reported
 afterwards is measured on the folds that chose the set, so it is slightly optimistic for the
-chosen set; held-out numbers are in experiments/. ``inputs="all"`` keeps every input.
+chosen set; held-out numbers are in experiments/. ``CostPolicy(inputs="all")`` keeps every
+input.
 
 Taught answers (issue 24, item 2): given ``knowledge`` (a
 :class:`~qaeval_core.judge.JudgeKnowledge` snapshot) and ``knowledge_scores`` (its similarity
@@ -47,11 +50,12 @@ import numpy as np
 import pandas as pd
 
 from qaeval_core.calibrate.cost import CostTable, cost_record
-from qaeval_core.calibrate.guarantee import (
-    GuaranteeFit,
-    GuaranteeNotSupported,
-    check_guarantee_params,
-    guaranteed_band,
+from qaeval_core.calibrate.guarantee import GuaranteeFit, GuaranteeNotSupported, guaranteed_band
+from qaeval_core.calibrate.options import (
+    DEFAULT_CANDIDATES,
+    CostPolicy,
+    CrossValidation,
+    TriagePolicy,
 )
 from qaeval_core.calibrate.progress import ProgressCallback, Steps
 from qaeval_core.calibrate.protocol import (
@@ -60,13 +64,7 @@ from qaeval_core.calibrate.protocol import (
     cross_val_predict_proba,
     quality,
 )
-from qaeval_core.calibrate.select import (
-    DEFAULT_COST_TOLERANCE,
-    INPUT_RULES,
-    InputSelection,
-    choose_inputs,
-    single_blas_thread,
-)
+from qaeval_core.calibrate.select import InputSelection, choose_inputs, single_blas_thread
 from qaeval_core.calibrate.triage import effort_curve, fit_band, fit_probability
 from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.judge import FeatureSpec, Judge, JudgeKnowledge
@@ -79,16 +77,12 @@ from qaeval_core.judge.combiners import (
     ThresholdClassifier,
     as_binary,
 )
-from qaeval_core.judge.triage import check_share
 from qaeval_core.metrics.base import Metric
 from qaeval_core.schema import Item
 from qaeval_core.scoring import ScoringJob, run_jobs
 
 __all__ = [
     "CANDIDATES",
-    "DEFAULT_CANDIDATES",
-    "DEFAULT_COST_TOLERANCE",
-    "INPUT_RULES",
     "CalibrationReport",
     "check_candidates",
     "feature_scores",
@@ -99,15 +93,14 @@ __all__ = [
 
 
 #: Candidate combiners by name. ``panda`` reads the items' text (PANDA refitted on the labels) and
-#: is the slowest to fit. :data:`DEFAULT_CANDIDATES` is the order ``fit_judge`` uses.
+#: is the slowest to fit. :data:`~qaeval_core.calibrate.options.DEFAULT_CANDIDATES` (the first
+#: is preferred unless another is clearly better, see above) is the order ``fit_judge`` uses.
 CANDIDATES: dict[str, Callable[[], CalibratedClassifier]] = {
     "threshold": lambda: ThresholdClassifier(column="best"),
     "fusion": lambda: FusionClassifier(),
     "stacker": lambda: StackerClassifier(),
     "panda": lambda: PandaFitClassifier(),
 }
-#: Compared by default; the first is preferred unless another is clearly better (see above).
-DEFAULT_CANDIDATES: tuple[str, ...] = ("stacker", "threshold", "fusion")
 
 
 #: The steps of :func:`fit_judge` as its ``progress`` names them.
@@ -247,51 +240,46 @@ def fit_judge(
     features: Sequence[FeatureSpec],
     *,
     candidates: Sequence[str] | Mapping[str, Callable[[], CalibratedClassifier]] = (
-        "stacker",
-        "threshold",
-        "fusion",
+        DEFAULT_CANDIDATES
     ),
     groups: Sequence[Any] | np.ndarray | None = None,
     texts: pd.DataFrame | None = None,
     default_decisions: pd.DataFrame | None = None,
-    n_splits: int = 5,
-    seed: int = 0,
-    n_boot: int = 2000,
-    tolerance: float = 0.01,
-    name: str | None = None,
-    fitted_on: Mapping[str, Any] | None = None,
-    human_share: float = 0.0,
-    target_accuracy: float | None = None,
-    guarantee: float | None = None,
-    risk: float = 0.1,
     costs: CostTable | None = None,
-    inputs: str = "cheap",
-    max_cost: float | None = None,
-    cost_tolerance: float = DEFAULT_COST_TOLERANCE,
-    progress: ProgressCallback | None = None,
     knowledge: JudgeKnowledge | None = None,
     knowledge_scores: pd.DataFrame | None = None,
+    cv: CrossValidation = CrossValidation(),
+    triage: TriagePolicy = TriagePolicy(),
+    cost_policy: CostPolicy = CostPolicy(),
+    name: str | None = None,
+    fitted_on: Mapping[str, Any] | None = None,
+    progress: ProgressCallback | None = None,
 ) -> tuple[Judge, CalibrationReport]:
     """Compare candidate combiners by grouped CV, refit the winner on all labels, wrap it.
 
-    The winner's out-of-fold scores also give the judge its calibrated probability and its
-    triage band: about ``human_share`` of items come out ``uncertain`` (0: none, the verdicts
-    are the combiner's), or the smallest share whose cross-validated combined accuracy reaches
-    ``target_accuracy`` (:mod:`qaeval_core.calibrate.triage`), or the widest band whose
-    accuracy on what the judge decides alone is at least ``guarantee`` with probability at
-    least ``1 - risk`` (:mod:`qaeval_core.calibrate.guarantee`; GuaranteeNotSupported, an
-    InputError saying how many more labels would do, when the labels support none).
-
-    ``scores`` has one column per feature (same order as ``features``); ``texts`` (question,
-    references, candidate; same rows) is needed by text-reading candidates such as ``panda``;
+    The data, one row per label: ``scores`` has one column per feature (same order as
+    ``features``); ``groups`` (optional) the question of each row, kept in one fold; ``texts``
+    (question, references, candidate) is needed by text-reading candidates such as ``panda``;
     ``default_decisions`` (optional, same columns) are the metrics' own decisions at their
     shipped thresholds, reported as the uncalibrated baselines on the same labels.
 
+    The options (:mod:`qaeval_core.calibrate.options`; their defaults are the plain fit):
+    ``cv`` is the cross-validation (folds, seed, bootstrap, the combiners' tolerance). The
+    winner's out-of-fold scores also give the judge its calibrated probability and the triage
+    band ``triage`` asks for: about ``human_share`` of items come out ``uncertain`` (none
+    given: 0, the verdicts are the combiner's), or the smallest share whose cross-validated
+    combined accuracy reaches ``target_accuracy`` (:mod:`qaeval_core.calibrate.triage`), or
+    the widest band whose accuracy on what the judge decides alone is at least ``guarantee``
+    with probability at least ``1 - risk`` (:mod:`qaeval_core.calibrate.guarantee`;
+    GuaranteeNotSupported, an InputError saying how many more labels would do, when the labels
+    support none).
+
     ``costs`` (measured on these or similar rows, one entry per feature) makes the fit
-    cost-aware: with ``inputs="cheap"`` (or a ``max_cost`` in seconds per 1,000 rows) only the
-    chosen input families are used (see the module docstring); either way the costs, the
-    selection and its accuracy/cost frontier go into the judge's ``cost`` record. Without
-    ``costs`` every input is used and nothing is recorded.
+    cost-aware: by the ``cost_policy`` (``inputs="cheap"``, or a ``max_cost`` in seconds per
+    1,000 rows) only the chosen input families are used (see the module docstring); either way
+    the costs, the selection and its accuracy/cost frontier go into the judge's ``cost``
+    record. Without ``costs`` every input is used and nothing is recorded (a ``max_cost``
+    then is an error: nothing to cap).
 
     ``progress`` hears the steps of :func:`fit_steps` as they go (input sets evaluated,
     combiners compared; :mod:`qaeval_core.calibrate.progress`); nothing is printed.
@@ -299,14 +287,8 @@ def fit_judge(
     ``knowledge`` with ``knowledge_scores`` (one row per label, the snapshot's columns, each
     row's computed without its own label) adds the taught-answer inputs (module docstring).
     """
+    n_splits, seed, n_boot = cv.n_splits, cv.seed, cv.n_boot
     yb = as_binary(y)
-    check_share(human_share)
-    if target_accuracy is not None and human_share:
-        raise InputError("Give a human share or a target accuracy, not both.")
-    if guarantee is not None and (human_share or target_accuracy is not None):
-        raise InputError("Give one of a human share, a target accuracy or a guarantee.")
-    if guarantee is not None:
-        check_guarantee_params(guarantee, risk)
     cols = [f.column for f in features]
     if list(scores.columns) != cols:
         raise InputError(
@@ -350,12 +332,10 @@ def fit_judge(
         yb,
         costs,
         score_only[0] if score_only else None,
-        inputs=inputs,
-        max_cost=max_cost,
-        tolerance=cost_tolerance,
+        cost_policy=cost_policy,
+        cv=cv,
         fold_ids=folds,
         groups=g,
-        seed=seed,
         progress=evaluated,
     )
     if selection is not None:
@@ -395,7 +375,7 @@ def fit_judge(
     steps.advance(f"Compared {len(names)} combiner(s)", done=len(names))
     table = pd.DataFrame(rows)
     best = float(table["accuracy"].max())
-    winner = next(r["candidate"] for r in rows if r["accuracy"] >= best - tolerance)
+    winner = next(r["candidate"] for r in rows if r["accuracy"] >= best - cv.tolerance)
 
     steps.start(FINISHING, f"Refitting {winner} on every label; baselines; triage band ...")
     base_rows = []
@@ -419,13 +399,14 @@ def fit_judge(
     calibrator = fit_probability(oof[winner], yb)
     curve = effort_curve(oof[winner], yb, calibrator, groups=g, n_boot=min(n_boot, 1000), seed=seed)
     walk = None
-    if guarantee is not None:
-        walk = guaranteed_band(oof[winner], yb, calibrator, curve, guarantee=guarantee,
-                               risk=risk, groups=g, seed=seed)  # fmt: skip
+    human_share = triage.share
+    if triage.guarantee is not None:
+        walk = guaranteed_band(oof[winner], yb, calibrator, curve, guarantee=triage.guarantee,
+                               risk=triage.risk, groups=g, seed=seed)  # fmt: skip
         if walk.guarantee is None:
             raise GuaranteeNotSupported(walk)
         human_share = walk.guarantee.share
-    band = fit_band(curve, human_share=human_share, target_accuracy=target_accuracy)
+    band = fit_band(curve, human_share=human_share, target_accuracy=triage.target_accuracy)
     report = CalibrationReport(
         winner=winner,
         candidates=table,
@@ -474,7 +455,7 @@ def fit_judge(
             cols,
             [f.column for f in kept_features],
             None if selection is None else selection.to_dict(),
-            inputs,
+            cost_policy.inputs,
         ),
     )
     return judge, report

@@ -31,6 +31,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from qaeval_core.calibrate.cost import CostTable
+from qaeval_core.calibrate.options import CostPolicy, CrossValidation, InputRule
 from qaeval_core.calibrate.protocol import (
     assign_folds,
     cross_val_predict_proba,
@@ -40,14 +41,9 @@ from qaeval_core.calibrate.protocol import (
 from qaeval_core.errors import InputError
 from qaeval_core.judge.combiners.base import as_binary, single_blas_thread
 from qaeval_core.judge.combiners.threshold import Objective, ThresholdClassifier
-from qaeval_core.vocabulary import INPUT_RULES
 
 __all__ = [
-    "DEFAULT_COST_TOLERANCE",
-    "DEFAULT_SELECTION_CONFIDENCE",
-    "DEFAULT_SELECTION_REPEATS",
     "single_blas_thread",
-    "INPUT_RULES",
     "InputSelection",
     "choose_inputs",
     "Selection",
@@ -172,14 +168,6 @@ def select_avert_model(
     return cv_select(
         scores_by_model, y, calibrate=calibrate, fixed_threshold=0.5, default=default, **kwargs
     )
-
-
-#: How much cross-validated accuracy (0.003 = 0.3 points) a cheaper input set may give up.
-DEFAULT_COST_TOLERANCE = 0.003
-#: Fold assignments each input set's accuracy is averaged over (see :func:`select_inputs`).
-DEFAULT_SELECTION_REPEATS = 1
-#: One-sided confidence that a cheaper set loses at most the tolerance (see select_inputs).
-DEFAULT_SELECTION_CONFIDENCE: float | None = None
 
 
 def _paired_se(diff: np.ndarray, clusters: np.ndarray) -> float:
@@ -310,25 +298,23 @@ def select_inputs(
     costs: Mapping[str, float],
     make_model: Callable[[], Any],
     *,
+    rule: InputRule = InputRule(),
+    cv: CrossValidation = CrossValidation(),
     fold_ids: np.ndarray | None = None,
     groups: Sequence[Any] | np.ndarray | None = None,
-    n_splits: int = 5,
-    seed: int = 0,
-    tolerance: float = DEFAULT_COST_TOLERANCE,
-    max_cost: float | None = None,
-    repeats: int = DEFAULT_SELECTION_REPEATS,
-    confidence: float | None = DEFAULT_SELECTION_CONFIDENCE,
-    tune_once: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> InputSelection:
-    """The cheapest set of input families whose CV accuracy is within ``tolerance`` of the best.
+    """The cheapest set of input families whose CV accuracy is within the ``rule``'s
+    tolerance of the best.
 
     Every candidate set is scored the same way: out-of-fold accuracy of ``make_model()`` (the
     default combiner) fitted on the set's columns, on the same folds of the labels given (the
     calibration's own labels; nothing else is seen), so differences between sets are paired.
-    The defaults are the plain rule (one fold assignment, the model's own nested CV per set,
-    no confidence margin); three stricter or faster variants are options, each measured
-    against held-out rows in ``experiments/results/cost_aware_rules.md`` and none better there:
+    The folds are ``fold_ids`` when given, else drawn by ``cv`` (its ``n_splits`` and
+    ``seed``). The default :class:`~qaeval_core.calibrate.options.InputRule` is the plain rule
+    (one fold assignment, the model's own nested CV per set, no confidence margin); three
+    stricter or faster variants are its options, each measured against held-out rows in
+    ``experiments/results/cost_aware_rules.md`` and none better there:
 
     * ``repeats``: a set's accuracy is the mean over that many fold assignments (the folds
       given, then ones drawn with ``seed + 1``, ``seed + 2``, ...);
@@ -341,21 +327,20 @@ def select_inputs(
 
     1. *forward*: families sorted by cost, cheapest first; evaluate each prefix (the cheapest
        family, the cheapest two, ... all of them);
-    2. *backward*: from the cheapest evaluated set within ``tolerance`` of the best evaluated
+    2. *backward*: from the cheapest evaluated set within the tolerance of the best evaluated
        set, try dropping each family (most costly first); take the drop that saves the most
-       cost and stays within ``tolerance`` of the best so far; repeat until none does.
+       cost and stays within the tolerance of the best so far; repeat until none does.
 
-    The result is the cheapest evaluated set within ``tolerance`` of the best evaluated one,
-    among sets costing at most ``max_cost`` (seconds per 1,000 rows) when given.
+    The result is the cheapest evaluated set within the tolerance of the best evaluated one,
+    among sets costing at most the rule's ``max_cost`` (seconds per 1,000 rows) when given.
 
     ``progress(evaluated, at_most)`` hears each newly evaluated set: how many so far, and the
     most the search can evaluate (``F(F+1)/2`` sets).
     """
+    tolerance, max_cost, repeats = rule.tolerance, rule.max_cost, rule.repeats
     yb = as_binary(y)
     if len(scores) != len(yb):
         raise InputError(f"{len(scores)} score rows for {len(yb)} labels; give one per label.")
-    if tolerance < 0:
-        raise InputError(f"tolerance must be >= 0 (0.003 = 0.3 points), got {tolerance}.")
     fams = {f: list(cols) for f, cols in families.items() if cols}
     if not fams:
         raise InputError("No input families to choose from; give at least one with columns.")
@@ -373,13 +358,10 @@ def select_inputs(
             "input (inputs='all').",
             param="max_cost",
         )
-    if repeats < 1:
-        raise InputError(f"repeats must be >= 1 fold assignment, got {repeats}.")
-    if confidence is not None and not 0.5 <= confidence < 1:
-        raise InputError(f"confidence must be in [0.5, 1) (e.g. 0.95) or None, got {confidence}.")
+    seed = cv.seed
     g = None if groups is None else np.asarray(groups, dtype=object)
     folds = (
-        assign_folds(len(yb), n_splits, groups=g, y=yb, seed=seed)
+        assign_folds(len(yb), cv.n_splits, groups=g, y=yb, seed=seed)
         if fold_ids is None
         else np.asarray(fold_ids)
     )
@@ -391,12 +373,12 @@ def select_inputs(
     seen: dict[frozenset[str], tuple[float, float]] = {}
     right: dict[frozenset[str], np.ndarray] = {}  # per assignment and item: 1.0 if right
     oof: dict[frozenset[str], np.ndarray] = {}
-    z = 0.0 if confidence is None else float(norm.ppf(confidence))
+    z = 0.0 if rule.confidence is None else float(norm.ppf(rule.confidence))
     clusters = np.arange(len(yb)) if g is None else pd.factorize(pd.Series(g))[0]
     ranks = {f: i for i, f in enumerate(order)}
     every = X[[c for c in X.columns if any(c in cols for cols in fams.values())]]
     predictors = [
-        _oof_predictor(make_model, every, yb, a, g, tune_once=tune_once) for a in assignments
+        _oof_predictor(make_model, every, yb, a, g, tune_once=rule.tune_once) for a in assignments
     ]
 
     def columns_of(fset: frozenset[str]) -> list[str]:
@@ -486,8 +468,8 @@ def select_inputs(
         evaluated=table,
         oof_proba=oof[chosen],
         repeats=repeats,
-        confidence=confidence,
-        tune_once=tune_once,
+        confidence=rule.confidence,
+        tune_once=rule.tune_once,
     )
 
 
@@ -497,30 +479,23 @@ def choose_inputs(
     costs: CostTable | None,
     make_model: Callable[[], Any] | None,
     *,
-    inputs: str = "cheap",
-    max_cost: float | None = None,
-    tolerance: float = DEFAULT_COST_TOLERANCE,
+    cost_policy: CostPolicy = CostPolicy(),
+    cv: CrossValidation = CrossValidation(),
     fold_ids: np.ndarray | None = None,
     groups: Sequence[Any] | np.ndarray | None = None,
-    seed: int = 0,
-    repeats: int = DEFAULT_SELECTION_REPEATS,
-    confidence: float | None = DEFAULT_SELECTION_CONFIDENCE,
     progress: Callable[[int, int], None] | None = None,
 ) -> InputSelection | None:
-    """:func:`select_inputs` over the families of ``costs``, or None when every input is kept
-    (``inputs="all"`` without ``max_cost``, no costs, or no score-reading ``make_model``).
-    ``progress`` is :func:`select_inputs`' (sets evaluated, at most)."""
-    if inputs not in INPUT_RULES:
-        raise InputError(f"inputs must be one of {list(INPUT_RULES)}, got {inputs!r}.")
-    if max_cost is not None and not (np.isfinite(max_cost) and max_cost > 0):
-        raise InputError(f"max_cost must be > 0 seconds per 1,000 rows, got {max_cost}.")
+    """:func:`select_inputs` by the ``cost_policy``'s rule over the families of ``costs``, or
+    None when every input is kept (``inputs="all"`` without ``max_cost``, no costs, or no
+    score-reading ``make_model``). ``progress`` is :func:`select_inputs`' (sets evaluated, at
+    most)."""
     if costs is None:
-        if max_cost is not None:
+        if cost_policy.max_cost is not None:
             raise InputError("max_cost needs measured input costs (costs=measure_costs(...)).")
         return None
     cols = [str(c) for c in scores.columns]
     costs.families_of(cols)  # every input must have a measured cost
-    if (inputs == "all" and max_cost is None) or make_model is None:
+    if not cost_policy.measures_costs or make_model is None:
         return None
     families: dict[str, list[str]] = {}
     for fam, members in costs.families().items():
@@ -533,12 +508,9 @@ def choose_inputs(
         families,
         costs.family_costs(),
         make_model,
+        rule=cost_policy.rule(),
+        cv=cv,
         fold_ids=fold_ids,
         groups=groups,
-        seed=seed,
-        tolerance=tolerance,
-        max_cost=max_cost,
-        repeats=repeats,
-        confidence=confidence,
         progress=progress,
     )

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from sklearn.linear_model import LogisticRegression
 
+from qaeval_core.calibrate.options import check_target_accuracy
 from qaeval_core.calibrate.protocol import bootstrap_ci
 from qaeval_core.errors import InputError
 from qaeval_core.judge.combiners.base import as_binary
@@ -127,11 +128,7 @@ def fit_band(
     """The band for ``human_share``, or for the smallest share whose combined accuracy reaches
     ``target_accuracy`` (an error naming the best reachable when none does)."""
     if target_accuracy is not None:
-        if isinstance(target_accuracy, bool) or not 0 < float(target_accuracy) <= 1:
-            raise InputError(
-                f"target_accuracy must be in (0, 1] (e.g. 0.95), got {target_accuracy!r}.",
-                param="target_accuracy",
-            )
+        check_target_accuracy(target_accuracy)
         reached = curve[curve["combined_accuracy"] >= float(target_accuracy)]
         if reached.empty:
             best = curve.loc[curve["combined_accuracy"].idxmax()]

@@ -7,6 +7,13 @@ from typing import Annotated
 
 import typer
 
+from qaeval_core.calibrate.options import (
+    DEFAULT_CANDIDATES,
+    DEFAULT_RISK,
+    CostPolicy,
+    CrossValidation,
+    TriagePolicy,
+)
 from qaeval_core.cli.calibrate_tables import (
     print_cascade,
     print_costs,
@@ -17,7 +24,13 @@ from qaeval_core.cli.calibrate_tables import (
 from qaeval_core.cli.common import DbOption, console, err_console
 from qaeval_core.cli.progress import calibration_progress
 from qaeval_core.errors import ConfigError
-from qaeval_core.vocabulary import INPUT_RULES, PROFILES
+from qaeval_core.vocabulary import INPUT_RULES
+
+#: The library's defaults, shown by ``--help`` (read from the core, never restated here).
+_CV = CrossValidation()
+_COSTS = CostPolicy()
+#: ``--cost-tolerance`` is in accuracy points; the library's tolerance is a share of accuracy.
+_POINTS = 100.0
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -60,15 +73,18 @@ def add_commands(app: typer.Typer) -> None:
                 "--seed; the rest stay unseen."
             ),
         ] = None,
-        seed: Annotated[int, typer.Option(help="Seed of the label draw and the CV folds.")] = 0,
+        seed: Annotated[
+            int, typer.Option(help="Seed of the label draw and the CV folds.")
+        ] = _CV.seed,
         candidates: Annotated[
             str,
             typer.Option(
                 help="Combiners compared by cross-validation (threshold, fusion, stacker, "
-                "panda); the first wins unless another is better by > 1 point."
+                "panda); the first wins unless another is better by > "
+                f"{_CV.tolerance * _POINTS:g} point."
             ),
-        ] = "stacker,threshold,fusion",
-        folds: Annotated[int, typer.Option(help="Cross-validation folds.")] = 5,
+        ] = ",".join(DEFAULT_CANDIDATES),
+        folds: Annotated[int, typer.Option(help="Cross-validation folds.")] = _CV.n_splits,
         name: Annotated[
             str | None,
             typer.Option(help="Also save the judge in the store as a named calibration."),
@@ -107,7 +123,7 @@ def add_commands(app: typer.Typer) -> None:
             typer.Option(
                 "--risk",
                 help="With --guarantee: the chance allowed that the guarantee fails (default "
-                "0.1: 90% confidence).",
+                f"{DEFAULT_RISK:g}: {1 - DEFAULT_RISK:.0%} confidence).",
             ),
         ] = None,
         inputs: Annotated[
@@ -118,7 +134,7 @@ def add_commands(app: typer.Typer) -> None:
                 "families whose cross-validated accuracy is within --cost-tolerance of the "
                 "best; all: every input, no cost measured.",
             ),
-        ] = "cheap",
+        ] = _COSTS.inputs,
         max_cost: Annotated[
             float | None,
             typer.Option(
@@ -130,9 +146,9 @@ def add_commands(app: typer.Typer) -> None:
             float,
             typer.Option(
                 "--cost-tolerance",
-                help="Accuracy points a cheaper input set may lose against the best (0.3).",
+                help="Accuracy points a cheaper input set may lose against the best.",
             ),
-        ] = 0.3,
+        ] = round(_COSTS.tolerance * _POINTS, 6),
         normalize: Annotated[
             str,
             typer.Option(
@@ -150,7 +166,7 @@ def add_commands(app: typer.Typer) -> None:
                 help="Measure every input's cost again instead of reading the costs cached "
                 "by an earlier calibration on this machine.",
             ),
-        ] = False,
+        ] = _COSTS.remeasure,
         with_knowledge: Annotated[
             bool,
             typer.Option(
@@ -209,46 +225,42 @@ def add_commands(app: typer.Typer) -> None:
         from qaeval_core.calibrate.fit import check_candidates
         from qaeval_core.calibrate.inputs import metric_specs
         from qaeval_core.errors import NotFoundError
-        from qaeval_core.judge.triage import check_share
         from qaeval_core.store import repo
         from qaeval_core.store import session as store_session
+        from qaeval_core.text.profiles import check_profile
         from qaeval_core.workflows import calibrate_dataset
+        from qaeval_core.workflows.calibration import check_max_labels
 
-        # Every flag is checked before any label or score is read.
+        # Every flag is checked before any label or score is read: the option objects and the
+        # core's checks refuse what the library would (their errors name the parameter, which
+        # the error boundary shows as its flag); only what is the CLI's own is checked here.
         if output.suffix.lower() != ".json":
             raise ConfigError(f"--output must be a .json file, got {output}.")
-        if folds < 2:
-            raise ConfigError(f"--folds must be >= 2, got {folds}.")
-        if max_labels is not None and max_labels < 20:
-            raise ConfigError(f"--max-labels {max_labels} is too few to calibrate; use >= 20.")
-        chosen = check_candidates(_split(candidates) or [])
-        if human_share is not None and target_accuracy is not None:
-            raise ConfigError("Give --human-share or --target-accuracy, not both.")
-        if guarantee is not None and (human_share is not None or target_accuracy is not None):
-            raise ConfigError("Give --guarantee, --human-share or --target-accuracy, one of them.")
-        if risk is not None and guarantee is None:
-            raise ConfigError("--risk goes with --guarantee (e.g. --guarantee 0.95 --risk 0.1).")
-        if guarantee is not None and not 0 < guarantee < 1:
-            raise ConfigError(f"--guarantee must be in (0, 1) (e.g. 0.95), got {guarantee}.")
-        if risk is not None and not 0 < risk < 1:
-            raise ConfigError(f"--risk must be in (0, 1) (e.g. 0.1), got {risk}.")
-        check_share(0.0 if human_share is None else human_share)
-        if target_accuracy is not None and not 0 < target_accuracy <= 1:
-            raise ConfigError(
-                f"--target-accuracy must be in (0, 1] (e.g. 0.95), got {target_accuracy}."
-            )
-        if inputs not in INPUT_RULES:
-            raise ConfigError(f"--inputs must be {' or '.join(INPUT_RULES)}, got {inputs!r}.")
-        if normalize not in PROFILES:
-            raise ConfigError(f"--normalize must be {' or '.join(PROFILES)}, got {normalize!r}.")
-        if max_cost is not None and not max_cost > 0:
-            raise ConfigError(
-                f"--max-cost must be > 0 seconds per 1,000 rows (e.g. 5), got {max_cost}."
-            )
-        if not 0 <= cost_tolerance < 100:
+        # Two flags keep words of their own: --cost-tolerance is in accuracy points (the
+        # library's tolerance is a share of accuracy), and --inputs names its choices as the
+        # command's help does; both wordings are what `qaeval calibrate` has always printed.
+        if not 0 <= cost_tolerance < _POINTS:
             raise ConfigError(
                 f"--cost-tolerance is in accuracy points (e.g. 0.3), got {cost_tolerance}."
             )
+        if inputs not in INPUT_RULES:
+            raise ConfigError(f"--inputs must be {' or '.join(INPUT_RULES)}, got {inputs!r}.")
+        cv = CrossValidation(n_splits=folds, seed=seed)
+        triage = TriagePolicy(
+            human_share=human_share,
+            target_accuracy=target_accuracy,
+            guarantee=guarantee,
+            risk=risk,
+        )
+        cost_policy = CostPolicy(
+            inputs=inputs,
+            max_cost=max_cost,
+            tolerance=cost_tolerance / _POINTS,
+            remeasure=remeasure_costs,
+        )
+        check_max_labels(max_labels)
+        chosen = check_candidates(_split(candidates) or [])
+        check_profile(normalize)
         if llm is None and (llm_url or llm_share is not None):
             raise ConfigError("--llm-url and --llm-share need --llm MODEL.")
         if llm is not None:
@@ -286,20 +298,13 @@ def add_commands(app: typer.Typer) -> None:
                 dataset,
                 metrics=_split(metrics),
                 max_labels=max_labels,
-                seed=seed,
                 candidates=chosen,
-                human_share=human_share or 0.0,
-                target_accuracy=target_accuracy,
-                guarantee=guarantee,
-                risk=0.1 if risk is None else risk,
-                n_splits=folds,
-                inputs=inputs,
-                max_cost=max_cost,
-                cost_tolerance=cost_tolerance / 100.0,
-                remeasure_costs=remeasure_costs,
+                name=name or output.stem,
                 normalize=normalize,
                 knowledge=with_knowledge,
-                name=name or output.stem,
+                cv=cv,
+                triage=triage,
+                cost_policy=cost_policy,
                 progress=progress,
             )
         report = result.report

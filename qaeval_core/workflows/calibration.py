@@ -15,11 +15,16 @@ import pandas as pd
 
 from qaeval_core import analysis
 from qaeval_core.calibrate.cost import input_family, measure_costs
-from qaeval_core.calibrate.fit import DEFAULT_CANDIDATES, CalibrationReport, fit_judge, fit_steps
+from qaeval_core.calibrate.fit import CalibrationReport, check_candidates, fit_judge, fit_steps
 from qaeval_core.calibrate.inputs import FEATURE_ONLY, metric_specs, question_groups
+from qaeval_core.calibrate.options import (
+    DEFAULT_CANDIDATES,
+    CostPolicy,
+    CrossValidation,
+    TriagePolicy,
+)
 from qaeval_core.calibrate.progress import ProgressCallback, Steps
 from qaeval_core.calibrate.protocol import held_out_split
-from qaeval_core.calibrate.select import DEFAULT_COST_TOLERANCE, INPUT_RULES
 from qaeval_core.calibrate.summary import LabelledData
 from qaeval_core.errors import ConfigError
 from qaeval_core.io.item_frames import items_frame
@@ -33,9 +38,11 @@ from qaeval_core.workflows.answer_knowledge import calibration_knowledge
 from qaeval_core.workflows.stored_scoring import score_rows, stored_scores
 
 __all__ = [
+    "MIN_LABELS",
     "DatasetCalibration",
     "calibrate_dataset",
     "calibration_steps",
+    "check_max_labels",
     "labelled_data",
     "profile_specs",
 ]
@@ -44,6 +51,9 @@ __all__ = [
 READING = "Reading labels"
 SCORING = "Scoring inputs"
 MEASURING = "Measuring input costs"
+
+#: The fewest labels ``max_labels`` may ask a calibration to fit on.
+MIN_LABELS = 20
 
 
 def _item_id(item: Item) -> int:
@@ -70,6 +80,18 @@ def profile_specs(
     ``qaeval score --config`` reads answers the same way."""
     check_profile(normalize)
     return [(column, with_profile(metric, normalize)) for column, metric in specs]
+
+
+def check_max_labels(max_labels: int | None) -> int | None:
+    """``max_labels`` when it is None or at least :data:`MIN_LABELS`, else an error naming it
+    (:func:`calibrate_dataset` checks it when it would draw fewer than the labels there are;
+    callers check it before any work)."""
+    if max_labels is not None and max_labels < MIN_LABELS:
+        raise ConfigError(
+            f"max_labels {max_labels} is too few to calibrate; use >= {MIN_LABELS}.",
+            param="max_labels",
+        )
+    return max_labels
 
 
 def calibration_steps(*, measures_costs: bool) -> list[str]:
@@ -142,42 +164,35 @@ def calibrate_dataset(
     *,
     metrics: Sequence[str | Metric] | None = None,
     max_labels: int | None = None,
-    seed: int = 0,
     candidates: Sequence[str] = DEFAULT_CANDIDATES,
-    n_splits: int = 5,
-    n_boot: int = 2000,
     name: str | None = None,
-    store_scores: bool = True,
-    progress: ProgressCallback | None = None,
-    human_share: float = 0.0,
-    target_accuracy: float | None = None,
-    guarantee: float | None = None,
-    risk: float = 0.1,
-    inputs: str = "cheap",
-    max_cost: float | None = None,
-    cost_tolerance: float = DEFAULT_COST_TOLERANCE,
-    cost_sample: int = 300,
-    remeasure_costs: bool = False,
     normalize: str = "squad",
     knowledge: bool = False,
+    cv: CrossValidation = CrossValidation(),
+    triage: TriagePolicy = TriagePolicy(),
+    cost_policy: CostPolicy = CostPolicy(),
+    store_scores: bool = True,
+    progress: ProgressCallback | None = None,
 ) -> DatasetCalibration:
     """Fit a judge on (at most ``max_labels`` of) a stored dataset's human labels.
 
     Steps: read the dataset's items and current human labels (one verdict per item by the
     policy of :func:`qaeval_core.analysis.aggregate_labels`: adjudication, else majority;
     "unclear" and ties count as not correct), keep at most ``max_labels`` labelled items chosen
-    at random with a seed (whole questions at a time, so the held-back rest stays truly unseen),
-    score them with the chosen metrics (reusing stored scores with the same config hash,
-    storing new ones), and run :func:`~qaeval_core.calibrate.fit.fit_judge` (``human_share``
-    / ``target_accuracy`` / ``guarantee`` with ``risk`` choose the triage band).
+    at random with ``cv.seed`` (whole questions at a time, so the held-back rest stays truly
+    unseen), score them with the chosen metrics (reusing stored scores with the same config
+    hash, storing new ones; ``store_scores=False`` stores none), and run
+    :func:`~qaeval_core.calibrate.fit.fit_judge` with the ``candidates``, the cross-validation
+    ``cv`` and the ``triage`` policy that chooses the triage band (the options are the objects
+    of :mod:`qaeval_core.calibrate.options`; their defaults are the plain calibration).
 
-    Cost-aware by default: each input's cost is measured on (at most ``cost_sample`` of) the
-    used items (:func:`~qaeval_core.calibrate.cost.measure_costs`) and the judge reads the
-    cheapest input families within ``cost_tolerance`` of the best cross-validated accuracy,
-    costing at most ``max_cost`` seconds per 1,000 rows when given. ``inputs="all"`` (and no
-    ``max_cost``) measures nothing and uses every input, as before. Measured costs are cached
-    per machine (:mod:`qaeval_core.calibrate.cost`), so a second calibration on this machine
-    reads them back; ``remeasure_costs=True`` measures them again.
+    Cost-aware by default (``cost_policy``): each input's cost is measured on (at most
+    ``sample`` of) the used items (:func:`~qaeval_core.calibrate.cost.measure_costs`) and the
+    judge reads the cheapest input families within the policy's ``tolerance`` of the best
+    cross-validated accuracy, costing at most ``max_cost`` seconds per 1,000 rows when given.
+    ``CostPolicy(inputs="all")`` (and no ``max_cost``) measures nothing and uses every input,
+    as before. Measured costs are cached per machine (:mod:`qaeval_core.calibrate.cost`), so a
+    second calibration on this machine reads them back; ``remeasure=True`` measures them again.
 
     ``normalize="robust"`` fits a judge whose every input that normalises reads the answer
     with the robust profile (:func:`profile_specs`): formatting, glued tokens and footnote
@@ -196,11 +211,9 @@ def calibrate_dataset(
     the page and the CLI draw these.
     """
     check_profile(normalize)
-    if inputs not in INPUT_RULES:
-        raise ConfigError(
-            f"inputs must be one of {', '.join(INPUT_RULES)}, got {inputs!r}.", param="inputs"
-        )
-    measures_costs = inputs != "all" or max_cost is not None
+    check_candidates(candidates)
+    seed = cv.seed
+    measures_costs = cost_policy.measures_costs
     steps = Steps(progress, calibration_steps(measures_costs=measures_costs))
     steps.start(READING, f"Reading the labels of {dataset} ...")
     frames = analysis.load_frames(db, dataset, metrics=())  # labels only: scores below
@@ -217,10 +230,7 @@ def calibrate_dataset(
     groups = question_groups(items)
     n_labelled = len(items)
     if max_labels is not None and max_labels < n_labelled:
-        if max_labels < 20:
-            raise ConfigError(
-                f"max_labels {max_labels} is too few to calibrate; use >= 20.", param="max_labels"
-            )
+        check_max_labels(max_labels)
         train, _ = held_out_split(n_labelled, max_labels, groups=groups, seed=seed)
     else:
         train = np.arange(n_labelled)
@@ -257,11 +267,13 @@ def calibrate_dataset(
         families = len({input_family(m) for _, m in specs_in})
         steps.start(
             MEASURING,
-            f"Input costs on {min(len(used), cost_sample)} items (cost cache, else measured) ...",
+            f"Input costs on {min(len(used), cost_policy.sample)} items (cost cache, else "
+            "measured) ...",
             total=families,
         )
         costs = measure_costs(
-            specs_in, used, sample=cost_sample, seed=seed, remeasure=remeasure_costs,
+            specs_in, used, sample=cost_policy.sample, seed=seed,
+            remeasure=cost_policy.remeasure,
             progress=steps.advance,
             on_family=lambda done, total: steps.advance(
                 f"{done} of {total} input families measured or cached", done=done, total=total
@@ -275,21 +287,14 @@ def calibrate_dataset(
         groups=groups[train],
         texts=items_frame(used),
         default_decisions=decisions,
-        n_splits=n_splits,
-        seed=seed,
-        n_boot=n_boot,
-        name=name,
-        human_share=human_share,
-        target_accuracy=target_accuracy,
-        guarantee=guarantee,
-        risk=risk,
         costs=costs,
-        inputs=inputs,
-        max_cost=max_cost,
-        cost_tolerance=cost_tolerance,
-        progress=steps.relay,
         knowledge=taught,
         knowledge_scores=taught_scores,
+        cv=cv,
+        triage=triage,
+        cost_policy=cost_policy,
+        name=name,
+        progress=steps.relay,
         fitted_on={
             "dataset": dataset,
             "n_labelled_available": n_labelled,

@@ -16,6 +16,7 @@ from qaeval_core.calibrate import cost as cost_module
 from qaeval_core.calibrate import fit_judge
 from qaeval_core.calibrate.cost import CostTable, InputCost, input_family, measure_costs
 from qaeval_core.calibrate.inputs import metric_specs
+from qaeval_core.calibrate.options import CostPolicy, CrossValidation, InputRule
 from qaeval_core.calibrate.select import select_inputs
 from qaeval_core.cli.main import main
 from qaeval_core.errors import ConfigError, InputError
@@ -76,7 +77,9 @@ def _features() -> list[FeatureSpec]:
 
 def test_a_judge_restricted_by_cost_round_trips_through_its_config(tmp_path: Path) -> None:
     X, y, groups = _data()
-    judge, report = fit_judge(X, y, _features(), groups=groups, costs=_costs(), n_boot=50)
+    judge, report = fit_judge(
+        X, y, _features(), groups=groups, costs=_costs(), cv=CrossValidation(n_boot=50)
+    )
     assert report.inputs is not None
     assert "ngram" not in report.inputs.families  # costly and uninformative: dropped
     assert not {"rouge1", "bleu"} & set(judge.columns)
@@ -99,12 +102,18 @@ def test_a_judge_restricted_by_cost_round_trips_through_its_config(tmp_path: Pat
 def test_every_input_with_inputs_all_and_no_cost_record_without_costs() -> None:
     X, y, groups = _data()
     judge, report = fit_judge(
-        X, y, _features(), groups=groups, costs=_costs(), inputs="all", n_boot=50
+        X,
+        y,
+        _features(),
+        groups=groups,
+        costs=_costs(),
+        cost_policy=CostPolicy(inputs="all"),
+        cv=CrossValidation(n_boot=50),
     )
     assert report.inputs is None
     assert judge.cost["inputs_rule"] == "all" and judge.cost["selection"] is None
     assert judge.cost["judge_s_per_1000"] == pytest.approx(_costs().cost_of(judge.columns))
-    plain, plain_report = fit_judge(X, y, _features(), groups=groups, n_boot=50)
+    plain, plain_report = fit_judge(X, y, _features(), groups=groups, cv=CrossValidation(n_boot=50))
     # Without a cost rule the fit is the one before issue 15: same candidates, same model.
     assert plain_report.candidates.equals(report.candidates)
     assert plain.to_config()["model"] == judge.to_config()["model"]
@@ -118,13 +127,19 @@ def test_a_costly_family_that_adds_accuracy_is_kept_unless_the_cap_forbids_it() 
     kept = select_inputs(X, y, fams, costs, StackerClassifier, groups=groups)
     assert "ngram" in kept.families
     assert kept.cv_accuracy >= kept.best_cv_accuracy - kept.tolerance
-    capped = select_inputs(X, y, fams, costs, StackerClassifier, groups=groups, max_cost=1.0)
+    capped = select_inputs(
+        X, y, fams, costs, StackerClassifier, groups=groups, rule=InputRule(max_cost=1.0)
+    )
     assert "ngram" not in capped.families and capped.cost <= 1.0
     assert capped.cv_accuracy < kept.cv_accuracy
-    loose = select_inputs(X, y, fams, costs, StackerClassifier, groups=groups, tolerance=0.5)
+    loose = select_inputs(
+        X, y, fams, costs, StackerClassifier, groups=groups, rule=InputRule(tolerance=0.5)
+    )
     assert loose.cost == min(costs.values())  # everything is within 50 points: the cheapest
     with pytest.raises(InputError, match="below the cheapest input family"):
-        select_inputs(X, y, fams, costs, StackerClassifier, groups=groups, max_cost=0.001)
+        select_inputs(
+            X, y, fams, costs, StackerClassifier, groups=groups, rule=InputRule(max_cost=0.001)
+        )
 
 
 def test_tuning_the_penalty_once_per_fold_matches_nested_cv_on_all_inputs() -> None:
@@ -150,27 +165,52 @@ def test_repeated_folds_and_a_confidence_keep_an_informative_costly_family() -> 
     fams = {"lexical": ["em", "f1", "recall"], "ngram": ["rouge1", "bleu"], "shape": ["brevity"]}
     costs = {"lexical": 0.05, "ngram": 40.0, "shape": 0.01}
     strict = select_inputs(
-        X, y, fams, costs, StackerClassifier, groups=groups, repeats=3, confidence=0.95
+        X,
+        y,
+        fams,
+        costs,
+        StackerClassifier,
+        groups=groups,
+        rule=InputRule(repeats=3, confidence=0.95),
     )
     assert "ngram" in strict.families  # the informative costly family stays
     record = strict.to_dict()
     assert record["repeats"] == 3 and record["confidence"] == 0.95
     assert "3 fold assignment(s)" in record["rule"]
     with pytest.raises(InputError, match="repeats must be >= 1"):
-        select_inputs(X, y, fams, costs, StackerClassifier, groups=groups, repeats=0)
+        select_inputs(
+            X, y, fams, costs, StackerClassifier, groups=groups, rule=InputRule(repeats=0)
+        )
 
 
 def test_max_cost_needs_measured_costs() -> None:
     X, y, groups = _data()
     with pytest.raises(InputError, match="needs measured input costs"):
-        fit_judge(X, y, _features(), groups=groups, max_cost=5.0, n_boot=50)
+        fit_judge(
+            X,
+            y,
+            _features(),
+            groups=groups,
+            cost_policy=CostPolicy(max_cost=5.0),
+            cv=CrossValidation(n_boot=50),
+        )
     with pytest.raises(InputError, match="inputs must be one of"):
-        fit_judge(X, y, _features(), groups=groups, costs=_costs(), inputs="some", n_boot=50)
+        fit_judge(
+            X,
+            y,
+            _features(),
+            groups=groups,
+            costs=_costs(),
+            cost_policy=CostPolicy(inputs="some"),
+            cv=CrossValidation(n_boot=50),
+        )
 
 
 def test_a_malformed_cost_record_is_refused_even_with_a_valid_checksum() -> None:
     X, y, groups = _data()
-    judge, _ = fit_judge(X, y, _features(), groups=groups, costs=_costs(), n_boot=50)
+    judge, _ = fit_judge(
+        X, y, _features(), groups=groups, costs=_costs(), cv=CrossValidation(n_boot=50)
+    )
     config = judge.to_config()
     config["cost"]["inputs"][0]["s_per_1000"] = -1.0
     with pytest.raises(ConfigError, match="fails its checksum"):

@@ -13,6 +13,7 @@ import pytest
 from _calibration_data import fake_cost_measuring, write_labelled_dataset
 
 from qaeval_core import workflows
+from qaeval_core.calibrate.options import CostPolicy, CrossValidation
 from qaeval_core.calibrate.progress import CalibrationProgress, Steps
 from qaeval_core.cli.main import main
 from qaeval_core.workflows.calibration import calibration_steps
@@ -34,8 +35,8 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 def test_a_cost_aware_fit_reports_every_step_in_order(store: str) -> None:
     heard: list[CalibrationProgress] = []
     workflows.calibrate_dataset(
-        store, "toy", metrics=METRICS, candidates=["stacker", "threshold"], n_boot=50,
-        progress=heard.append,
+        store, "toy", metrics=METRICS, candidates=["stacker", "threshold"],
+        cv=CrossValidation(n_boot=50), progress=heard.append,
     )  # fmt: skip
     expected = calibration_steps(measures_costs=True)
     assert expected == [
@@ -58,10 +59,21 @@ def test_a_cost_aware_fit_reports_every_step_in_order(store: str) -> None:
 
 
 def test_without_cost_measuring_the_fit_has_fewer_steps_and_scores_are_reused(store: str) -> None:
-    workflows.calibrate_dataset(store, "toy", metrics=METRICS, n_boot=50, inputs="all")
+    workflows.calibrate_dataset(
+        store,
+        "toy",
+        metrics=METRICS,
+        cv=CrossValidation(n_boot=50),
+        cost_policy=CostPolicy(inputs="all"),
+    )
     heard: list[CalibrationProgress] = []
     workflows.calibrate_dataset(
-        store, "toy", metrics=METRICS, n_boot=50, inputs="all", progress=heard.append
+        store,
+        "toy",
+        metrics=METRICS,
+        cv=CrossValidation(n_boot=50),
+        cost_policy=CostPolicy(inputs="all"),
+        progress=heard.append,
     )
     assert list(dict.fromkeys(p.step for p in heard)) == calibration_steps(measures_costs=False)
     reused = [p.message for p in heard if p.message.endswith("reusing stored scores.")]

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from qaeval_core.calibrate import fit_judge
 from qaeval_core.calibrate.cascade import ChanceWarning, fit_cascade
+from qaeval_core.calibrate.options import CrossValidation
 from qaeval_core.cli.main import app
 from qaeval_core.errors import ConfigError
 from qaeval_core.judge import FeatureSpec, Judge
@@ -41,7 +42,9 @@ def _world(n: int = 400, seed: int = 0):
 
 def _cheap_judge(scores, y, groups):
     specs = [FeatureSpec.from_metric(get_metric(c), c) for c in scores.columns]
-    return fit_judge(scores, y, specs, groups=groups, n_boot=50, candidates=("stacker",))
+    return fit_judge(
+        scores, y, specs, groups=groups, cv=CrossValidation(n_boot=50), candidates=("stacker",)
+    )
 
 
 def test_the_llm_tier_helps_where_the_cheap_judge_doubts_and_picks_a_share():

@@ -20,6 +20,7 @@ from qaeval_core.calibrate.guarantee import (
     band_thresholds,
     fit_guarantee,
 )
+from qaeval_core.calibrate.options import CrossValidation, TriagePolicy
 from qaeval_core.calibrate.triage import CURVE_SHARES, effort_curve, fit_probability
 from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.judge import FeatureSpec, Judge, config_checksum
@@ -195,7 +196,15 @@ def _data(seed: int = 0, n: int = 400) -> tuple[pd.DataFrame, np.ndarray, np.nda
 def _fit(**kwargs):
     X, y, groups = _data()
     features = [FeatureSpec.from_metric(get_metric(m)) for m in ("f1", "recall")]
-    return fit_judge(X, y, features, groups=groups, n_boot=100, candidates=["threshold"], **kwargs)
+    return fit_judge(
+        X,
+        y,
+        features,
+        groups=groups,
+        cv=CrossValidation(n_boot=100),
+        candidates=["threshold"],
+        triage=TriagePolicy(**kwargs),
+    )
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from _calibration_data import fake_cost_measuring, write_labelled_dataset
 
+from qaeval_core.calibrate.options import CrossValidation
 from qaeval_core.calibrate.progress import CalibrationProgress
 from qaeval_core.cli.main import main
 from qaeval_core.judge import Judge
@@ -76,7 +77,9 @@ def test_max_labels_leaves_the_rest_unseen(tmp_path: Path) -> None:
         main(["import", str(write_labelled_dataset(tmp_path / "d.jsonl")), "-d", "toy", "--db", db])
         == 0
     )
-    result = calibrate_dataset(db, "toy", metrics=["f1", "recall"], max_labels=60, n_boot=100)
+    result = calibrate_dataset(
+        db, "toy", metrics=["f1", "recall"], max_labels=60, cv=CrossValidation(n_boot=100)
+    )
     assert len(result.used_item_ids) <= 60
     assert not set(result.used_item_ids) & set(result.unseen_item_ids)
     assert len(result.used_item_ids) + len(result.unseen_item_ids) == result.n_labelled
@@ -129,7 +132,9 @@ def test_a_second_calibration_reuses_every_stored_score(tmp_path: Path, monkeypa
     runs = []
     for _ in range(2):
         heard: list[CalibrationProgress] = []
-        result = workflows.calibrate_dataset(db, "toy", n_boot=50, progress=heard.append)
+        result = workflows.calibrate_dataset(
+            db, "toy", cv=CrossValidation(n_boot=50), progress=heard.append
+        )
         said = [p.message for p in heard]
         runs.append((said, result))
     first, second = runs[0][0], runs[1][0]

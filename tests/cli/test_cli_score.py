@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from qaeval_core.calibrate.options import CrossValidation
 from qaeval_core.cli.main import main
 from qaeval_core.store import repo
 
@@ -163,8 +164,7 @@ def test_score_with_a_real_judge_config(capsys, items_file: Path, tmp_path: Path
         specs,
         candidates=("threshold",),
         default_decisions=decisions,
-        n_splits=2,
-        n_boot=50,
+        cv=CrossValidation(n_splits=2, n_boot=50),
     )
     config = judge.save(tmp_path / "judge.json")
     target = tmp_path / "judged.jsonl"

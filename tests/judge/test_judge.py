@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from qaeval_core.calibrate import feature_scores, fit_judge
+from qaeval_core.calibrate.options import CrossValidation
 from qaeval_core.errors import ConfigError
 from qaeval_core.judge import JUDGE_SCHEMA_VERSION, FeatureSpec, Judge, config_checksum
 from qaeval_core.judge.combiners.fusion import FusionClassifier
@@ -104,7 +105,7 @@ def fitted() -> tuple[Judge, pd.DataFrame, np.ndarray]:
         specs,
         groups=frame["question"],
         default_decisions=decisions,
-        n_boot=200,
+        cv=CrossValidation(n_boot=200),
         name="test-judge",
         fitted_on={"dataset": "synthetic"},
     )
@@ -290,7 +291,7 @@ def test_text_reading_panda_judge_round_trips(tmp_path: Path) -> None:
         candidates={"panda": lambda: PandaFitClassifier(shipped=False, cv=3)},
         groups=frame["question"],
         texts=items_frame(items),
-        n_boot=100,
+        cv=CrossValidation(n_boot=100),
     )
     assert report.winner == "panda" and judge.needs_text
     assert judge.columns == []  # PANDA reads text only: no metric to compute

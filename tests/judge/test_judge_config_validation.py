@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from qaeval_core.calibrate import fit_judge
+from qaeval_core.calibrate.options import CrossValidation, TriagePolicy
 from qaeval_core.errors import ConfigError
 from qaeval_core.judge import FeatureSpec, Judge, config_checksum
 from qaeval_core.metrics.base import get_metric
@@ -36,7 +37,13 @@ def configs() -> dict[str, dict[str, Any]]:
     out = {}
     for kind in ("threshold", "stacker", "fusion"):
         judge, _ = fit_judge(
-            X, y, features, candidates=(kind,), groups=groups, n_boot=50, human_share=0.2
+            X,
+            y,
+            features,
+            candidates=(kind,),
+            groups=groups,
+            cv=CrossValidation(n_boot=50),
+            triage=TriagePolicy(human_share=0.2),
         )
         out[kind] = json.loads(json.dumps(judge.to_config()))
     return out

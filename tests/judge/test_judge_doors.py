@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from qaeval_core.calibrate import fit_judge
+from qaeval_core.calibrate.options import CrossValidation, TriagePolicy
 from qaeval_core.errors import InputError
 from qaeval_core.io.item_frames import items_from_frame
 from qaeval_core.judge import COLUMN_PREFIX, FeatureSpec, Judge
@@ -37,7 +38,14 @@ def judge() -> Judge:
     rng = np.random.default_rng(0)
     X = pd.DataFrame(rng.random((200, 3)), columns=[f.column for f in features])
     y = (0.6 * X["f1"] + 0.4 * X["contains"] + rng.normal(0, 0.15, 200)) > 0.5
-    fitted, _ = fit_judge(X, y, features, n_boot=100, human_share=0.2, name="doors")
+    fitted, _ = fit_judge(
+        X,
+        y,
+        features,
+        cv=CrossValidation(n_boot=100),
+        triage=TriagePolicy(human_share=0.2),
+        name="doors",
+    )
     assert fitted.probability is not None
     return fitted
 

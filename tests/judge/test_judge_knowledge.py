@@ -16,6 +16,7 @@ from _calibration_data import fake_cost_measuring
 from _paths import TEST_DATA
 
 from qaeval_core.calibrate import feature_scores, fit_judge
+from qaeval_core.calibrate.options import CrossValidation
 from qaeval_core.cli.main import main
 from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.judge import Judge, JudgeKnowledge, config_checksum
@@ -58,9 +59,11 @@ def fitted() -> tuple[Judge, Judge]:
     scores, _, specs = feature_scores(items, [get_metric("f1"), get_metric("contains")])
     y = np.array(labels) == 2
     groups = question_groups(items)
-    plain, _ = fit_judge(scores, y, specs, groups=groups, candidates=["stacker"], n_boot=50)
-    taught, _ = fit_judge(scores, y, specs, groups=groups, candidates=["stacker"], n_boot=50,
-                          knowledge=_snapshot(items, labels),
+    plain, _ = fit_judge(
+        scores, y, specs, groups=groups, candidates=["stacker"], cv=CrossValidation(n_boot=50)
+    )
+    taught, _ = fit_judge(scores, y, specs, groups=groups, candidates=["stacker"],
+                          cv=CrossValidation(n_boot=50), knowledge=_snapshot(items, labels),
                           knowledge_scores=knowledge_similarity(items, labels))  # fmt: skip
     return plain, taught
 

@@ -12,6 +12,7 @@ import pytest
 from _paths import TEST_DATA
 
 from qaeval_core.calibrate import fit_judge
+from qaeval_core.calibrate.options import CrossValidation, TriagePolicy
 from qaeval_core.calibrate.triage import effort_curve, fit_band, fit_probability, routed_order
 from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.judge import FeatureSpec, Judge, config_checksum
@@ -41,7 +42,14 @@ def _features() -> list[FeatureSpec]:
 
 def _fit(**kwargs) -> tuple[Judge, object]:
     X, y, groups = _data()
-    return fit_judge(X, y, _features(), groups=groups, n_boot=200, **kwargs)
+    return fit_judge(
+        X,
+        y,
+        _features(),
+        groups=groups,
+        cv=CrossValidation(n_boot=200),
+        triage=TriagePolicy(**kwargs),
+    )
 
 
 def test_share_zero_gives_exactly_the_combiners_verdicts() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from _paths import DEMO_DATA
 
+from qaeval_core.calibrate.options import CrossValidation
 from qaeval_core.errors import InputError, PermissionDenied
 from qaeval_core.store import repo
 from qaeval_core.store.repo import answer_knowledge as store
@@ -204,7 +205,7 @@ def test_rescoring_with_a_saved_judge(sqlite_url: str):
     repo.add_user(sqlite_url, "res", "researcher", "pw-res-long")
     fit = workflows.calibrate_dataset(
         sqlite_url, "demo", metrics=["em", "f1", "contains"], candidates=["threshold"],
-        n_splits=3, n_boot=100, name="lexical",
+        cv=CrossValidation(n_splits=3, n_boot=100), name="lexical",
     )  # fmt: skip
     repo.save_calibration(sqlite_url, "lexical", fit.judge.to_config(), dataset="demo")
     found = wf.question_suggestions(sqlite_url, "demo")

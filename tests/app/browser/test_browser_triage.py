@@ -25,6 +25,7 @@ from _browser import CHROMIUM_ARGS, chromium_path, log_in, pick, streamlit_app
 from _paths import REPO_ROOT
 
 from qaeval_core import workflows
+from qaeval_core.calibrate.options import CrossValidation, TriagePolicy
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
@@ -55,7 +56,7 @@ def _make_store(url: str) -> None:
         repo.add_user(url, name, role, f"pw-{name}")
     fit = workflows.calibrate_dataset(
         url, DATASET, metrics=["em", "f1", "contains"], candidates=["threshold", "fusion"],
-        n_splits=3, n_boot=200, human_share=0.2, name=CAL,
+        cv=CrossValidation(n_splits=3, n_boot=200), triage=TriagePolicy(human_share=0.2), name=CAL,
     )  # fmt: skip
     repo.save_calibration(url, CAL, fit.judge.to_config(), dataset=DATASET, created_by="res")
     ann.deal_audit_sample(url, DATASET, ["ann2"], fraction=0.4, seed=0, created_by="res")

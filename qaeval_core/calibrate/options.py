@@ -1,0 +1,256 @@
+"""The calibration's options, one small object per concept, each checking itself.
+
+* :class:`CrossValidation` - how quality is measured: grouped folds, their seed, bootstrap
+  resamples, and how much better another combiner must be to replace the default;
+* :class:`TriagePolicy` - how the triage band is chosen: a share of items for people, a target
+  accuracy, or a guaranteed accuracy with its risk (one of them);
+* :class:`CostPolicy` - what the judge's inputs may cost: the cheapest inputs within a
+  tolerance of the best or every input, a cap, and how costs are measured;
+* :class:`InputRule` - the rule :func:`~qaeval_core.calibrate.select.select_inputs` picks the
+  input set by.
+
+Why objects: :func:`~qaeval_core.workflows.calibrate_dataset`,
+:func:`~qaeval_core.calibrate.fit.fit_judge` and
+:func:`~qaeval_core.calibrate.select.select_inputs` took 14 to 24 parameters each, threaded by
+hand through the CLI, the Calibrate page, bench/ and experiments/, and the CLI re-checked some
+of them in its own words. Each object is frozen, has the defaults the functions had (so a call
+without it fits the same judge), and checks its fields when it is made: a bad value raises an
+:class:`~qaeval_core.errors.InputError` naming the field as the parameter
+(:attr:`~qaeval_core.errors.QAEvalError.param`), before any label is read or score computed.
+The library, the page and the CLI (which shows the name as its flag,
+:mod:`qaeval_core.cli.flags`) thus refuse the same values in the same words, written here.
+``dataclasses.replace`` makes a changed copy, checked again.
+
+Light on purpose: nothing here imports numpy or pandas at module level, so ``qaeval calibrate
+--help`` reads its defaults from these objects without loading them.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+from qaeval_core.errors import InputError, OptionError
+from qaeval_core.vocabulary import INPUT_RULES
+
+__all__ = [
+    "DEFAULT_CANDIDATES",
+    "DEFAULT_COST_TOLERANCE",
+    "DEFAULT_RISK",
+    "CostPolicy",
+    "CrossValidation",
+    "InputRule",
+    "TriagePolicy",
+    "check_target_accuracy",
+]
+
+#: Candidate combiners compared by default; the first is preferred unless another is clearly
+#: better (:mod:`qaeval_core.calibrate.fit`).
+DEFAULT_CANDIDATES: tuple[str, ...] = ("stacker", "threshold", "fusion")
+#: How much cross-validated accuracy (0.003 = 0.3 points) a cheaper input set may give up.
+DEFAULT_COST_TOLERANCE = 0.003
+#: The chance a guarantee may fail when only the guaranteed accuracy is given (90% confidence).
+DEFAULT_RISK = 0.1
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _whole(owner: object, name: str, minimum: int, meaning: str) -> None:
+    """The field ``name`` as an ``int`` of at least ``minimum`` (numpy integers accepted)."""
+    value = getattr(owner, name)
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise OptionError(
+            f"{name} must be >= {minimum}, a whole number ({meaning}), got {value!r}.", param=name
+        )
+    object.__setattr__(owner, name, int(value))
+
+
+def _flag(owner: object, name: str) -> None:
+    value = getattr(owner, name)
+    if not isinstance(value, bool):
+        raise OptionError(f"{name} must be True or False, got {value!r}.", param=name)
+
+
+def _open_unit(name: str, value: Any, example: str) -> float:
+    """``value`` as a float strictly between 0 and 1, else an error naming ``name``."""
+    if not _is_number(value) or not 0 < value < 1:
+        raise OptionError(f"{name} must be in (0, 1) (e.g. {example}), got {value!r}.", param=name)
+    return float(value)
+
+
+def check_target_accuracy(target_accuracy: Any) -> float:
+    """``target_accuracy`` as a float in (0, 1], else an error naming it (shared with
+    :func:`~qaeval_core.calibrate.triage.fit_band`)."""
+    if not _is_number(target_accuracy) or not 0 < target_accuracy <= 1:
+        raise InputError(
+            f"target_accuracy must be in (0, 1] (e.g. 0.95), got {target_accuracy!r}.",
+            param="target_accuracy",
+        )
+    return float(target_accuracy)
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """How calibration measures quality and compares combiners.
+
+    ``n_splits`` folds, grouped by question (answers to one question are never split across a
+    fold); ``seed`` draws the folds, the bootstrap and, in
+    :func:`~qaeval_core.workflows.calibrate_dataset`, the labels used and the cost sample;
+    ``n_boot`` bootstrap resamples over questions give the 95% intervals; the first candidate
+    combiner wins unless another's cross-validated accuracy is higher by more than
+    ``tolerance`` (0.01: one point; why in :mod:`qaeval_core.calibrate.fit`).
+    """
+
+    n_splits: int = 5
+    seed: int = 0
+    n_boot: int = 2000
+    tolerance: float = 0.01
+
+    def __post_init__(self) -> None:
+        _whole(self, "n_splits", 2, "folds of cross-validation, e.g. 5")
+        _whole(self, "seed", 0, "any fixed number gives the same folds again")
+        _whole(self, "n_boot", 1, "bootstrap resamples, e.g. 2000")
+        if not _is_number(self.tolerance) or not 0 <= self.tolerance <= 1:
+            raise OptionError(
+                "tolerance must be in [0, 1] (the accuracy another combiner must gain over the "
+                f"first to win: 0.01 is one point), got {self.tolerance!r}.",
+                param="tolerance",
+            )
+
+
+@dataclass(frozen=True)
+class TriagePolicy:
+    """How the judge's triage band (the items it leaves to people as ``uncertain``) is chosen.
+
+    At most one of: ``human_share`` (about that share of the items goes to people, the most
+    doubtful ones), ``target_accuracy`` (the smallest share whose cross-validated combined
+    accuracy, people on the routed items and the judge on the rest, reaches it), or
+    ``guarantee`` (the widest band on which the judge alone is right on at least that share of
+    what it decides, with probability at least ``1 - risk``;
+    :mod:`qaeval_core.calibrate.guarantee`). None of them: the judge decides everything.
+    ``risk`` goes with ``guarantee`` only and is :data:`DEFAULT_RISK` when not given.
+    """
+
+    human_share: float | None = None
+    target_accuracy: float | None = None
+    guarantee: float | None = None
+    risk: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.human_share is not None:
+            from qaeval_core.judge.triage import check_share
+
+            check_share(self.human_share, param="human_share")
+        if self.target_accuracy is not None:
+            check_target_accuracy(self.target_accuracy)
+        if self.guarantee is not None:
+            _open_unit(
+                "guarantee", self.guarantee, "0.95: right on at least 95% of what it decides"
+            )
+        if self.risk is not None:
+            _open_unit("risk", self.risk, "0.1: 90% confidence")
+        if self.human_share is not None and self.target_accuracy is not None:
+            raise OptionError("Give a human share or a target accuracy, not both.")
+        if self.guarantee is not None and (
+            self.human_share is not None or self.target_accuracy is not None
+        ):
+            raise OptionError("Give a human share, a target accuracy or a guarantee: one of them.")
+        if self.risk is not None and self.guarantee is None:
+            raise OptionError(
+                "risk goes with guarantee=G: it is the chance allowed that the guarantee fails "
+                "(e.g. guarantee=0.95, risk=0.1).",
+                param="risk",
+            )
+        if self.guarantee is not None and self.risk is None:
+            object.__setattr__(self, "risk", DEFAULT_RISK)
+
+    @property
+    def share(self) -> float:
+        """The share routed to people when neither a target nor a guarantee chooses it."""
+        return 0.0 if self.human_share is None else float(self.human_share)
+
+
+@dataclass(frozen=True)
+class InputRule:
+    """The rule :func:`~qaeval_core.calibrate.select.select_inputs` picks the input set by.
+
+    The cheapest input set whose cross-validated accuracy is within ``tolerance`` (0.003: 0.3
+    points) of the best set evaluated, among sets costing at most ``max_cost`` seconds per
+    1,000 rows when given. The defaults are the plain rule; three stricter or faster variants,
+    none better on held-out rows (``experiments/results/cost_aware_rules.md``): ``repeats``
+    fold assignments averaged, a one-sided ``confidence`` of losing at most the tolerance, and
+    ``tune_once`` (a tuned penalty tuned once per fold on every input).
+    """
+
+    tolerance: float = DEFAULT_COST_TOLERANCE
+    max_cost: float | None = None
+    repeats: int = 1
+    confidence: float | None = None
+    tune_once: bool = False
+
+    def __post_init__(self) -> None:
+        if not _is_number(self.tolerance) or not 0 <= self.tolerance < 1:
+            points = f", {self.tolerance * 100:g} points" if _is_number(self.tolerance) else ""
+            raise OptionError(
+                "tolerance must be in [0, 1): the share of accuracy a cheaper input set may lose "
+                f"against the best (0.003 is 0.3 points), got {self.tolerance!r}{points}.",
+                param="tolerance",
+            )
+        if self.max_cost is not None and not (
+            _is_number(self.max_cost) and math.isfinite(self.max_cost) and self.max_cost > 0
+        ):
+            raise OptionError(
+                f"max_cost must be > 0 seconds per 1,000 rows (e.g. 5), got {self.max_cost!r}.",
+                param="max_cost",
+            )
+        _whole(self, "repeats", 1, "fold assignment(s) each input set's accuracy is averaged over")
+        if self.confidence is not None and not (
+            _is_number(self.confidence) and 0.5 <= self.confidence < 1
+        ):
+            raise OptionError(
+                f"confidence must be in [0.5, 1) (e.g. 0.95) or None, got {self.confidence!r}.",
+                param="confidence",
+            )
+        _flag(self, "tune_once")
+
+
+@dataclass(frozen=True)
+class CostPolicy:
+    """What the judge's inputs may cost, and how their cost is measured (issue 15).
+
+    ``inputs="cheap"`` (the default): each input's cost is measured and the judge reads the
+    cheapest input families whose cross-validated accuracy is within ``tolerance`` of the best
+    (:class:`InputRule`), costing at most ``max_cost`` seconds per 1,000 rows when given;
+    ``"all"``: every input, and no cost measured unless ``max_cost`` is given. Costs are
+    measured on at most ``sample`` of the labelled items and cached per machine;
+    ``remeasure=True`` measures them again (:func:`~qaeval_core.calibrate.cost.measure_costs`).
+    """
+
+    inputs: str = "cheap"
+    max_cost: float | None = None
+    tolerance: float = DEFAULT_COST_TOLERANCE
+    sample: int = 300
+    remeasure: bool = False
+
+    def __post_init__(self) -> None:
+        if self.inputs not in INPUT_RULES:
+            raise OptionError(
+                f"inputs must be one of {', '.join(INPUT_RULES)}, got {self.inputs!r}.",
+                param="inputs",
+            )
+        self.rule()  # tolerance and max_cost, checked by the rule that uses them
+        _whole(self, "sample", 1, "labelled items the costs are measured on, e.g. 300")
+        _flag(self, "remeasure")
+
+    @property
+    def measures_costs(self) -> bool:
+        """Whether the calibration measures input costs (everything but ``"all"`` uncapped)."""
+        return self.inputs != "all" or self.max_cost is not None
+
+    def rule(self) -> InputRule:
+        """The input-selection rule of this policy (its tolerance and cost cap)."""
+        return InputRule(tolerance=self.tolerance, max_cost=self.max_cost)
