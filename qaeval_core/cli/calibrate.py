@@ -236,9 +236,10 @@ def add_commands(app: typer.Typer) -> None:
         # the error boundary shows as its flag); only what is the CLI's own is checked here.
         if output.suffix.lower() != ".json":
             raise ConfigError(f"--output must be a .json file, got {output}.")
-        # Two flags keep words of their own: --cost-tolerance is in accuracy points (the
-        # library's tolerance is a share of accuracy), and --inputs names its choices as the
-        # command's help does; both wordings are what `qaeval calibrate` has always printed.
+        # Two flags keep a check of their own, ahead of the objects': --cost-tolerance is in
+        # accuracy points (CostPolicy's tolerance is a share of accuracy, so its error would
+        # quote another unit), and --inputs keeps the words its users know ("must be cheap or
+        # all"; the library says "inputs must be one of cheap, all").
         if not 0 <= cost_tolerance < _POINTS:
             raise ConfigError(
                 f"--cost-tolerance is in accuracy points (e.g. 0.3), got {cost_tolerance}."
