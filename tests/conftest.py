@@ -105,9 +105,16 @@ ONE_AT_A_TIME_FILES = frozenset(
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give every test an ``xdist_group``: ``one_at_a_time`` (above), else its own file, so a
+    file's tests run on one worker and its module-scoped fixtures (demo stores, ONNX exports,
+    loaded models) are built once, not once per worker. xdist hands the groups out largest
+    first (by number of tests), one at a time as workers free up."""
     for item in items:
         if item.get_closest_marker("browser") or item.path.name in ONE_AT_A_TIME_FILES:
-            item.add_marker(pytest.mark.xdist_group("one_at_a_time"))
+            group = "one_at_a_time"
+        else:
+            group = item.path.relative_to(config.rootpath).as_posix()
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture
