@@ -458,7 +458,7 @@ def _helm() -> None:
                             "stddev": 0.0,
                         },
                     ],
-                }  # fmt: skip
+                }
             )
         if model == "acme/qa-small":  # a row without a correct reference: refused by number
             states[-1]["instance"]["references"] = [{"output": {"text": "n/a"}, "tags": []}]

@@ -103,7 +103,7 @@ def picker_data(
         "rules": [
             {"number": r.number, "name": r.name, "description": r.description, "example": r.example}
             for r in guide.rules
-        ],  # fmt: skip
+        ],
         "idle_cap": guide.idle_cap_seconds,
         "ack": dict(ack) if ack else None,
         "flash": dict(flash) if flash else None,

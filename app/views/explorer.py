@@ -204,7 +204,7 @@ def _metric(url: str, frames: analysis.Frames, picker: Any) -> None:
             "Answer": st.column_config.TextColumn(width="medium"),
             "Metric details": st.column_config.TextColumn(width="large"),
         },
-    )  # fmt: skip
+    )
     st.caption("Select a row to open the item.")
     names = dict(zip(item_ids, worst["external_id"].astype(str), strict=True))
     item_id = aui.item_picker("Item", item_ids, key=ITEM_KEY, format_func=names.get)

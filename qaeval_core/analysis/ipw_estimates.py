@@ -103,9 +103,9 @@ def _design_wilson(estimate: float, se: float, quantile: float) -> tuple[float, 
     """The Wilson interval at the design-effect sample size ``n* = e (1 - e) / se**2``.
 
     A symmetric ``estimate +- t * se`` undercovers near 0 or 1 (0.91 at accuracy 0.9 with 60
-    labels in the simulation of ``tests/analysis/test_ipw_estimates.py``) for the same reason the Wald
-    interval does; the Wilson interval at the sample size a binomial share with this standard
-    error would have (Korn and Graubard, 1998: design-effect-adjusted intervals for
+    labels in the simulation of ``tests/analysis/test_ipw_estimates.py``) for the same reason
+    the Wald interval does; the Wilson interval at the sample size a binomial share with this
+    standard error would have (Korn and Graubard, 1998: design-effect-adjusted intervals for
     proportions) keeps the width and bends towards the middle as the Wilson interval does.
     """
     if not (0 < estimate < 1 and se > 0):

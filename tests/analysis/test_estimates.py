@@ -432,7 +432,7 @@ def _drop(*keys):
             },
             InputError,
             "no adjudicated human.label",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_cli_bad_input_raises_and_writes_nothing(

@@ -126,7 +126,7 @@ def _rows(
             r.note,
             name,
             r.created_at,
-        )  # fmt: skip
+        )
         for r, name in s.execute(stmt)
     ]
 

@@ -42,7 +42,7 @@ def list_flags(db: Store, dataset: str | None = None, *, open_only: bool = True)
             Flag.resolved_at,
             resolver.name,
             Flag.resolution,
-        )  # fmt: skip
+        )
         .join(ItemRecord, ItemRecord.id == Flag.item_id)
         .join(Dataset, (Dataset.id == ItemRecord.dataset_id) & visible_dataset())
         .join(User, User.id == Flag.user_id)

@@ -222,7 +222,7 @@ def save_guidelines(
                         idle_cap_seconds=cap,
                         created_by=account.id,
                         created_at=now,
-                    )  # fmt: skip
+                    )
                 )
         except IntegrityError as exc:
             raise _edited_meanwhile(dataset, _newest_version(s, ds.id), current) from exc
