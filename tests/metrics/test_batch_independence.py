@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _model_cache import link_shared_models
 
 from qaeval_core.errors import ModelLoadError
 from qaeval_core.metrics.base import Metric, MetricResult, get_metric, metric_class, metric_ids
@@ -118,7 +119,8 @@ MODEL_FOLDERS = ("models", "onnx", "nltk_data")
 
 @pytest.fixture(scope="module")
 def model_folders(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("models")
+    """The module's model folders; ``models/`` (SmolLM2 converted) is every test's."""
+    return link_shared_models(tmp_path_factory.mktemp("models"))
 
 
 def _score(

@@ -4,7 +4,6 @@ through a fake OpenAI-compatible server on loopback; SmolLM2 for the local plumb
 from __future__ import annotations
 
 import json
-import tempfile
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _model_cache import link_shared_models
 
 from qaeval_core.llm.chat_clients import LLMEndpointError, OpenAIChatClient
 from qaeval_core.metrics.base import get_metric
@@ -220,10 +220,7 @@ def test_unreachable_endpoint() -> None:
 @pytest.fixture
 def llm_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """As in test_smile.py: fresh caches, the converted model shared through ``models/``."""
-    shared = Path(tempfile.gettempdir()) / "qaeval-test-models"
-    shared.mkdir(exist_ok=True)
-    (tmp_path / "models").symlink_to(shared, target_is_directory=True)
-    monkeypatch.setenv("QAEVAL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("QAEVAL_CACHE_DIR", str(link_shared_models(tmp_path)))
     return tmp_path
 
 

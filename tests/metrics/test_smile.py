@@ -6,11 +6,11 @@ The paper's example (section 4): question "What is the Conversion Rate for Event
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _model_cache import link_shared_models
 
 from qaeval_core.errors import ConfigError
 from qaeval_core.metrics.base import get_metric
@@ -49,10 +49,7 @@ def llm_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh cache folder per test whose ``models/`` subfolder (the GGUF -> safetensors
     conversion, ~20 s) is shared by every test session on this machine through a symlink into
     the system temp folder; test_lave.py uses the same."""
-    shared = Path(tempfile.gettempdir()) / "qaeval-test-models"
-    shared.mkdir(exist_ok=True)
-    (tmp_path / "models").symlink_to(shared, target_is_directory=True)
-    monkeypatch.setenv("QAEVAL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("QAEVAL_CACHE_DIR", str(link_shared_models(tmp_path)))
     return tmp_path
 
 
