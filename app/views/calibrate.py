@@ -35,6 +35,7 @@ from qaeval_core.calibrate.options import (
     DEFAULT_CANDIDATES,
     CostPolicy,
     CrossValidation,
+    LLMTierPolicy,
     TriagePolicy,
 )
 from qaeval_core.calibrate.progress import CalibrationProgress, Steps
@@ -153,13 +154,9 @@ def _fit_form(url: str, dataset: str) -> None:
             "known wrong answers (Taught answers page), computed without the row's own label. "
             "The saved judge keeps a snapshot of them. None accepted yet: nothing to use.",
         )  # fmt: skip
-        use_llm, llm = llm_tier.llm_controls(url)
+        use_llm, llm_fields = llm_tier.llm_controls(url)
         submitted = st.form_submit_button("Fit", type="primary", key="calibrate_fit")
     if not submitted:
-        return
-    hint = llm_tier.install_hint(llm.model, llm.url) if use_llm else None
-    if hint is not None:  # before minutes of fitting, not after
-        st.error(hint, icon=":material/error:")
         return
     metrics = _metrics(chosen)
     normalize = "robust" if robust else "squad"
@@ -172,15 +169,18 @@ def _fit_form(url: str, dataset: str) -> None:
         cv = CrossValidation(n_splits=int(folds), seed=int(seed), n_boot=int(n_boot))
         triage = TriagePolicy(**band)
         cost_policy = CostPolicy(inputs=inputs, max_cost=float(max_cost) or None)
+        llm = LLMTierPolicy(**llm_fields) if use_llm else None
+        if llm is not None:
+            llm.check_triage(triage)
     except QAEvalError as exc:
         st.error(str(exc), icon=":material/error:")
         return
-    if use_llm and triage.guarantee is not None:
-        st.error("A guarantee is not available with an LLM tier yet; choose a share.",
-                 icon=":material/error:")  # fmt: skip
+    hint = None if llm is None else llm_tier.install_hint(llm.llm, llm.llm_url)
+    if hint is not None:  # before minutes of fitting, not after
+        st.error(hint, icon=":material/error:")
         return
     names = [*calibration_steps(measures_costs=cost_policy.measures_costs)]
-    names += [LLM_STEP] if use_llm else []
+    names += [LLM_STEP] if llm is not None else []
     names += [QUALITY_STEP]
     names += [CURVES_STEP] if curves else []
     try:
@@ -194,7 +194,7 @@ def _fit_form(url: str, dataset: str) -> None:
                 cost_policy=cost_policy, progress=steps.relay,
             )  # fmt: skip
             tier = llm_tier.TierOutcome()
-            if use_llm:
+            if llm is not None:
                 steps.start(
                     LLM_STEP, f"The LLM reads the {len(fit.used_item_ids)} labelled items used ..."
                 )

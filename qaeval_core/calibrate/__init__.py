@@ -1,7 +1,8 @@
 """Calibration, the training side: fit judges to human labels and measure them honestly.
 
 * :mod:`~qaeval_core.calibrate.options` - the calibration's options as small checked objects:
-  :class:`CrossValidation`, :class:`TriagePolicy`, :class:`CostPolicy`, :class:`InputRule`.
+  :class:`CrossValidation`, :class:`TriagePolicy`, :class:`CostPolicy`, :class:`InputRule`,
+  :class:`LLMTierPolicy`.
 * :mod:`~qaeval_core.calibrate.protocol` - grouped folds, held-out splits, learning curves,
   bootstrap CIs; nothing is ever scored by a model fitted on it.
 * :mod:`~qaeval_core.calibrate.fit` - :func:`fit_judge` compares the combiners of
@@ -39,6 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         CostPolicy,
         CrossValidation,
         InputRule,
+        LLMTierPolicy,
         TriagePolicy,
     )
     from qaeval_core.calibrate.protocol import (
@@ -76,6 +78,7 @@ _LAZY = {
     "CostPolicy": "qaeval_core.calibrate.options",
     "CrossValidation": "qaeval_core.calibrate.options",
     "InputRule": "qaeval_core.calibrate.options",
+    "LLMTierPolicy": "qaeval_core.calibrate.options",
     "TriagePolicy": "qaeval_core.calibrate.options",
     "assign_folds": "qaeval_core.calibrate.protocol",
     "bootstrap_ci": "qaeval_core.calibrate.protocol",
@@ -106,6 +109,7 @@ __all__ = [
     "DEFAULT_CANDIDATES",
     "FusionClassifier",
     "InputRule",
+    "LLMTierPolicy",
     "Selection",
     "StackerClassifier",
     "ThresholdClassifier",

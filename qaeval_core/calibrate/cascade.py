@@ -11,7 +11,10 @@ the seconds per 1,000 rows it would cost.
 
 The chosen LLM share is the smallest whose cross-validated accuracy with no people is within
 ``tolerance`` of the best share's (the LLM is slow: pay for it only where it helps), unless the
-caller names one. The final tier-2 model is refitted on every band row at that share.
+caller names one. The final tier-2 model is refitted on every band row at that share. The grid
+of shares (:data:`~qaeval_core.calibrate.options.LLM_SHARES` x ``HUMAN_SHARES``) and the LLM
+asked are :class:`~qaeval_core.calibrate.options.LLMTierPolicy`'s, checked when it is made,
+before the LLM reads anything.
 
 A model whose probability tells correct from incorrect answers no better than chance on these
 labels (ROC AUC below 0.6, or a one-sided Mann-Whitney p-value above 0.05) gets a warning: the
@@ -31,6 +34,7 @@ from scipy.stats import mannwhitneyu
 from sklearn.linear_model import LogisticRegression
 
 from qaeval_core.calibrate.fit import CalibrationReport
+from qaeval_core.calibrate.options import HUMAN_SHARES, LLM_SHARES, LLMTierPolicy
 from qaeval_core.calibrate.protocol import assign_folds
 from qaeval_core.errors import InputError
 from qaeval_core.judge import Judge
@@ -38,13 +42,10 @@ from qaeval_core.judge.cascade import LLMTier, llm_logit
 from qaeval_core.judge.combiners.base import as_binary
 from qaeval_core.judge.features import FeatureSpec
 from qaeval_core.judge.triage import doubt
-from qaeval_core.llm.packaged import DEFAULT_JUDGE_LLM
 from qaeval_core.metrics.base import get_metric
 from qaeval_core.schema import Item
 
 __all__ = [
-    "LLM_SHARES",
-    "HUMAN_SHARES",
     "ChanceWarning",
     "add_llm_tier",
     "cascade_curve",
@@ -52,8 +53,6 @@ __all__ = [
     "llm_agreement",
 ]
 
-LLM_SHARES: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
-HUMAN_SHARES: tuple[float, ...] = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)
 #: Fewer band rows (or one class only) than this: the tier-2 model keeps the cheap verdict.
 MIN_BAND_ROWS = 12
 
@@ -242,17 +241,17 @@ def add_llm_tier(
     y: Any,
     *,
     groups: Sequence[Any] | np.ndarray | None = None,
-    model: str = DEFAULT_JUDGE_LLM,
-    url: str | None = None,
-    prompt: str = "naqt",
-    llm_share: float | None = None,
-    human_share: float = 0.0,
-    n_splits: int = 5,
-    seed: int = 0,
+    llm_tier: LLMTierPolicy = LLMTierPolicy(),
     progress: Callable[[str], None] | None = None,
 ) -> Judge:
     """``judge`` with an LLM tier fitted on the rows it was calibrated on (same order as the
-    report's out-of-fold scores). The LLM reads every calibration row once (cached on disk)."""
+    report's out-of-fold scores). The LLM reads every calibration row once (cached on disk).
+
+    ``llm_tier`` names the LLM and the shares (:class:`~qaeval_core.calibrate.options
+    .LLMTierPolicy`; its human share None starts at the point nearest the judge's triage
+    band). The tier is cross-validated on the report's folds (``report.n_splits`` and
+    ``report.seed``): the out-of-fold scores it reads came from them.
+    """
     say = progress or (lambda _msg: None)
     if judge.probability is None:
         raise InputError("An LLM tier needs a judge with calibrated probabilities.")
@@ -266,26 +265,32 @@ def add_llm_tier(
         raise InputError(
             f"{len(items)} items for {len(oof)} calibration rows; pass the calibration's items."
         )
-    metric = get_metric("llm_judge", model=model, url=url, prompt=prompt)
-    say(f"LLM tier: {model} reads the {len(items)} calibration rows (cached verdicts reused) ...")
+    metric = get_metric(
+        "llm_judge", model=llm_tier.llm, url=llm_tier.llm_url, prompt=llm_tier.llm_prompt
+    )
+    say(
+        f"LLM tier: {llm_tier.llm} reads the {len(items)} calibration rows (cached verdicts "
+        "reused) ..."
+    )
     result = metric.score_batch(list(items))
     seconds = [float(d["seconds"]) for d in result.details if d.get("seconds")]
     unreadable = sum(1 for d in result.details if d.get("unreadable"))
     if unreadable:
         say(f"LLM tier: {unreadable} answer(s) could not be read as yes/no (scored 0.5).")
     cheap_cost = None if not judge.cost else judge.cost.get("judge_s_per_1000")
+    band = judge.triage
     tier = fit_cascade(
         judge.probability.predict(oof),
         result.scores,
         y,
         FeatureSpec.from_metric(metric),
         groups=groups,
-        llm_share=llm_share,
-        human_share=human_share,
+        llm_share=llm_tier.llm_share,
+        human_share=llm_tier.human_share_for(None if band is None else band.share),
         llm_seconds_per_item=float(np.median(seconds)) if seconds else 0.0,
         cheap_s_per_1000=None if cheap_cost is None else float(cheap_cost),
-        n_splits=n_splits,
-        seed=seed,
+        n_splits=report.n_splits,
+        seed=report.seed,
     )
     say(
         f"LLM tier: ROC AUC {tier.llm_auc:.3f} on these labels; LLM share {tier.llm_share:.0%}, "

@@ -7,7 +7,10 @@
 * :class:`CostPolicy` - what the judge's inputs may cost: the cheapest inputs within a
   tolerance of the best or every input, a cap, and how costs are measured;
 * :class:`InputRule` - the rule :func:`~qaeval_core.calibrate.select.select_inputs` picks the
-  input set by.
+  input set by;
+* :class:`LLMTierPolicy` - the LLM tier of a cascade (cheap judge -> LLM -> people): which LLM,
+  asked how, and the shares of items it and people get (on the grid :data:`LLM_SHARES` x
+  :data:`HUMAN_SHARES` its curve is fitted at).
 
 Why objects: :func:`~qaeval_core.workflows.calibrate_dataset`,
 :func:`~qaeval_core.calibrate.fit.fit_judge` and
@@ -18,7 +21,9 @@ without it fits the same judge), and checks its fields when it is made: a bad va
 :class:`~qaeval_core.errors.InputError` naming the field as the parameter
 (:attr:`~qaeval_core.errors.QAEvalError.param`), before any label is read or score computed.
 The library, the page and the CLI (which shows the name as its flag,
-:mod:`qaeval_core.cli.flags`) thus refuse the same values in the same words, written here.
+:mod:`qaeval_core.cli.flags`) thus refuse the same values in the same words, written here. The
+LLM tier is fitted after the calibration, by the LLM reading every label the fit used (minutes):
+its object is made, and :meth:`LLMTierPolicy.check_triage` run, before the calibration starts.
 ``dataclasses.replace`` makes a changed copy, checked again.
 
 Light on purpose: nothing here imports numpy or pandas at module level, so ``qaeval calibrate
@@ -33,15 +38,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from qaeval_core.errors import InputError, OptionError
+from qaeval_core.llm.packaged import DEFAULT_JUDGE_LLM
+from qaeval_core.llm.prompts import PROMPTS
 from qaeval_core.vocabulary import INPUT_RULES
 
 __all__ = [
     "DEFAULT_CANDIDATES",
     "DEFAULT_COST_TOLERANCE",
     "DEFAULT_RISK",
+    "HUMAN_SHARES",
+    "LLM_SHARES",
     "CostPolicy",
     "CrossValidation",
     "InputRule",
+    "LLMTierPolicy",
     "TriagePolicy",
     "check_target_accuracy",
 ]
@@ -53,6 +63,11 @@ DEFAULT_CANDIDATES: tuple[str, ...] = ("stacker", "threshold", "fusion")
 DEFAULT_COST_TOLERANCE = 0.003
 #: The chance a guarantee may fail when only the guaranteed accuracy is given (90% confidence).
 DEFAULT_RISK = 0.1
+#: The shares of items an LLM tier reads (the ones the cheap judge doubts most) that its
+#: cross-validated curve is fitted at (:mod:`qaeval_core.calibrate.cascade`).
+LLM_SHARES: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
+#: The shares of items left to people (the cascade's most doubtful) of that curve.
+HUMAN_SHARES: tuple[float, ...] = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)
 
 
 def _is_number(value: Any) -> bool:
@@ -254,3 +269,119 @@ class CostPolicy:
     def rule(self) -> InputRule:
         """The input-selection rule of this policy (its tolerance and cost cap)."""
         return InputRule(tolerance=self.tolerance, max_cost=self.max_cost)
+
+
+def _grid_point(name: str, value: Any, grid: tuple[float, ...], meaning: str) -> float | None:
+    """``value`` as the point of ``grid`` it equals (to 1e-9), None as None, else an error
+    naming ``name`` that lists the grid."""
+    if value is None:
+        return None
+    if _is_number(value):
+        for point in grid:
+            if abs(value - point) < 1e-9:
+                return point
+    raise OptionError(
+        f"{name} must be one of {', '.join(f'{s:g}' for s in grid)} ({meaning}), got {value!r}.",
+        param=name,
+    )
+
+
+@dataclass(frozen=True)
+class LLMTierPolicy:
+    """The LLM tier of a cascade (cheap judge -> LLM -> people): which LLM, asked how, and the
+    shares of items it and people get.
+
+    ``llm`` names the model (:func:`~qaeval_core.llm.packaged.resolve_llm`: the packaged alias,
+    a ``.gguf`` file, a transformers folder or hub name, or with ``llm_url`` the model an
+    OpenAI-compatible endpoint serves); ``llm_url`` is that endpoint (``http(s)://.../v1``;
+    None or empty: the model runs here); ``llm_prompt`` is what it is asked
+    (:data:`~qaeval_core.llm.prompts.PROMPTS`). The tier is cross-validated at every point of
+    :data:`LLM_SHARES` x :data:`HUMAN_SHARES`, so a share given must be one of them:
+    ``llm_share`` None keeps the smallest share within 0.5 points of the best accuracy with no
+    people, ``human_share`` None starts at the point nearest the judge's triage band
+    (:meth:`human_share_for`).
+
+    The fields say ``llm`` where the functions of :mod:`qaeval_core.metrics.llm_judge` say
+    ``model``, ``url`` and ``prompt``: elsewhere in qaeval ``model`` is the QA model that
+    answered and ``url`` the store, and each field is named as the CLI's flag is
+    (``--llm``, ``--llm-url``, ``--llm-prompt``, ``--llm-share``, ``--human-share``).
+    """
+
+    llm: str = DEFAULT_JUDGE_LLM
+    llm_url: str | None = None
+    llm_prompt: str = "naqt"
+    llm_share: float | None = None
+    human_share: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.llm, str) or not self.llm.strip():
+            raise OptionError(
+                f"llm must name a model ({DEFAULT_JUDGE_LLM!r}, a .gguf file, a model folder or "
+                f"hub name, or the model an endpoint serves), got {self.llm!r}.",
+                param="llm",
+            )
+        url = self.llm_url
+        if isinstance(url, str) and not url.strip():
+            url = None  # an empty address (a blank form field) is none
+        if url is not None and not (
+            isinstance(url, str) and url.strip().lower().startswith(("http://", "https://"))
+        ):
+            raise OptionError(
+                "llm_url must be the http:// or https:// address of an OpenAI-compatible "
+                f"endpoint (e.g. http://localhost:8080/v1), got {self.llm_url!r}.",
+                param="llm_url",
+            )
+        object.__setattr__(self, "llm_url", None if url is None else url.strip())
+        if not isinstance(self.llm_prompt, str) or self.llm_prompt not in PROMPTS:
+            raise OptionError(
+                f"llm_prompt must be one of {', '.join(PROMPTS)}, got {self.llm_prompt!r}.",
+                param="llm_prompt",
+            )
+        object.__setattr__(
+            self,
+            "llm_share",
+            _grid_point("llm_share", self.llm_share, LLM_SHARES,
+                        "the shares the LLM tier is cross-validated at"),
+        )  # fmt: skip
+        object.__setattr__(
+            self,
+            "human_share",
+            _grid_point("human_share", self.human_share, HUMAN_SHARES,
+                        "the shares an LLM tier is cross-validated at"),
+        )  # fmt: skip
+
+    def check_triage(self, triage: TriagePolicy) -> None:
+        """Refuse a triage policy this tier cannot honour yet; called before the calibration,
+        whose band the tier starts from.
+
+        With an LLM tier, people get what the whole cascade still doubts, at a share of its
+        curve. A guarantee is tested on what the cheap judge decides alone, which the LLM
+        changes; a target accuracy would be reached by the cheap judge's band, not by the
+        cascade's. A human share (or none) is what the tier can take.
+        """
+        for name, given in (("guarantee", triage.guarantee),
+                            ("target_accuracy", triage.target_accuracy)):  # fmt: skip
+            if given is not None:
+                raise OptionError(
+                    f"{name} is not available with an LLM tier yet: people get what the whole "
+                    "cascade still doubts, at a share of its cross-validated curve. Give a "
+                    "human share instead (human_share=S, one of "
+                    f"{', '.join(f'{s:g}' for s in HUMAN_SHARES)}).",
+                    param=name,
+                )
+
+    def human_share_for(self, band_share: float | None) -> float:
+        """The human share the tier is fitted at, for a judge whose triage band routes
+        ``band_share`` of the items to people (None: no band): ``human_share`` when given,
+        else the point of :data:`HUMAN_SHARES` nearest the band. The curve is fitted at those
+        points only, so a band chosen elsewhere (a slider) starts at the closest one it has.
+
+        >>> LLMTierPolicy().human_share_for(0.12)
+        0.1
+        >>> LLMTierPolicy(human_share=0.2).human_share_for(0.12)
+        0.2
+        """
+        if self.human_share is not None:
+            return self.human_share
+        share = 0.0 if band_share is None else float(band_share)
+        return min(HUMAN_SHARES, key=lambda h: (abs(h - share), h))

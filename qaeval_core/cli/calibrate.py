@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -12,6 +12,7 @@ from qaeval_core.calibrate.options import (
     DEFAULT_RISK,
     CostPolicy,
     CrossValidation,
+    LLMTierPolicy,
     TriagePolicy,
 )
 from qaeval_core.cli.calibrate_tables import (
@@ -26,9 +27,13 @@ from qaeval_core.cli.progress import calibration_progress
 from qaeval_core.errors import ConfigError
 from qaeval_core.vocabulary import INPUT_RULES
 
+if TYPE_CHECKING:  # pandas behind it: ``qaeval --help`` stays light
+    from qaeval_core.workflows.calibration import DatasetCalibration
+
 #: The library's defaults, shown by ``--help`` (read from the core, never restated here).
 _CV = CrossValidation()
 _COSTS = CostPolicy()
+_LLM = LLMTierPolicy()
 #: ``--cost-tolerance`` is in accuracy points; the library's tolerance is a share of accuracy.
 _POINTS = 100.0
 
@@ -40,16 +45,15 @@ def _split(value: str | None) -> list[str] | None:
     return parts or None
 
 
-def _add_llm_tier(  # type: ignore[no-untyped-def]
-    result, url, dataset, model, llm_url, prompt, llm_share, human_share, seed, folds
+def _add_llm_tier(
+    result: DatasetCalibration, url: str, dataset: str, llm_tier: LLMTierPolicy
 ) -> None:
     """Fit the LLM tier on the calibration's rows (the library's one way, shared with the
     Calibrate page) and print its curve."""
     from qaeval_core.workflows.cascade import fit_llm_tier
 
     fit_llm_tier(
-        url, dataset, result, model=model, url=llm_url, prompt=prompt, llm_share=llm_share,
-        human_share=human_share, n_splits=folds, seed=seed,
+        url, dataset, result, llm_tier=llm_tier,
         progress=lambda msg: err_console.print(msg, markup=False),
     )  # fmt: skip
     print_cascade(result.judge.cascade)
@@ -201,7 +205,7 @@ def add_commands(app: typer.Typer) -> None:
         llm_prompt: Annotated[
             str,
             typer.Option("--llm-prompt", help="naqt (the annotators' rules) or lave."),
-        ] = "naqt",
+        ] = _LLM.llm_prompt,
         db: DbOption = None,
     ) -> None:
         """Fit a judge to a dataset's human labels; print its cross-validated quality.
@@ -262,24 +266,15 @@ def add_commands(app: typer.Typer) -> None:
         check_max_labels(max_labels)
         chosen = check_candidates(_split(candidates) or [])
         check_profile(normalize)
+        # The LLM tier's flags are checked by its object (and its check of the triage flags)
+        # before any label is read; only flags given without their --llm are the CLI's own.
         if llm is None and (llm_url or llm_share is not None):
             raise ConfigError("--llm-url and --llm-share need --llm MODEL.")
+        llm_tier = None
         if llm is not None:
-            from qaeval_core.calibrate.cascade import HUMAN_SHARES, LLM_SHARES
-            from qaeval_core.llm.prompts import get_prompt
-
-            get_prompt(llm_prompt)
-            if target_accuracy is not None or guarantee is not None:
-                raise ConfigError("--target-accuracy and --guarantee are not available with "
-                                  "--llm yet; use --human-share.")  # fmt: skip
-            if human_share is not None and not any(
-                abs(human_share - h) < 1e-9 for h in HUMAN_SHARES
-            ):
-                raise ConfigError(
-                    f"With --llm, --human-share is one of {', '.join(map(str, HUMAN_SHARES))}."
-                )
-            if llm_share is not None and not any(abs(llm_share - s) < 1e-9 for s in LLM_SHARES):
-                raise ConfigError(f"--llm-share is one of {', '.join(map(str, LLM_SHARES))}.")
+            llm_tier = LLMTierPolicy(llm=llm, llm_url=llm_url, llm_prompt=llm_prompt,
+                                     llm_share=llm_share, human_share=human_share)  # fmt: skip
+            llm_tier.check_triage(triage)
         metric_specs(_split(metrics))  # unknown ids or bad names fail here, not after scoring
         url = store_session.upgrade(db)
         repo.get_dataset(url, dataset)
@@ -316,9 +311,8 @@ def add_commands(app: typer.Typer) -> None:
         print_knowledge(result.judge, with_knowledge)
         if result.judge.guarantee is not None:
             console.print(f"Guarantee: {result.judge.guarantee.statement()}", markup=False)
-        if llm is not None:
-            _add_llm_tier(result, url, dataset, llm, llm_url, llm_prompt, llm_share,
-                          human_share or 0.0, seed, folds)  # fmt: skip
+        if llm_tier is not None:
+            _add_llm_tier(result, url, dataset, llm_tier)
         path = result.judge.save(output)
         used = ", ".join(result.judge.input_columns)
         console.print(

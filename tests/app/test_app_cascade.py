@@ -32,7 +32,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.components import llm_tier
 from qaeval_core import analysis, workflows
-from qaeval_core.calibrate.options import CostPolicy, CrossValidation, TriagePolicy
+from qaeval_core.calibrate.options import CostPolicy, CrossValidation, LLMTierPolicy, TriagePolicy
 from qaeval_core.judge import Judge
 from qaeval_core.store import repo
 from qaeval_core.workflows.cascade import fit_llm_tier
@@ -133,7 +133,9 @@ def knowing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, _L
             cv=CrossValidation(n_splits=3, n_boot=200), triage=TriagePolicy(human_share=0.1),
             name=CAL, cost_policy=CostPolicy(inputs="all"),
         )  # fmt: skip
-        judge = fit_llm_tier(url, DEMO, fit, model="demo-llm", url=server.url)
+        judge = fit_llm_tier(
+            url, DEMO, fit, llm_tier=LLMTierPolicy(llm="demo-llm", llm_url=server.url)
+        )
     assert judge.cascade is not None and judge.cascade.human_share == 0.1
     assert server.asked == len(fit.used_item_ids)  # every used label once
     repo.save_calibration(url, CAL, judge.to_config(), dataset=DEMO, created_by="res")

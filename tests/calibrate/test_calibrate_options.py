@@ -13,18 +13,24 @@ import sys
 import pytest
 
 from qaeval_core.calibrate import fit_judge, select_inputs
+from qaeval_core.calibrate.cascade import add_llm_tier
 from qaeval_core.calibrate.options import (
     DEFAULT_CANDIDATES,
     DEFAULT_COST_TOLERANCE,
     DEFAULT_RISK,
+    HUMAN_SHARES,
+    LLM_SHARES,
     CostPolicy,
     CrossValidation,
     InputRule,
+    LLMTierPolicy,
     TriagePolicy,
 )
 from qaeval_core.calibrate.select import choose_inputs
 from qaeval_core.errors import ConfigError, InputError, OptionError
+from qaeval_core.llm.packaged import DEFAULT_JUDGE_LLM
 from qaeval_core.workflows import calibrate_dataset
+from qaeval_core.workflows.cascade import fit_llm_tier
 
 
 def test_defaults_are_the_plain_calibration() -> None:
@@ -35,6 +41,7 @@ def test_defaults_are_the_plain_calibration() -> None:
     assert dataclasses.astuple(InputRule()) == (DEFAULT_COST_TOLERANCE, None, 1, None, False)
     assert DEFAULT_COST_TOLERANCE == 0.003 and DEFAULT_RISK == 0.1
     assert DEFAULT_CANDIDATES == ("stacker", "threshold", "fusion")
+    assert dataclasses.astuple(LLMTierPolicy()) == (DEFAULT_JUDGE_LLM, None, "naqt", None, None)
 
 
 @pytest.mark.parametrize(
@@ -50,6 +57,8 @@ def test_defaults_are_the_plain_calibration() -> None:
         ),
         (select_inputs, {"rule": InputRule(), "cv": CrossValidation()}),
         (choose_inputs, {"cost_policy": CostPolicy(), "cv": CrossValidation()}),
+        (fit_llm_tier, {"llm_tier": LLMTierPolicy()}),
+        (add_llm_tier, {"llm_tier": LLMTierPolicy()}),
     ],
 )
 def test_the_functions_take_the_objects_with_their_defaults(function, defaults) -> None:
@@ -57,9 +66,10 @@ def test_the_functions_take_the_objects_with_their_defaults(function, defaults) 
     assert {name: params[name].default for name in defaults} == defaults
     assert all(params[name].kind is inspect.Parameter.KEYWORD_ONLY for name in defaults)
     if function is not choose_inputs:  # what they grouped is no longer a parameter of its own
-        assert not {"n_splits", "n_boot", "human_share", "risk", "max_cost", "repeats"} & set(
-            params
-        )
+        assert not {
+            "n_splits", "n_boot", "human_share", "risk", "max_cost", "repeats", "seed",
+            "model", "url", "prompt", "llm_share",
+        } & set(params)  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -86,6 +96,28 @@ def test_the_functions_take_the_objects_with_their_defaults(function, defaults) 
         (lambda: InputRule(repeats=0), "repeats", r"^repeats must be >= 1"),
         (lambda: InputRule(confidence=0.4), "confidence", r"^confidence must be in \[0.5, 1\)"),
         (lambda: InputRule(tune_once=1), "tune_once", r"^tune_once must be True or False"),
+        (lambda: LLMTierPolicy(llm=" "), "llm", r"^llm must name a model"),
+        (lambda: LLMTierPolicy(llm=None), "llm", r"^llm must name a model"),
+        (lambda: LLMTierPolicy(llm_url="localhost:8080/v1"), "llm_url", r"^llm_url must be"),
+        (
+            lambda: LLMTierPolicy(llm_prompt="chatty"),
+            "llm_prompt",
+            r"^llm_prompt must be one "
+            r"of naqt, lave, got 'chatty'",
+        ),
+        (
+            lambda: LLMTierPolicy(llm_share=0.25),
+            "llm_share",
+            r"^llm_share must be one of 0, "
+            r"0\.1, 0\.2, 0\.3, 0\.4, 0\.5, 0\.6, 0\.8, 1 \(.*\), got 0\.25",
+        ),
+        (lambda: LLMTierPolicy(llm_share=True), "llm_share", r"^llm_share must be one of"),
+        (
+            lambda: LLMTierPolicy(human_share=0.12),
+            "human_share",
+            r"^human_share must be one of "
+            r"0, 0\.05, 0\.1, 0\.15, 0\.2, 0\.3 ",
+        ),
     ],
 )
 def test_a_bad_field_is_refused_in_words_that_name_it(make, param: str, message: str) -> None:
@@ -157,7 +189,9 @@ def test_the_options_module_loads_no_heavy_library() -> None:
     probe = (
         "import json, sys\n"
         "from qaeval_core.calibrate.options import CostPolicy, CrossValidation, TriagePolicy\n"
+        "from qaeval_core.calibrate.options import LLMTierPolicy\n"
         "CrossValidation(); CostPolicy(); TriagePolicy(guarantee=0.9)\n"
+        "LLMTierPolicy(llm_share=0.2, human_share=0.1).check_triage(TriagePolicy())\n"
         "heavy = ('pandas', 'numpy', 'sklearn', 'scipy', 'sqlalchemy', 'torch')\n"
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} & set(heavy))))\n"
     )
@@ -178,3 +212,57 @@ def test_the_cli_defaults_are_the_objects_defaults() -> None:
     assert defaults["inputs"] == costs.inputs and defaults["remeasure_costs"] == costs.remeasure
     assert defaults["cost_tolerance"] / 100 == costs.tolerance
     assert defaults["human_share"] is defaults["risk"] is None
+    assert defaults["llm_prompt"] == LLMTierPolicy().llm_prompt
+    assert defaults["llm"] is defaults["llm_share"] is None  # no LLM tier unless asked
+
+
+# ----------------------------------------------------------------------------- the LLM tier
+
+
+def test_llm_tier_shares_are_points_of_the_grid_its_curve_is_fitted_at() -> None:
+    assert LLM_SHARES == (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
+    assert HUMAN_SHARES == (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)
+    near = LLMTierPolicy(llm_share=0.1 + 0.2, human_share=0.05 + 1e-12)
+    assert (near.llm_share, near.human_share) == (0.3, 0.05)  # the grid's own values
+    assert LLMTierPolicy(llm_share=1, human_share=0).llm_share == 1.0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        near.llm_share = 0.5  # type: ignore[misc]
+    with pytest.raises(OptionError, match="llm_share"):
+        dataclasses.replace(near, llm_share=0.7)
+
+
+def test_llm_tier_endpoint_blank_is_none_and_kept_otherwise() -> None:
+    assert LLMTierPolicy(llm_url="").llm_url is None
+    assert LLMTierPolicy(llm_url="  ").llm_url is None  # a blank form field
+    url = "http://127.0.0.1:8000/v1"
+    assert LLMTierPolicy(llm="served", llm_url=f" {url} ").llm_url == url
+    assert LLMTierPolicy(llm_url="HTTPS://example.org/v1").llm_url == "HTTPS://example.org/v1"
+
+
+def test_llm_tier_starts_people_at_its_share_or_nearest_the_band() -> None:
+    assert LLMTierPolicy().human_share_for(None) == 0.0
+    assert LLMTierPolicy().human_share_for(0.0) == 0.0
+    assert LLMTierPolicy().human_share_for(0.12) == 0.1
+    assert LLMTierPolicy().human_share_for(0.125) == 0.1  # a tie goes to the smaller share
+    assert LLMTierPolicy().human_share_for(0.45) == 0.3  # beyond the grid: its last point
+    assert LLMTierPolicy(human_share=0.2).human_share_for(0.05) == 0.2
+
+
+@pytest.mark.parametrize(
+    ("triage", "param"),
+    [
+        (TriagePolicy(guarantee=0.95), "guarantee"),
+        (TriagePolicy(target_accuracy=0.9), "target_accuracy"),
+    ],
+)
+def test_llm_tier_refuses_a_band_it_cannot_honour_yet(triage: TriagePolicy, param: str) -> None:
+    with pytest.raises(OptionError, match=rf"^{param} is not available with an LLM tier") as err:
+        LLMTierPolicy().check_triage(triage)
+    assert err.value.param == param
+    assert "human_share=S" in str(err.value) and "--" not in str(err.value)
+
+
+def test_llm_tier_takes_a_human_share_or_no_band() -> None:
+    LLMTierPolicy().check_triage(TriagePolicy())
+    LLMTierPolicy(human_share=0.1).check_triage(TriagePolicy(human_share=0.1))
+    LLMTierPolicy().check_triage(TriagePolicy(human_share=0.42))  # starts at the nearest, 0.3

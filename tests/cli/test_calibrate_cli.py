@@ -452,7 +452,10 @@ def test_a_guarantee_the_labels_cannot_support_says_how_many_more(tmp_path: Path
         (["--risk", "0.1"], "--risk goes with --guarantee"),
         (["--guarantee", "1.2"], "--guarantee must be in (0, 1)"),
         (["--guarantee", "0.9", "--risk", "0"], "--risk must be in (0, 1)"),
-        (["--guarantee", "0.9", "--llm", "qwen-coder-1.5b"], "not available with --llm"),
+        (
+            ["--guarantee", "0.9", "--llm", "qwen-coder-1.5b"],
+            "--guarantee is not available with an LLM tier",
+        ),
     ],
 )
 def test_bad_guarantee_flags_fail_before_any_work(

@@ -146,3 +146,31 @@ def test_llm_options_need_llm(tmp_path: Path):
         ["calibrate", "-d", "toy", "-o", str(tmp_path / "j.json"), "--db", db, "--llm-share", "0.2"]
     )
     assert code != 0
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--target-accuracy", "0.9"], "--target-accuracy is not available with an LLM tier"),
+        (["--human-share", "0.12"], "--human-share must be one of 0, 0.05, 0.1"),
+        (["--llm-share", "0.25"], "--llm-share must be one of 0, 0.1, 0.2"),
+        (["--llm-prompt", "chatty"], "--llm-prompt must be one of naqt, lave"),
+        (["--llm-url", "localhost:8080"], "--llm-url must be the http:// or https:// address"),
+    ],
+)
+def test_bad_llm_flags_fail_before_any_work(
+    tmp_path: Path, monkeypatch, capsys, flags: list[str], message: str
+) -> None:
+    """The LLM tier's object (calibrate.options.LLMTierPolicy) refuses them in the library's
+    words, shown with the flag, before the calibration reads a label."""
+    from qaeval_core import workflows
+
+    def no_work(*_args, **_kwargs):
+        raise AssertionError("calibrated before the flags were checked")
+
+    monkeypatch.setattr(workflows, "calibrate_dataset", no_work)
+    code = main(["calibrate", "-d", "toy", "-o", str(tmp_path / "j.json"), "--llm", "toy-llm",
+                 *flags, "--db", str(tmp_path / "s.sqlite")])  # fmt: skip
+    err = " ".join(capsys.readouterr().err.split())
+    assert code != 0
+    assert message in err and "Traceback" not in err
