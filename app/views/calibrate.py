@@ -524,8 +524,7 @@ def _labels_needed(frames: analysis.Frames, run: FitRun | None) -> None:
     n = c2.number_input("Labels so far", 0, 10_000_000, n, key=f"calibrate_n_{n}")
     width = c3.number_input("Target CI width", 0.005, 1.0, 0.1, 0.01, key="calibrate_width")
     conf = c4.selectbox("Confidence", [0.9, 0.95, 0.99], index=1, key="calibrate_conf")
-    base = active.ci_width(p, n) if n else 0.0
-    deff = max(1.0, (measured / base) ** 2) if measured and base else 1.0
+    deff = active.design_effect_from_width(p, int(n), measured)
     more = active.labels_needed_for_ci(p, int(n), float(width), float(conf), design_effect=deff)
     st.metric("More labels needed", more)
     st.caption(

@@ -15,6 +15,8 @@ labels count more for :mod:`qaeval_core.calibrate`.
 * :func:`labels_needed_for_ci` answers "how many more labels for a CI of width w?" for an
   accuracy (a proportion): the Wilson score interval by default (well-behaved near 0 and 1),
   or the normal (Wald) approximation ``n = 4 z^2 p (1 - p) / w^2``.
+* :func:`design_effect_from_width` says how much more labels correlated rows need: the square of
+  how much wider a measured (grouped bootstrap) interval is than the binomial one.
 
 Example
 -------
@@ -41,6 +43,7 @@ __all__ = [
     "STRATEGIES",
     "Strategy",
     "ci_width",
+    "design_effect_from_width",
     "disagreement_order",
     "implied_thresholds",
     "labels_needed_for_ci",
@@ -174,6 +177,36 @@ def ci_width(p: float, n: float, confidence: float = 0.95, *, method: CIMethod =
     raise ValueError(f"Unknown method {method!r}; choose 'wilson' or 'normal'.")
 
 
+def design_effect_from_width(
+    p: float, n: int, measured_width: float, confidence: float = 0.95
+) -> float:
+    """The design effect a measured interval shows: ``(measured_width / ci_width(p, n)) ** 2``,
+    at least 1; 1 when nothing was measured (no width or no labels).
+
+    Why: answers to one question are correlated (several QA models answer it alike, and people
+    judge them alike), so ``n`` such labels carry less than ``n`` independent ones. The
+    calibration's bootstrap resamples whole questions, so its interval is as wide as the labels
+    really allow, while the Wilson interval of ``n`` labels assumes independence. A width falls
+    with the square root of n, so an interval ``r`` times wider needs ``r ** 2`` times the
+    labels: that is the factor :func:`labels_needed_for_ci` takes as ``design_effect``. Never
+    below 1: a bootstrap interval narrower than the binomial one is resampling noise, not
+    evidence that more labels are worth less. ``measured_width`` is an interval at
+    ``confidence`` (the calibration report's are 95%), compared with the Wilson width at the
+    same confidence.
+
+    >>> design_effect_from_width(0.8, 100, 0.0)
+    1.0
+    >>> round(design_effect_from_width(0.8, 100, 2 * ci_width(0.8, 100)), 6)
+    4.0
+    >>> design_effect_from_width(0.8, 100, 0.5 * ci_width(0.8, 100))
+    1.0
+    """
+    if not measured_width or measured_width <= 0 or n <= 0:
+        return 1.0
+    base = ci_width(p, n, confidence)
+    return max(1.0, (float(measured_width) / base) ** 2) if base else 1.0
+
+
 def labels_needed_for_ci(
     current_accuracy_estimate: float,
     n_labelled: int,
@@ -190,7 +223,7 @@ def labels_needed_for_ci(
     ``n = ceil(4 z^2 p (1 - p) / w^2)``) is no wider than the target, and the answer is that
     minus ``n_labelled`` (0 when already reached). ``design_effect`` (>= 1) inflates n for
     correlated rows, e.g. several answers to one question, which the grouped bootstrap CIs of
-    the calibration report reflect: pass ``(reported width / ci_width(p, n)) ** 2``. An
+    the calibration report reflect: pass :func:`design_effect_from_width`. An
     estimate of a future quantity, not a guarantee: the accuracy itself moves as labels come.
     """
     p = float(current_accuracy_estimate)

@@ -165,3 +165,17 @@ def test_reorder_queue_errors(sqlite_url: str) -> None:
     repo.import_items(sqlite_url, "toy", ROWS)
     with pytest.raises(ConfigError, match="Unknown strategy"):
         workflows.reorder_queue(sqlite_url, "toy", strategy="random")  # type: ignore[arg-type]
+
+
+def test_design_effect_is_the_squared_width_ratio_never_below_one():
+    """A grouped bootstrap interval r times wider than the Wilson one of as many labels means
+    r ** 2 times the labels (the Calibrate page's label budget reads it)."""
+    p, n = 0.8, 300
+    wilson = active.ci_width(p, n)
+    assert active.design_effect_from_width(p, n, 1.5 * wilson) == pytest.approx(2.25)
+    assert active.design_effect_from_width(p, n, 0.7 * wilson) == 1.0  # narrower: noise
+    assert active.design_effect_from_width(p, n, 0.0) == 1.0  # nothing measured
+    assert active.design_effect_from_width(p, 0, 0.2) == 1.0  # no labels yet
+    independent = active.labels_needed_for_ci(p, 0, 0.05)  # the total, from no labels
+    wider = active.labels_needed_for_ci(p, n, 0.05, design_effect=2.25)
+    assert wider == math.ceil(independent * 2.25 - 1e-9) - n
