@@ -6,7 +6,11 @@ normalisation, and how much each input pushed the verdict; for a judge with an L
 (cheap judge -> LLM -> people), which tier decided and the LLM's P(correct) next to the cheap
 judge's. Annotators never see it: their pages
 stay blind to every automatic score. Computing it runs the judge's metrics on the one item
-(a model may load), so it is behind a toggle and cached per (calibration, item text).
+(a model may load), so it is behind a toggle and cached per (calibration, item text). The item is
+read by the store's own conversion (:func:`qaeval_core.store.repo.load_item`, the one
+:func:`~qaeval_core.workflows.judge_dataset` reads through ``load_items``), so the judge sees
+every field it reads there (choices, wrong answers, the dataset, the question id in ``meta``)
+and the trace explains the verdict the dataset's judging gives.
 
 Item text in the trace (the matched reference) is shown as plain text or in a data frame, never
 as markdown.
@@ -23,7 +27,6 @@ import streamlit as st
 from app.components import safe_text
 from qaeval_core.errors import QAEvalError
 from qaeval_core.judge import Judge
-from qaeval_core.schema import Item
 from qaeval_core.store import repo
 
 __all__ = ["TIER_NAMES", "item_judge_trace", "show_judge_trace", "tier_text", "trace_section"]
@@ -36,17 +39,11 @@ TIER_NAMES = {
 }
 
 
-def item_judge_trace(url: str, calibration: str, item: dict[str, Any]) -> dict[str, Any]:
-    """The saved calibration's judgement of one stored item (``item_row``'s dict) with its
-    trace: ``{"judge_correct", "judge_outcome", "judge_reason", ..., "trace": {...}}``."""
+def item_judge_trace(url: str, calibration: str, item_id: int) -> dict[str, Any]:
+    """The saved calibration's judgement of one stored item with its trace:
+    ``{"judge_correct", "judge_outcome", "judge_reason", ..., "trace": {...}}``."""
     judge = Judge.from_config(repo.get_calibration(url, calibration).config)
-    one = Item(
-        question=str(item["question"]),
-        references=[str(r) for r in item["references"]],
-        candidate=str(item["candidate"] or ""),
-        context=item.get("context"),
-        qa_model=item.get("qa_model"),
-    )
+    one = repo.load_item(url, int(item_id))
     row = judge.judge([one], trace=True).iloc[0]
     out = {k: row[k] for k in ("judge_correct", "judge_outcome", "judge_reason")}
     out["trace"] = json.loads(row["judge_trace"])
@@ -55,7 +52,8 @@ def item_judge_trace(url: str, calibration: str, item: dict[str, Any]) -> dict[s
 
 @st.cache_data(show_spinner="Running the judge on this item...", max_entries=64)
 def _cached(url: str, calibration: str, item: dict[str, Any]) -> dict[str, Any]:
-    return item_judge_trace(url, calibration, item)
+    """Keyed by the item's shown text too (``item``, the Explorer's ``item_row`` dict)."""
+    return item_judge_trace(url, calibration, int(item["item_id"]))
 
 
 def tier_text(trace: dict[str, Any]) -> str | None:

@@ -272,7 +272,7 @@ def test_explorer_shows_the_judges_trace_of_the_opened_item(store: str) -> None:
     ok(at)
     texts = [t.value for t in at.text]
     verdict = next(t for t in texts if t.startswith("Judge:"))
-    judged = judge_trace.item_judge_trace(store, CAL, analysis.item_detail(store, item_id).item)
+    judged = judge_trace.item_judge_trace(store, CAL, item_id)
     word = "correct" if judged["judge_correct"] else "not correct"
     assert verdict.startswith(f"Judge: {word} · outcome {judged['judge_outcome']} · reason ")
     assert any(t.startswith("NAQT rule") for t in texts)

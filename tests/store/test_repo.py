@@ -290,6 +290,19 @@ def test_load_items_for_metrics(db_url: str):
     assert isinstance(items[0].meta["item_id"], int)
 
 
+def test_load_item_gives_one_item_as_load_items_does(db_url: str):
+    """One item by its store id, every field a metric may read (the Explorer's trace)."""
+    repo.import_file(db_url, str(DATA / "common_layout.csv"), "d")
+    items = repo.load_items(db_url, "d")
+    assert [repo.load_item(db_url, it.meta["item_id"]) for it in items] == items
+    assert repo.load_item(db_url, items[1].meta["item_id"]).choices == ("blue", "green")
+    with session_scope(db_url) as s:  # in a caller's transaction too
+        assert repo.load_item(s, items[0].meta["item_id"]) == items[0]
+    missing = max(it.meta["item_id"] for it in items) + 1
+    with pytest.raises(NotFoundError, match=f"No item with id {missing}"):
+        repo.load_item(db_url, missing)
+
+
 def test_missing_schema_is_a_clear_error(tmp_path: Path):
     with pytest.raises(StoreError, match="qaeval db upgrade"):
         repo.list_datasets(f"sqlite:///{tmp_path / 'empty.sqlite'}")
@@ -354,6 +367,8 @@ def test_a_dataset_being_imported_is_invisible_everywhere(db_url: str):
     assert repo.frame_scores(db_url, None, ["c" * 64]).empty
     assert repo.score_config_rows(db_url).empty
     assert repo.item_row(db_url, item_id) is None
+    with pytest.raises(NotFoundError, match="No item with id"):
+        repo.load_item(db_url, item_id)
     with pytest.raises(NotFoundError, match="Known datasets: seen"):
         ann.deal(db_url, hidden, ["ann"])
     with session_scope(db_url) as s:

@@ -87,7 +87,7 @@ from qaeval_core.store.repo.imports import (
     import_items,
     import_scan,
 )
-from qaeval_core.store.repo.items import ITEM_COLUMNS, list_items, load_items
+from qaeval_core.store.repo.items import ITEM_COLUMNS, list_items, load_item, load_items
 from qaeval_core.store.repo.labels import (
     LABEL_COLUMNS,
     current_labels,
@@ -128,6 +128,7 @@ __all__ = [
     "import_file",
     "import_scan",
     "list_items",
+    "load_item",
     "load_items",
     "add_user",
     "get_user",

@@ -2,7 +2,9 @@
 
 Items are written only by imports (:mod:`.imports`); the store's integer ``item_id`` is what
 labels, assignments and scores refer to, and :func:`load_items` keeps it in
-``Item.meta["item_id"]`` so scores can be written back.
+``Item.meta["item_id"]`` so scores can be written back. :func:`load_item` gives one item the
+same way (every field a metric may read: choices, wrong answers, dataset, meta), so judging one
+item (the Explorer's trace) reads what judging its dataset reads.
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ from collections.abc import Sequence
 import pandas as pd
 from sqlalchemy import select
 
+from qaeval_core.errors import NotFoundError
 from qaeval_core.io.cells import is_missing
 from qaeval_core.schema import Item as SchemaItem
-from qaeval_core.store.orm import ItemRecord
+from qaeval_core.store.orm import Dataset, ItemRecord, visible_dataset
 from qaeval_core.store.repo._common import Store, store_scope
 from qaeval_core.store.repo.datasets import find_dataset
 
-__all__ = ["ITEM_COLUMNS", "list_items", "load_items"]
+__all__ = ["ITEM_COLUMNS", "list_items", "load_item", "load_items"]
 
 ITEM_COLUMNS = [
     "item_id",
@@ -70,7 +73,28 @@ def load_items(db: Store, dataset: str) -> list[SchemaItem]:
 
     ``Item.id`` is the external id; the store's integer id is in ``Item.meta["item_id"]``.
     """
-    frame = list_items(db, dataset)
+    return _schema_items(list_items(db, dataset), dataset)
+
+
+def load_item(db: Store, item_id: int) -> SchemaItem:
+    """One stored item as :func:`load_items` gives it (the same conversion), by its store id.
+
+    Raises :class:`~qaeval_core.errors.NotFoundError` when no item of a visible dataset has
+    that id (an import still in progress is not visible).
+    """
+    with store_scope(db) as s:
+        dataset = s.execute(
+            select(Dataset.name)
+            .join(ItemRecord, ItemRecord.dataset_id == Dataset.id)
+            .where(ItemRecord.id == int(item_id), visible_dataset())
+        ).scalar_one_or_none()
+        if dataset is None:
+            raise NotFoundError(f"No item with id {item_id}.")
+        return _schema_items(list_items(s, dataset, item_ids=[int(item_id)]), dataset)[0]
+
+
+def _schema_items(frame: pd.DataFrame, dataset: str) -> list[SchemaItem]:
+    """Rows of :func:`list_items` as :class:`qaeval_core.schema.Item` (see :func:`load_items`)."""
 
     def present(value: object) -> object:
         # A NULL read into a frame column that also holds text can come back as NaN, which is
