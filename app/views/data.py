@@ -18,7 +18,7 @@ import streamlit as st
 from app.components import auth, safe_text
 from app.components import triage_widgets as tw
 from qaeval_core import io, workflows
-from qaeval_core.errors import ConfigError, QAEvalError, ValidationError
+from qaeval_core.errors import QAEvalError, ValidationError
 from qaeval_core.io.repair import describe_repairs, repaired_fields
 from qaeval_core.store import repo
 
@@ -33,21 +33,6 @@ FINAL = "final"
 #: The final labels' "annotators' aggregate" (:data:`qaeval_core.analysis.aggregation.AGGREGATES`).
 AGGREGATE_NAMES = {"majority": "Majority vote", "dawid_skene": "Dawid-Skene (weighted)"}
 MIME = {"jsonl": "application/jsonl", "csv": "text/csv", "parquet": "application/octet-stream"}
-
-
-def parse_mapping(text: str) -> dict[str, str]:
-    """``"a=references, b=candidate"`` -> ``{"a": "references", "b": "candidate"}``."""
-    mapping: dict[str, str] = {}
-    for pair in (p.strip() for p in text.split(",")):
-        if not pair:
-            continue
-        column, sep, field = pair.partition("=")
-        if not sep or not column.strip() or not field.strip():
-            raise ConfigError(
-                f"Column mapping expects COLUMN=FIELD pairs separated by commas, got {pair!r}."
-            )
-        mapping[column.strip()] = field.strip()
-    return mapping
 
 
 def _import_section(url: str, datasets: list[str]) -> None:
@@ -96,7 +81,7 @@ def _import_section(url: str, datasets: list[str]) -> None:
         rows = io.read_items(
             upload.getvalue(),
             name=upload.name,
-            mapping=parse_mapping(mapping_text),
+            mapping=io.column_mapping(p for p in mapping_text.split(",") if p.strip()),
             label_scale=scale,
             alias_separator=sep or None,
         )

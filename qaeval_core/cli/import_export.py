@@ -17,21 +17,6 @@ from qaeval_core.vocabulary import AGGREGATES, EXPORTS, FINAL_EXPORT
 #: judge and so come from :mod:`qaeval_core.workflows`, imported only when asked for).
 
 
-def parse_mapping(pairs: list[str]) -> dict[str, str]:
-    """``["gold=references", ...]`` -> ``{"gold": "references"}``, with a clear error."""
-    mapping: dict[str, str] = {}
-    for pair in pairs:
-        column, sep, name = pair.partition("=")
-        if not sep or not column.strip() or not name.strip():
-            raise ConfigError(
-                f"--map expects COLUMN=FIELD (e.g. gold_answer=references), got {pair!r}."
-            )
-        if column.strip() in mapping:
-            raise ConfigError(f"--map names column {column.strip()!r} twice.")
-        mapping[column.strip()] = name.strip()
-    return mapping
-
-
 def add_commands(app: typer.Typer) -> None:
     @app.command("import")
     def import_(
@@ -88,6 +73,7 @@ def add_commands(app: typer.Typer) -> None:
         become external users; their labels are stored on the 0/1/2 scale.
         """
         from qaeval_core.io.repair import describe_repairs
+        from qaeval_core.io.rows import column_mapping
         from qaeval_core.io.stream import scan_items
         from qaeval_core.store import repo
         from qaeval_core.store import session as store_session
@@ -97,7 +83,7 @@ def add_commands(app: typer.Typer) -> None:
         scan = scan_items(
             file,
             fmt=fmt,
-            mapping=parse_mapping(map_ or []),
+            mapping=column_mapping(map_ or []),
             label_scale=label_scale,
             alias_separator=alias_sep or None,
             rating_scale=rating_scale,

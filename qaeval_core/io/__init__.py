@@ -70,7 +70,7 @@ from qaeval_core.io.files import FORMATS, detect_format, write_records
 from qaeval_core.io.formats import read_records
 from qaeval_core.io.labels import GOLD_RATER, RaterLabel
 from qaeval_core.io.repair import repair_item, repair_text
-from qaeval_core.io.rows import FIELD_ALIASES, ItemRow, parse_records, read_items
+from qaeval_core.io.rows import FIELD_ALIASES, ItemRow, column_mapping, parse_records, read_items
 from qaeval_core.io.stream import ItemScan, scan_items
 
 __all__ = [
@@ -84,6 +84,7 @@ __all__ = [
     "MAX_TEXT_CHARS",
     "ItemRow",
     "RaterLabel",
+    "column_mapping",
     "detect_format",
     "items_to_records",
     "parse_records",

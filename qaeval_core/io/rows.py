@@ -39,6 +39,7 @@ from qaeval_core.schema import content_hash, join_models
 __all__ = [
     "FIELD_ALIASES",
     "ItemRow",
+    "column_mapping",
     "item_hash",
     "parse_records",
     "read_items",
@@ -267,6 +268,31 @@ def merge_repeated_row(first: ItemRow, other: ItemRow) -> str | None:
         kept = old_summary if isinstance(old_summary, list) else [old_summary]
         first.meta = {**(first.meta or {}), "source_human": [*kept, new_summary]}
     return None
+
+
+def column_mapping(pairs: Iterable[str]) -> dict[str, str]:
+    """The ``mapping`` of :func:`read_items` from ``COLUMN=FIELD`` pairs as people type them
+    (the CLI's ``--map``, the Data page's field split at commas).
+
+    Spaces around either side are dropped; a pair without ``=`` or with an empty side, and a
+    column named twice (which field should it feed?), are refused by a :class:`ConfigError`
+    naming ``mapping``. Whether each FIELD exists is :func:`read_items`' check.
+
+    >>> column_mapping(["gold = references", "answer=candidate"])
+    {'gold': 'references', 'answer': 'candidate'}
+    """
+    mapping: dict[str, str] = {}
+    for pair in pairs:
+        column, sep, name = str(pair).partition("=")
+        if not sep or not column.strip() or not name.strip():
+            raise ConfigError(
+                f"mapping expects COLUMN=FIELD pairs (e.g. gold_answer=references), got {pair!r}.",
+                param="mapping",
+            )
+        if column.strip() in mapping:
+            raise ConfigError(f"mapping names column {column.strip()!r} twice.", param="mapping")
+        mapping[column.strip()] = name.strip()
+    return mapping
 
 
 def check_options(

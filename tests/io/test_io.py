@@ -176,6 +176,22 @@ def test_mapping_overrides_aliases(tmp_path: Path):
         io.read_items(path, mapping={"q_text": "questoin"})
 
 
+def test_column_mapping_is_read_from_pairs_as_people_type_them():
+    """One parser for the CLI's --map pairs and the Data page's comma-separated field."""
+    assert io.column_mapping([" q_text = question", "answer=candidate"]) == {
+        "q_text": "question",
+        "answer": "candidate",
+    }
+    assert io.column_mapping([]) == {}
+    for bad in ("oops", "=references", "truth=", " = "):
+        with pytest.raises(ConfigError, match=r"^mapping expects COLUMN=FIELD pairs") as caught:
+            io.column_mapping([bad])
+        assert caught.value.param == "mapping"
+    with pytest.raises(ConfigError, match="mapping names column 'a' twice") as caught:
+        io.column_mapping(["a=question", "a =candidate"])  # the page kept the last one silently
+    assert caught.value.param == "mapping"
+
+
 def test_parquet_and_json_inputs(tmp_path: Path):
     rows = [
         ok_row(1, references="a", choices=["a", "b"], human=None),
