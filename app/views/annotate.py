@@ -19,7 +19,6 @@ to the team.
 
 from __future__ import annotations
 
-import math
 import time
 from functools import partial
 from typing import Any
@@ -80,28 +79,14 @@ def _shown_ack() -> dict[str, Any] | None:
     return ack if isinstance(ack, dict) and ack.get("view") == S.ann_view else None
 
 
-def _seconds(raw: Any) -> float | None:
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) and value >= 0 else None
-
-
-def _times(msg: dict[str, Any], idle_cap: float) -> tuple[float, float]:
-    """(active, wall) seconds of a save: the browser's measure, bounded by the server's clock
-    (a tampered or broken client cannot claim more than the item was open)."""
-    server_wall = max(0.0, time.time() - float(S.ann_started or time.time()))
-    wall = _seconds(msg.get("wall"))
-    wall = server_wall if wall is None else min(wall, server_wall + 1.0)
-    active = _seconds(msg.get("active"))
-    active = min(wall, idle_cap) if active is None else min(active, wall)
-    return active, wall
-
-
 def _save(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
     guide = repo.get_guidelines(url, dataset)
-    active, wall = _times(msg, guide.idle_cap_seconds)
+    # The browser measures, the store's rule bounds it by the server's clock.
+    active, wall = ann.bounded_label_times(
+        msg.get("active"), msg.get("wall"),
+        open_seconds=time.time() - float(S.ann_started or time.time()),
+        idle_cap=guide.idle_cap_seconds,
+    )  # fmt: skip
     item_id = int(S.ann_item)
     rec = ann.save_label(
         url,
