@@ -308,3 +308,28 @@ def test_the_explorer_trace_says_which_tier_decided(store: str) -> None:
     assert not at.exception, at.exception
     line = next(t.value for t in at.text if t.value.startswith("Decided by:"))
     assert "the cheap judge" in line and "LLM P(correct) not asked" in line
+
+
+@pytest.mark.parametrize(
+    ("band", "fields", "refused"),
+    [
+        ("enough for a target accuracy", {}, "target_accuracy is not available with an LLM tier"),
+        ("a guaranteed accuracy", {}, "guarantee is not available with an LLM tier"),
+        ("a share of the items", {"calibrate_llm_url": "localhost:8000/v1"}, "llm_url must be"),
+    ],
+)
+def test_the_llm_tiers_refusals_come_before_the_fit(
+    store: str, band: str, fields: dict[str, str], refused: str
+) -> None:
+    """The page builds the library's LLMTierPolicy with its other options: the same refusals
+    as `qaeval calibrate --llm` and Python callers, in the library's words, before any fit."""
+    at = _calibrate_page()
+    at.radio(key="calibrate_band_by").set_value(band)
+    at.toggle(key="calibrate_llm").set_value(True)
+    at.text_input(key="calibrate_llm_model").input("demo-llm")
+    for key, value in fields.items():
+        at.text_input(key=key).input(value)
+    at.button(key="calibrate_fit").click().run()
+    assert not at.exception, at.exception
+    assert refused in " ".join(e.value for e in at.error)
+    assert "Winner" not in _metrics(at)
