@@ -27,6 +27,7 @@ import streamlit as st
 
 from app.components import auth, guidelines_view, label_picker
 from qaeval_core.errors import PermissionDenied, QAEvalError
+from qaeval_core.label_times import bounded_label_times
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
 
@@ -81,8 +82,8 @@ def _shown_ack() -> dict[str, Any] | None:
 
 def _save(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
     guide = repo.get_guidelines(url, dataset)
-    # The browser measures, the store's rule bounds it by the server's clock.
-    active, wall = ann.bounded_label_times(
+    # The browser measures, the core's rule bounds it by the server's clock.
+    active, wall = bounded_label_times(
         msg.get("active"), msg.get("wall"),
         open_seconds=time.time() - float(S.ann_started or time.time()),
         idle_cap=guide.idle_cap_seconds,

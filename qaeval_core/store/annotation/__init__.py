@@ -69,7 +69,6 @@ from qaeval_core.store.annotation.labelling_progress import (
 from qaeval_core.store.annotation.labels import (
     LabelledEntry,
     LabelRecord,
-    bounded_label_times,
     current_label,
     label_history,
     labelled_items,
@@ -120,7 +119,6 @@ __all__ = [
     "following_item",
     "get_item",
     "save_label",
-    "bounded_label_times",
     "label_history",
     "current_label",
     "labelled_items",
