@@ -300,6 +300,7 @@ def test_calibrate_cli_measures_costs_by_default_caches_them_and_inputs_all_rest
         == 0
     )
     base = ["calibrate", "-d", "toy", "-m", "em,f1,recall,brevity", "--db", db]
+    base += ["--candidates", "threshold,fusion", "--folds", "3"]  # costs are what is tested
     assert main([*base, "-o", str(tmp_path / "cheap.json")]) == 0
     out = capsys.readouterr().out
     assert "Input cost, seconds per 1,000 rows" in out and "chosen" in out
