@@ -117,11 +117,9 @@ def log_files(path: str | os.PathLike[str], fmt: str | None = None) -> list[Path
     leaving out the files that are no logs (lm-eval's results file) and not descending into a
     folder a harness reads whole. ``fmt`` keeps the logs of that format only.
 
-    A :class:`ConfigError` for a missing path, or a folder with no log in it."""
+    A :class:`ConfigError` for a folder with no log in it."""
     target = Path(path)
-    if not target.exists():
-        raise ConfigError(f"No such file: {target}")
-    if not target.is_dir():
+    if not target.is_dir():  # a file, or a missing path its reader reports
         return [target]
     named = _named(fmt)
     if named is not None and not named.harness:
