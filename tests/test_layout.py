@@ -172,6 +172,7 @@ SAME_NAME_ALLOWED: dict[str, str] = {
     "TITLE": "file-format protocol: every io/formats/<harness>.py titles its format",
     "detect": "file-format protocol: every io/formats/<harness>.py recognises its files",
     "read": "file-format protocol: every io/formats/<harness>.py reads its files",
+    "version": "file-format protocol: the harness version a io/formats/<harness>.py log records",
     "add_commands": "CLI protocol: every cli/<group>.py adds its commands to the Typer app",
     "log": "each module's own logger, logging.getLogger(__name__)",
 }

@@ -1,7 +1,11 @@
 """Data (researchers): import a file into a dataset and export labels, scores and final labels.
 
-The import is the foundation's all-or-nothing import; a file with bad rows imports nothing and
-every bad row is listed with its row number and reason. Exports are
+The import is the one ``qaeval import`` runs (:func:`qaeval_core.io.scan_items` on the uploads
+staged as files by :func:`qaeval_core.io.staged_uploads`, then
+:func:`qaeval_core.store.repo.import_scan`): the same formats, harness logs and ``.eval`` zips
+included, the same errors, and the same summary of what was detected. All-or-nothing unless
+the researcher asks to import the valid rows (the refused ones are listed and downloadable);
+a model can be named for the import. Exports are
 :func:`qaeval_core.workflows.export_records`: the store's, and the final labels (one per item,
 adjudication > annotators > a saved calibration's judge, with where each came from).
 """
@@ -19,7 +23,7 @@ from app.components import auth, safe_text
 from app.components import triage_widgets as tw
 from qaeval_core import io, workflows
 from qaeval_core.errors import QAEvalError, ValidationError
-from qaeval_core.io.repair import describe_repairs, repaired_fields
+from qaeval_core.io.repair import describe_repairs
 from qaeval_core.store import repo
 
 EXPORTS = {
@@ -35,12 +39,19 @@ AGGREGATE_NAMES = {"majority": "Majority vote", "dawid_skene": "Dawid-Skene (wei
 MIME = {"jsonl": "application/jsonl", "csv": "text/csv", "parquet": "application/octet-stream"}
 
 
+#: What the uploader takes: the plain files and the harness logs ``qaeval import`` reads.
+UPLOAD_TYPES = ["jsonl", "ndjson", "json", "csv", "tsv", "tab", "parquet", "pq", "eval"]
+
+
 def _import_section(url: str, datasets: list[str]) -> None:
     safe_text.section("Import a file")
     with st.form("import", clear_on_submit=False):
-        upload = st.file_uploader(
-            "JSON lines, JSON, CSV, TSV or Parquet",
-            type=["jsonl", "ndjson", "json", "csv", "tsv", "parquet"],
+        uploads = st.file_uploader(
+            "JSON lines, JSON, CSV, TSV or Parquet, or a harness log (lm-eval samples with "
+            "their results file, lighteval details, Inspect .eval/.json, a HELM run's files, "
+            "OpenCompass predictions)",
+            type=UPLOAD_TYPES,
+            accept_multiple_files=True,
             key="import_file",
         )
         c1, c2, c3 = st.columns(3)
@@ -64,6 +75,20 @@ def _import_section(url: str, datasets: list[str]) -> None:
             help="COLUMN=FIELD pairs for columns the importer does not recognise by name; "
             "fields: " + ", ".join(io.FIELD_ALIASES),
         )
+        c4, c5 = st.columns(2)
+        model = c4.text_input(
+            "Model name (optional)",
+            key="import_model",
+            placeholder="the name the log gives",
+            help="Names the model of every row instead of the log's own name: two logs whose "
+            "harness called the model alike (Inspect's mockllm/model) can share a dataset.",
+        )
+        skip = c5.checkbox(
+            "Import the valid rows; refuse the invalid ones",
+            key="import_skip",
+            help="Without it, one invalid row imports nothing. With it, the valid rows are "
+            "imported and the refused ones listed with their reasons, to download.",
+        )
         fix_text = st.checkbox(
             "Repair mojibake (e.g. '2.45Â billion' -> '2.45 billion')",
             key="import_fix_text",
@@ -74,30 +99,29 @@ def _import_section(url: str, datasets: list[str]) -> None:
         submitted = st.form_submit_button("Import", type="primary", key="import_submit")
     if not submitted:
         return
-    if upload is None or not name.strip():
+    if not uploads or not name.strip():
         st.warning("Choose a file and a dataset name.")
         return
+    label = uploads[0].name if len(uploads) == 1 else f"{len(uploads)} files"
     try:
-        rows = io.read_items(
-            upload.getvalue(),
-            name=upload.name,
-            mapping=io.column_mapping(p for p in mapping_text.split(",") if p.strip()),
-            label_scale=scale,
-            alias_separator=sep or None,
-        )
-        repairs: list[tuple[int, list[str]]] = []
-        if fix_text:
-            fixed = [io.repair_item(row) for row in rows]
-            repairs = [
-                (new.row, repaired_fields(new))
-                for new, old in zip(fixed, rows, strict=True)
-                if new is not old
-            ]
-            rows = fixed
-        report = repo.import_items(url, name.strip(), rows, source=upload.name)
+        with io.staged_uploads([(u.name, u.getvalue()) for u in uploads]) as path:
+            scan = io.scan_items(
+                path,
+                name=label,
+                mapping=io.column_mapping(p for p in mapping_text.split(",") if p.strip()),
+                label_scale=scale,
+                alias_separator=sep or None,
+                fix_text=fix_text,
+                model=model.strip() or None,
+                on_invalid="skip" if skip else "refuse",
+            )
+            st.info(scan.detected.summary(), icon=":material/search:")
+            report = repo.import_scan(
+                url, name.strip(), scan, source=", ".join(u.name for u in uploads)
+            )
     except ValidationError as exc:
         st.error(
-            f"{upload.name}: {len(exc.errors)} invalid row(s); nothing was imported. "
+            f"{label}: {len(exc.errors)} invalid row(s); nothing was imported. "
             "Fix them and upload again."
         )
         st.dataframe(
@@ -111,8 +135,28 @@ def _import_section(url: str, datasets: list[str]) -> None:
         safe_text.show_error(exc)
         return
     st.success(report.summary())
+    if scan.rejects:
+        _show_rejects(scan)
     if fix_text:
-        st.info(describe_repairs(repairs))
+        st.info(describe_repairs(scan.repairs))
+
+
+def _show_rejects(scan: io.ItemScan) -> None:
+    """The rows refused by an import of the valid rows: a table and the JSON lines file."""
+    st.warning(f"{len(scan.rejects)} row(s) refused (not imported); download them below.")
+    frame = pd.DataFrame([r.as_record() for r in scan.rejects])
+    st.dataframe(frame, hide_index=True, key="import_rejects_table")
+    with tempfile.TemporaryDirectory() as tmp:
+        data = scan.write_rejects(os.path.join(tmp, "rejects.jsonl")).read_bytes()
+    st.download_button(
+        "Download the refused rows (JSON lines)",
+        data=data,
+        file_name="rejects.jsonl",
+        mime=MIME["jsonl"],
+        icon=":material/download:",
+        key="import_rejects_download",
+        on_click="ignore",
+    )
 
 
 def _export_bytes(

@@ -65,12 +65,38 @@ def add_commands(app: typer.Typer) -> None:
                 "and fields changed are listed.",
             ),
         ] = False,
+        model: Annotated[
+            str | None,
+            typer.Option(
+                "--model",
+                help="Name the model of every row (instead of the name the log gives), e.g. "
+                "two logs whose harness called both 'mockllm/model'.",
+            ),
+        ] = None,
+        on_invalid: Annotated[
+            str,
+            typer.Option(
+                "--on-invalid",
+                help="refuse: any invalid row imports nothing (default); skip: import the "
+                "valid rows and write the refused ones to --rejects.",
+            ),
+        ] = "refuse",
+        rejects: Annotated[
+            Path | None,
+            typer.Option(
+                "--rejects",
+                help="With --on-invalid skip: JSON lines file for the refused rows (file, row, "
+                "id, reason).",
+            ),
+        ] = None,
         db: DbOption = None,
     ) -> None:
-        """Import items and their human labels (all-or-nothing; re-importing adds nothing).
+        """Import items and their human labels (all-or-nothing unless --on-invalid skip;
+        re-importing adds nothing). FILE may be a folder of harness logs.
 
         The schema and column aliases are in docs/data-format.md. Raters named in the file
-        become external users; their labels are stored on the 0/1/2 scale.
+        become external users; their labels are stored on the 0/1/2 scale. What was detected
+        (format, harness version, tasks, models with their rows) is printed before writing.
         """
         from qaeval_core.io.repair import describe_repairs
         from qaeval_core.io.rows import column_mapping
@@ -78,6 +104,10 @@ def add_commands(app: typer.Typer) -> None:
         from qaeval_core.store import repo
         from qaeval_core.store import session as store_session
 
+        if on_invalid == "skip" and rejects is None:
+            raise ConfigError("--on-invalid skip needs --rejects FILE for the refused rows.")
+        if rejects is not None and on_invalid != "skip":
+            raise ConfigError("--rejects goes with --on-invalid skip only.")
         # Validated in one streaming pass before the store is touched; then written chunk by
         # chunk (memory stays a fraction of the file, annotators are never locked out long).
         scan = scan_items(
@@ -88,7 +118,17 @@ def add_commands(app: typer.Typer) -> None:
             alias_separator=alias_sep or None,
             rating_scale=rating_scale,
             fix_text=fix_text,
+            model=model,
+            on_invalid=on_invalid,
         )
+        console.print(scan.detected.summary(), markup=False, soft_wrap=True)
+        if rejects is not None:
+            scan.write_rejects(rejects)
+            console.print(
+                f"Wrote {len(scan.rejects)} refused row(s) to {rejects}.",
+                markup=False,
+                soft_wrap=True,
+            )
         url = store_session.upgrade(db)
         report = repo.import_scan(url, dataset, scan, source=str(file))
         console.print(report.summary(), markup=False, soft_wrap=True)

@@ -53,7 +53,10 @@ The package is split by concern; everything above is importable from here:
 - :mod:`~qaeval_core.io.cells`: checks of single values (text, lists, JSON cells) and the limits;
 - :mod:`~qaeval_core.io.labels`: human judgments of a row converted to the 0/1/2 scale;
 - :mod:`~qaeval_core.io.rows`: records validated into :class:`ItemRow` s, and items exported back;
-- :mod:`~qaeval_core.io.repair`: mojibake repaired on request (``--fix-text``, ``ftfy``).
+- :mod:`~qaeval_core.io.repair`: mojibake repaired on request (``--fix-text``, ``ftfy``);
+- :mod:`~qaeval_core.io.stream`: the import's reader of any source (a file, a folder of harness
+  logs), what it detected (:mod:`~qaeval_core.io.import_summary`) and the rows it refused;
+- :mod:`~qaeval_core.io.uploads`: uploaded files staged on disk for that same reader.
 """
 
 from __future__ import annotations
@@ -71,7 +74,8 @@ from qaeval_core.io.formats import read_records
 from qaeval_core.io.labels import GOLD_RATER, RaterLabel
 from qaeval_core.io.repair import repair_item, repair_text
 from qaeval_core.io.rows import FIELD_ALIASES, ItemRow, column_mapping, parse_records, read_items
-from qaeval_core.io.stream import ItemScan, scan_items
+from qaeval_core.io.stream import ON_INVALID, ItemScan, Reject, scan_items, write_rejects
+from qaeval_core.io.uploads import staged_uploads
 
 __all__ = [
     "FIELD_ALIASES",
@@ -82,8 +86,10 @@ __all__ = [
     "MAX_LIST_CHARS",
     "MAX_LIST_ITEMS",
     "MAX_TEXT_CHARS",
+    "ON_INVALID",
     "ItemRow",
     "RaterLabel",
+    "Reject",
     "column_mapping",
     "detect_format",
     "items_to_records",
@@ -93,6 +99,8 @@ __all__ = [
     "repair_item",
     "repair_text",
     "scan_items",
+    "staged_uploads",
     "ItemScan",
     "write_records",
+    "write_rejects",
 ]

@@ -6,6 +6,12 @@ need: the first row, a digest of the content and the raters' values. :meth:`Item
 then reads the file again and yields the validated items in file order, repeated ids merged, so
 an import holds one chunk of rows at a time instead of the whole file (issue 13). JSON lines are
 read line by line; the other formats are read whole, as before.
+
+It is the one reader behind every door (``qaeval import``, the Data page, ``repo.import_file``):
+a source is a file, or a folder of harness logs (:func:`qaeval_core.io.formats.log_files`), and
+the scan says what it detected (:class:`~qaeval_core.io.import_summary.Detected`).
+``on_invalid="skip"`` keeps the valid rows and lists the refused ones (:class:`Reject`, written
+by :func:`write_rejects`); the default refuses the whole source.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import io as _stdio
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -27,17 +33,42 @@ from qaeval_core.io.files import (
     detect_format,
     jsonl_line,
     read_plain_records,
+    write_records,
 )
+from qaeval_core.io.import_summary import Detected
 from qaeval_core.io.labels import RATING_SCALE
 from qaeval_core.io.repair import repair_item, repaired_fields
 from qaeval_core.io.rows import ItemRow, check_options, merge_repeated_row, parse_record
 
-__all__ = ["ItemScan", "iter_records", "scan_items"]
+__all__ = ["ON_INVALID", "ItemScan", "Reject", "iter_records", "scan_items", "write_rejects"]
+
+#: What an import does with invalid rows: refuse the whole source (the default), or import the
+#: valid rows and list the refused ones.
+ON_INVALID = ("refuse", "skip")
+
+Source = str | os.PathLike[str] | bytes
 
 
-def _jsonl_handle(
-    source: str | os.PathLike[str] | bytes, fmt: str | None, name: str | None
-) -> IO[bytes] | None:
+@dataclass(frozen=True)
+class Reject:
+    """A row an import refused: its file, row number, id (when the row got that far), why."""
+
+    file: str
+    row: int
+    reason: str
+    id: str | None = None
+
+    def as_record(self) -> dict[str, Any]:
+        return {"file": self.file, "row": self.row, "id": self.id, "reason": self.reason}
+
+
+def write_rejects(rejects: Sequence[Reject], path: str | os.PathLike[str]) -> Path:
+    """The refused rows as JSON lines (``file``, ``row``, ``id``, ``reason``), written whole
+    under a temporary name and renamed."""
+    return write_records([r.as_record() for r in rejects], path, fmt="jsonl")
+
+
+def _jsonl_handle(source: Source, fmt: str | None, name: str | None) -> IO[bytes] | None:
     """An open JSON lines source, or None (another format, or an error that
     ``read_plain_records`` reports)."""
     try:
@@ -55,21 +86,31 @@ def _jsonl_handle(
         return None
 
 
-def iter_records(
-    source: str | os.PathLike[str] | bytes, *, fmt: str | None = None, name: str | None = None
+def _parts(source: Source, fmt: str | None) -> list[Source]:
+    """The files (or run folders) a source stands for: bytes and a file are themselves."""
+    if isinstance(source, bytes | bytearray):
+        return [source]
+    from qaeval_core.io.formats import log_files
+
+    return list(log_files(source, fmt))
+
+
+def _part_records(
+    part: Source, fmt: str | None, name: str | None, model: str | None
 ) -> Iterator[tuple[int, dict[str, Any]] | RowError]:
-    """:func:`~qaeval_core.io.read_records` as a stream: ``(row, record)`` or a RowError."""
     from qaeval_core.io.formats import harness_format
 
-    harness = harness_format(source, fmt)
+    harness = harness_format(part, fmt)
     if harness is not None:  # a harness log: its module reads it (row by row where it can)
-        yield from harness.read(Path(os.fspath(source)))  # type: ignore[arg-type]
+        yield from harness.read(Path(os.fspath(part)), model=model)  # type: ignore[arg-type]
         return
-    handle = _jsonl_handle(source, fmt, name)
+    named = (lambda rec: {**rec, "model": model}) if model else (lambda rec: rec)
+    handle = _jsonl_handle(part, fmt, name)
     if handle is None:
-        records, errors = read_plain_records(source, fmt=fmt, name=name)
+        records, errors = read_plain_records(part, fmt=fmt, name=name)
         yield from errors
-        yield from records
+        for row, rec in records:
+            yield row, named(rec)
         return
     with handle:
         for number, raw in enumerate(handle, start=1):
@@ -79,7 +120,42 @@ def iter_records(
             if isinstance(value, RowError):
                 yield value
             elif value is not None:
-                yield number, value
+                yield number, named(value)
+
+
+def iter_records(
+    source: Source, *, fmt: str | None = None, name: str | None = None, model: str | None = None
+) -> Iterator[tuple[int, dict[str, Any]] | RowError]:
+    """:func:`~qaeval_core.io.read_records` as a stream: ``(row, record)`` or a RowError
+    (a folder's logs one after another, each numbered from 1); ``model`` names the model of
+    every row."""
+    for part in _parts(source, fmt):
+        yield from _part_records(part, fmt, name, model)
+
+
+def _label(source: Source, name: str | None) -> str:
+    return name or (os.fspath(source) if not isinstance(source, bytes | bytearray) else "<upload>")
+
+
+def _part_label(source: Source, part: Source, name: str | None) -> str:
+    """A file of a folder by its path in the folder; a lone file by its label."""
+    if isinstance(part, bytes | bytearray) or os.fspath(part) == os.fspath(source):  # type: ignore[arg-type]
+        return _label(part, name)
+    return Path(os.fspath(part)).relative_to(os.fspath(source)).as_posix()  # type: ignore[arg-type]
+
+
+def _describe_part(part: Source, fmt: str | None, name: str | None) -> tuple[str, str, str | None]:
+    """(format name, title, harness version) of one file."""
+    from qaeval_core.io.formats import get, harness_format
+
+    harness = harness_format(part, fmt)
+    if harness is not None:
+        return harness.name, harness.title, harness.version(Path(os.fspath(part)))  # type: ignore[arg-type]
+    try:
+        plain = check_format(fmt) if fmt else detect_format(_label(part, name))
+        return plain, get(plain).title, None
+    except ConfigError:
+        return fmt or "?", "unknown format", None
 
 
 def _digest(item: ItemRow) -> bytes:
@@ -90,9 +166,10 @@ def _digest(item: ItemRow) -> bytes:
 
 @dataclass
 class ItemScan:
-    """A validated file: counts, raters, repeated ids; :meth:`items` streams its items."""
+    """A validated source: counts, raters, repeated ids, what was detected and (with
+    ``on_invalid="skip"``) the rows refused; :meth:`items` streams its valid items."""
 
-    source: str | os.PathLike[str] | bytes
+    source: Source
     label: str
     options: dict[str, Any]
     rows: int = 0
@@ -102,13 +179,30 @@ class ItemScan:
     repaired: int = 0
     #: ``(row, fields)`` of each row ``--fix-text`` changed, in file order.
     repairs: list[tuple[int, list[str]]] = field(default_factory=list)
+    #: The files read (a folder's logs), in order.
+    parts: list[Source] = field(default_factory=list)
+    detected: Detected = field(default_factory=Detected)
+    #: The rows refused with ``on_invalid="skip"`` (empty otherwise: any refusal raises).
+    rejects: list[Reject] = field(default_factory=list)
+    #: ``(part index, row)`` of the refused rows, left out by :meth:`items`.
+    skipped: set[tuple[int, int]] = field(default_factory=set)
+
+    def _entries(self) -> Iterator[tuple[int, tuple[int, dict[str, Any]] | RowError]]:
+        opts = self.options
+        for index, part in enumerate(self.parts):
+            for entry in _part_records(part, opts["fmt"], opts["name"], opts["model"]):
+                yield index, entry
 
     def _parsed(self) -> Iterator[ItemRow]:
         opts = self.options
-        for entry in iter_records(self.source, fmt=opts["fmt"], name=opts["name"]):
+        for index, entry in self._entries():
             if isinstance(entry, RowError):
+                if (index, entry.row) in self.skipped:
+                    continue
                 raise self._changed()
             row, rec = entry
+            if (index, row) in self.skipped:
+                continue
             try:
                 item = parse_record(
                     rec, opts["mapping"], opts["scale"], opts["sep"], row, opts["rating_scale"]
@@ -141,9 +235,13 @@ class ItemScan:
         if n != self.n_items:
             raise self._changed()
 
+    def write_rejects(self, path: str | os.PathLike[str]) -> Path:
+        """:func:`write_rejects` of this scan's refused rows."""
+        return write_rejects(self.rejects, path)
+
 
 def scan_items(
-    source: str | os.PathLike[str] | bytes,
+    source: Source,
     *,
     fmt: str | None = None,
     name: str | None = None,
@@ -152,72 +250,96 @@ def scan_items(
     alias_separator: str | None = "/",
     rating_scale: str = RATING_SCALE,
     fix_text: bool = False,
+    model: str | None = None,
+    on_invalid: str = "refuse",
 ) -> ItemScan:
-    """Validate a file (path or bytes) like :func:`~qaeval_core.io.read_items`, holding only
-    ids, digests and label values; a :class:`ValidationError` lists every bad row.
+    """Validate a source (a file's path or bytes, or a folder of harness logs) like
+    :func:`~qaeval_core.io.read_items`, holding only ids, digests and label values.
 
-    ``fix_text``: the items it streams have mojibake repaired (:mod:`.repair`, originals kept
-    in ``meta["original_text"]``); ``repaired`` counts the rows that needed it and
-    ``repairs`` lists each one's row and changed fields."""
+    ``on_invalid="refuse"`` (the default): a :class:`ValidationError` lists every bad row and
+    nothing is imported. ``"skip"``: the bad rows are kept in ``rejects`` (and left out of
+    :meth:`ItemScan.items`); a :class:`ValidationError` only when no row is valid.
+    ``model`` names the model of every row instead of the name the log gives (two logs whose
+    harness named the model alike can then share a dataset). ``fix_text``: the items it streams
+    have mojibake repaired (:mod:`.repair`, originals kept in ``meta["original_text"]``);
+    ``repaired`` counts the rows that needed it and ``repairs`` lists each one's row and
+    changed fields. ``detected`` says what was found (format, version, tasks, models)."""
+    if on_invalid not in ON_INVALID:
+        raise ConfigError(
+            f"on_invalid must be one of {', '.join(ON_INVALID)}, got {on_invalid!r}.",
+            param="on_invalid",
+        )
+    model = model.strip() if isinstance(model, str) and model.strip() else None
     mapping, rating_scale = check_options(mapping, label_scale, rating_scale)
-    label = name or (os.fspath(source) if not isinstance(source, bytes | bytearray) else "<upload>")
+    label = _label(source, name)
     sep = alias_separator or None
-    opts = dict(fmt=fmt, name=name, mapping=mapping, scale=label_scale, sep=sep)
+    opts = dict(fmt=fmt, name=name, mapping=mapping, scale=label_scale, sep=sep, model=model)
     scan = ItemScan(source, label, {**opts, "rating_scale": rating_scale, "fix_text": fix_text})
+    scan.parts = _parts(source, fmt)
+    scan.detected.named_model = model
+    labels = [_part_label(source, part, name) for part in scan.parts]
+    for part, part_label in zip(scan.parts, labels, strict=True):
+        scan.detected.add_file(part_label, *_describe_part(part, fmt, name))
+    many = len(scan.parts) > 1
     errors: list[RowError] = []
+
+    def refuse(index: int, row: int, reason: str, rec: Any = None) -> None:
+        errors.append(RowError(row, f"{labels[index]}: {reason}" if many else reason))
+        ext = rec.get("id") if isinstance(rec, dict) else None
+        ext = str(ext) if isinstance(ext, str | int) and not isinstance(ext, bool) else None
+        scan.rejects.append(Reject(labels[index], row, reason, ext))
+        scan.skipped.add((index, row))
+
     seen: dict[str, tuple[int, bytes, tuple[tuple[str, int], ...]]] = {}
     any_record = False
-    for entry in iter_records(source, fmt=fmt, name=name):
+    for index, entry in scan._entries():
         if isinstance(entry, RowError):
-            errors.append(entry)
+            refuse(index, entry.row, entry.reason)
             continue
         row, rec = entry
         any_record = True
         try:
             item = parse_record(rec, mapping, label_scale, sep, row, rating_scale)
         except BadValue as exc:
-            errors.append(RowError(row, str(exc)))
+            refuse(index, row, str(exc), rec)
+            continue
+        if (reason := _merge_state(seen, item)) is not None:
+            refuse(index, row, reason, rec)
             continue
         if fix_text and (fixed := repair_item(item)) is not item:
             scan.repaired += 1
             scan.repairs.append((row, repaired_fields(fixed)))
-        ext = item.external_id
-        pairs = tuple((sys.intern(lab.rater), lab.value) for lab in item.labels)
-        scan.raters.update(r for r, _ in pairs)
-        first = seen.get(ext)
-        if first is None:
-            seen[ext] = (row, _digest(item), pairs)
-            scan.rows += 1
-            continue
-        if (reason := _merge_state(seen, ext, first, item, pairs)) is not None:
-            errors.append(RowError(row, reason))
-            continue
-        scan.repeated.add(ext)
+        scan.raters.update(lab.rater for lab in item.labels)
         scan.rows += 1
+        scan.detected.add_row(item.qa_model, item.meta)
     if not any_record and not errors:
         raise ConfigError(f"{label} contains no rows; nothing to import.")
-    if errors:
+    if errors and (on_invalid == "refuse" or not seen):
+        scan.rejects.clear()
         raise ValidationError(label, sorted(errors, key=lambda e: e.row))
+    scan.detected.refused = len(scan.rejects)
+    scan.repeated = {ext for ext, (_, _, _, n) in seen.items() if n > 1}  # type: ignore[misc]
     scan.n_items = len(seen)
     return scan
 
 
-def _merge_state(
-    seen: dict[str, Any], ext: str, first: tuple[Any, ...], item: ItemRow, pairs: tuple
-) -> str | None:
-    """``rows.merge_repeated_row`` on the kept state: the reason a repeated row cannot merge,
-    or None."""
-    row, digest, have_pairs = first
+def _merge_state(seen: dict[str, Any], item: ItemRow) -> str | None:
+    """``rows.merge_repeated_row`` on the kept state (first row, digest, raters' values, rows):
+    the reason a row cannot join its id's first row, or None (then the state is updated)."""
+    ext = item.external_id
+    pairs = tuple((sys.intern(lab.rater), lab.value) for lab in item.labels)
+    first = seen.get(ext)
+    if first is None:
+        seen[ext] = (item.row, _digest(item), pairs, 1)
+        return None
+    row, digest, have_pairs, n = first
     if digest != _digest(item):
         return f"duplicate id {ext!r} (first at row {row}) with different content"
     have = dict(have_pairs)
-    reason = None
     for rater, value in pairs:
         old = have.get(rater)
-        if old is None:
-            have[rater] = value
-        elif old != value:
-            reason = f"rater {rater!r} labels id {ext!r} {value} here but {old} at row {row}"
-            break
-    seen[ext] = (row, digest, tuple(have.items()))
-    return reason
+        if old is not None and old != value:
+            return f"rater {rater!r} labels id {ext!r} {value} here but {old} at row {row}"
+        have[rater] = value
+    seen[ext] = (row, digest, tuple(have.items()), n + 1)
+    return None

@@ -27,10 +27,11 @@ from typing import Any
 
 from qaeval_core.errors import ConfigError, RowError
 from qaeval_core.io import files
-from qaeval_core.io.formats._common import Format
+from qaeval_core.io.formats._common import Entry, Format
 
 __all__ = [
-    "Format", "all_formats", "detected", "get", "harness_format", "names", "read_records",
+    "Format", "all_formats", "detected", "get", "harness_format", "log_files", "names",
+    "read_records",
 ]  # fmt: skip
 
 #: The harness formats, in detection order, then the plain (suffix) ones.
@@ -38,7 +39,8 @@ _MODULES = ("lm_eval", "lighteval", "inspect_log", "helm", "opencompass")
 
 
 def _load(module: ModuleType) -> Format:
-    return Format(module.NAME, module.TITLE, module.detect, module.read)
+    extra = {k: getattr(module, k) for k in ("version", "auxiliary") if hasattr(module, k)}
+    return Format(module.NAME, module.TITLE, module.detect, module.read, **extra)
 
 
 _REGISTRY: dict[str, Format] | None = None
@@ -95,18 +97,95 @@ def harness_format(source: object, fmt: str | None) -> Format | None:
     for f in all_formats():
         if f.harness and f.detect(target):
             return f
+    if target.is_dir():
+        raise ConfigError(
+            f"{target} is a folder: import it as a folder of logs "
+            "(qaeval_core.io.formats.log_files lists the logs in it), or give one file."
+        )
     return None
+
+
+def _named(fmt: str | None) -> Format | None:
+    """The format ``fmt`` names (None: detect); a :class:`ConfigError` for an unknown name."""
+    return None if fmt is None else get(fmt)
+
+
+def log_files(path: str | os.PathLike[str], fmt: str | None = None) -> list[Path]:
+    """The logs a path stands for: a file itself; a folder a harness reads whole (a HELM run)
+    itself; any other folder, every harness log under it (OpenCompass
+    ``predictions/<model>/``, an lm-eval ``--output_path``, a lighteval ``details/``), sorted,
+    leaving out the files that are no logs (lm-eval's results file) and not descending into a
+    folder a harness reads whole. ``fmt`` keeps the logs of that format only.
+
+    A :class:`ConfigError` for a folder with no log in it."""
+    target = Path(path)
+    if not target.is_dir():  # a file, or a missing path its reader reports
+        return [target]
+    named = _named(fmt)
+    if named is not None and not named.harness:
+        raise ConfigError(
+            f"{target} is a folder; the format {named.name!r} is read from one file. Give the "
+            "file, or a folder of harness logs."
+        )
+    wanted = [named] if named is not None else [f for f in all_formats() if f.harness]
+    if any(f.detect(target) for f in wanted):
+        return [target]
+    found: list[Path] = []
+    for root, dirs, names_ in os.walk(target):
+        dirs.sort()
+        here = Path(root)
+        whole = [d for d in dirs if any(f.detect(here / d) for f in wanted)]
+        found += [here / d for d in whole]
+        dirs[:] = [d for d in dirs if d not in whole and not d.startswith(".")]
+        for name in sorted(names_):
+            file = here / name
+            if any(f.detect(file) and not f.auxiliary(file) for f in wanted):
+                found.append(file)
+    if not found:
+        kind = f"{named.name} log" if named is not None else "harness log"
+        raise ConfigError(
+            f"{target} is a folder with no {kind} in it (a folder import reads lm-eval "
+            "samples_*.jsonl, lighteval details parquet, Inspect .eval/.json, HELM run folders "
+            "and OpenCompass predictions <dataset>.json)."
+        )
+    return sorted(found)
+
+
+def _staged_harness(data: bytes, name: str) -> list[Entry] | None:
+    """An uploaded harness log (bytes and its file name) read whole from a temporary copy,
+    or None when no harness claims it (the plain readers then take the bytes)."""
+    import tempfile
+
+    base = Path(name).name
+    if not base or base.startswith("."):
+        return None
+    with tempfile.TemporaryDirectory(prefix="qaeval-upload-") as tmp:
+        path = Path(tmp) / base
+        path.write_bytes(data)
+        harness = harness_format(path, None)
+        return None if harness is None else list(harness.read(path))
 
 
 def read_records(
     source: str | os.PathLike[str] | bytes, *, fmt: str | None = None, name: str | None = None
 ) -> tuple[list[tuple[int, dict[str, Any]]], list[RowError]]:
     """Raw records with their row numbers and the rows refused: a harness log by its module
-    (:func:`harness_format`), any other source by
+    (:func:`harness_format`; a folder's logs one after another, :func:`log_files`; bytes with
+    their file ``name`` when a harness claims them), any other source by
     :func:`qaeval_core.io.files.read_plain_records`."""
-    harness = harness_format(source, fmt)
-    if harness is None:
-        return files.read_plain_records(source, fmt=fmt, name=name)
-    entries = list(harness.read(Path(os.fspath(source))))  # type: ignore[arg-type]
+    if isinstance(source, bytes | bytearray):
+        staged = _staged_harness(bytes(source), name) if fmt is None and name else None
+        if staged is None:
+            return files.read_plain_records(source, fmt=fmt, name=name)
+        entries = staged
+    else:
+        entries = []
+        for part in log_files(source, fmt):
+            harness = harness_format(part, fmt)
+            if harness is None:
+                records, errors = files.read_plain_records(part, fmt=fmt, name=name)
+                entries += [*errors, *records]
+            else:
+                entries += list(harness.read(part))
     records = [e for e in entries if not isinstance(e, RowError)]
-    return records, [e for e in entries if isinstance(e, RowError)]
+    return records, [e for e in entries if isinstance(e, RowError)]  # type: ignore[misc]

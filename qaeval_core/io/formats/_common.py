@@ -27,8 +27,12 @@ from qaeval_core.errors import ConfigError, RowError
 from qaeval_core.io.cells import MAX_ID_CHARS
 
 __all__ = [
+    "BadField",
     "Entry",
     "Format",
+    "converted",
+    "list_of",
+    "object_of",
     "head",
     "literal",
     "load_json",
@@ -53,8 +57,57 @@ class Format:
     name: str
     title: str
     detect: Callable[[Path], bool]
-    read: Callable[[Path], Iterator[Entry]]
+    #: ``read(path, model=None)``: ``model`` names the model instead of the log's own name.
+    read: Callable[..., Iterator[Entry]]
     harness: bool = True
+    #: The harness version the log records (``None``: it records none).
+    version: Callable[[Path], str | None] = lambda path: None
+    #: A file this format detects that is no log itself (lm-eval's results file): a folder
+    #: import leaves it out.
+    auxiliary: Callable[[Path], bool] = lambda path: False
+
+
+class BadField(Exception):
+    """A field of a harness sample has the wrong type; :func:`converted` makes it a row's
+    refusal (never an AttributeError from deep inside a reader)."""
+
+
+def _kind(value: Any) -> str:
+    from qaeval_core.io.files import describe_kind
+
+    return describe_kind(value)
+
+
+def object_of(value: Any, where: str) -> dict[str, Any]:
+    """``value`` when it is an object, ``{}`` when absent (None), else :class:`BadField`."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise BadField(f"{where} is {_kind(value)}, expected an object")
+    return value
+
+
+def list_of(value: Any, where: str) -> list[Any]:
+    """``value`` when it is a list, ``[]`` when absent (None), else :class:`BadField`."""
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple):
+        raise BadField(f"{where} is {_kind(value)}, expected a list")
+    return list(value)
+
+
+def converted(row: int, convert: Callable[..., Entry], *args: Any) -> Entry:
+    """``convert(row, *args)``, with a wrong-typed field refused as this row's error.
+
+    The readers check the fields they read (:func:`object_of`, :func:`list_of`); the
+    ``AttributeError``/``TypeError``/``ValueError`` net catches a field a check missed, so a
+    hostile log gives a row-numbered refusal instead of a traceback."""
+    try:
+        return convert(row, *args)
+    except BadField as exc:
+        return RowError(row, f"wrong field type: {exc}")
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+        return RowError(row, f"a field has an unexpected type or value ({exc})")
 
 
 def head(path: Path, size: int = HEAD_BYTES) -> bytes:

@@ -22,7 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from qaeval_core.errors import ConfigError, RowError
-from qaeval_core.io.formats._common import Entry, head, load_json, no_references, record
+from qaeval_core.io.formats._common import (
+    Entry,
+    converted,
+    head,
+    list_of,
+    load_json,
+    no_references,
+    object_of,
+    record,
+)
 
 __all__ = ["NAME", "TITLE", "detect", "read"]
 
@@ -72,17 +81,25 @@ def _stats(folder: Path) -> dict[tuple[str, int], dict[str, float]]:
     for entry in data if isinstance(data, list) else []:
         if not isinstance(entry, dict) or entry.get("perturbation"):
             continue
-        key = (str(entry.get("instance_id")), int(entry.get("train_trial_index") or 0))
-        for stat in entry.get("stats") or []:
-            name = (stat.get("name") or {}) if isinstance(stat, dict) else {}
-            if name.get("perturbation") or not isinstance(stat.get("mean"), int | float):
+        trial = entry.get("train_trial_index") or 0
+        stats = entry.get("stats")
+        if not isinstance(trial, int) or not isinstance(stats, list):
+            continue  # a wrong-typed entry: its scores are left out, never a traceback
+        key = (str(entry.get("instance_id")), trial)
+        for stat in stats:
+            name = stat.get("name") if isinstance(stat, dict) else None
+            if not isinstance(name, dict) or name.get("perturbation"):
+                continue
+            if not isinstance(stat.get("mean"), int | float):
                 continue
             out.setdefault(key, {})[str(name.get("name"))] = float(stat["mean"])
     return out
 
 
-def _convert(row: int, state: dict[str, Any], spec: dict[str, Any], task: str, stats) -> Entry:
-    instance = state.get("instance") or {}
+def _convert(
+    row: int, state: dict[str, Any], spec: dict[str, Any], task: str, stats, named: str | None
+) -> Entry:
+    instance = object_of(state.get("instance"), "instance")
     instance_id = str(instance.get("id") or row)
     if state.get("reference_index") is not None or state.get("request_mode") == "calibration":
         return RowError(
@@ -90,25 +107,38 @@ def _convert(row: int, state: dict[str, Any], spec: dict[str, Any], task: str, s
             f"instance {instance_id}: a per-option request (multiple_choice_separate), scored "
             "by likelihood; HELM logged no generated answer to judge",
         )
-    question = (instance.get("input") or {}).get("text")
+    question = object_of(instance.get("input"), "instance.input").get("text")
     if not isinstance(question, str) or not question.strip():
         return RowError(row, f"instance {instance_id}: no input text")
-    refs = [r for r in instance.get("references") or [] if isinstance(r, dict)]
-    outputs = [(r.get("output") or {}).get("text") for r in refs]
-    correct = [o for r, o in zip(refs, outputs, strict=True) if "correct" in (r.get("tags") or [])]
+    refs = [r for r in list_of(instance.get("references"), "instance.references")]
+    refs = [r for r in refs if isinstance(r, dict)]
+    outputs = [object_of(r.get("output"), "reference output").get("text") for r in refs]
+    correct = [
+        o
+        for r, o in zip(refs, outputs, strict=True)
+        if "correct" in list_of(r.get("tags"), "reference tags") and isinstance(o, str)
+    ]
     if not correct:
         return no_references(row, f"instance {instance_id} has no reference tagged 'correct'")
-    result = state.get("result") or {}
-    completions = result.get("completions") or []
+    result = object_of(state.get("result"), "result")
+    completions = list_of(result.get("completions"), "result.completions")
     if not result.get("success", bool(completions)) or not completions:
         return RowError(row, f"instance {instance_id}: the request failed: {result.get('error')}")
-    text = str(completions[0].get("text") or "")
-    mapping = state.get("output_mapping") or {}
-    candidate = mapping.get(text.strip(), text.strip()) if mapping else text.strip()
-    trial = int(state.get("train_trial_index") or 0)
-    perturbation = (instance.get("perturbation") or {}).get("name")
-    request = state.get("request") or {}
-    model = request.get("model") or spec.get("model") or spec.get("model_deployment") or "unknown"
+    text = str(object_of(completions[0], "result.completions[0]").get("text") or "")
+    mapping = object_of(state.get("output_mapping"), "output_mapping")
+    candidate = str(mapping.get(text.strip(), text.strip())) if mapping else text.strip()
+    trial = state.get("train_trial_index") or 0
+    if not isinstance(trial, int):
+        return RowError(row, f"instance {instance_id}: train_trial_index is not a number")
+    perturbation = object_of(instance.get("perturbation"), "instance.perturbation").get("name")
+    request = object_of(state.get("request"), "request")
+    model = (
+        named
+        or request.get("model")
+        or spec.get("model")
+        or spec.get("model_deployment")
+        or "unknown"
+    )
     variant = (
         "/".join(p for p in (f"trial {trial}" if trial else "", perturbation or "") if p) or None
     )
@@ -131,8 +161,9 @@ def _convert(row: int, state: dict[str, Any], spec: dict[str, Any], task: str, s
     )
 
 
-def read(path: Path) -> Iterator[Entry]:
-    """The request states of one run, in file order (row = position in ``request_states``)."""
+def read(path: Path, model: str | None = None) -> Iterator[Entry]:
+    """The request states of one run, in file order (row = position in ``request_states``);
+    ``model`` names the model instead of ``request.model``."""
     state_file = _state_file(path)
     folder = state_file.parent
     data = load_json(state_file)
@@ -144,4 +175,4 @@ def read(path: Path) -> Iterator[Entry]:
         if not isinstance(state, dict):
             yield RowError(row, "a request state is not an object")
             continue
-        yield _convert(row, state, spec, task, stats)
+        yield converted(row, _convert, state, spec, task, stats, model)

@@ -22,7 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from qaeval_core.errors import ConfigError, RowError
-from qaeval_core.io.formats._common import Entry, literal, no_references, record, texts
+from qaeval_core.io.formats._common import (
+    Entry,
+    converted,
+    literal,
+    no_references,
+    object_of,
+    record,
+    texts,
+)
 
 __all__ = ["NAME", "TITLE", "detect", "read"]
 
@@ -81,8 +89,8 @@ def _first_text(*candidates: Any) -> str | None:
 
 
 def _new(row: int, rec: dict[str, Any], model: str, task: str) -> Entry:
-    doc = rec.get("doc") or {}
-    response = rec.get("model_response") or {}
+    doc = object_of(literal(rec.get("doc")), "doc")
+    response = object_of(literal(rec.get("model_response")), "model_response")
     original = doc.get("original_query")
     question = original if isinstance(original, str) and original.strip() else doc.get("query")
     if not isinstance(question, str) or not question.strip():
@@ -104,6 +112,8 @@ def _new(row: int, rec: dict[str, Any], model: str, task: str) -> Entry:
             "task); only generative tasks have answers to judge",
         )
     key = doc.get("id") if doc.get("id") not in (None, "") else row - 1
+    if not isinstance(key, str | int) or isinstance(key, bool):
+        return RowError(row, "wrong field type: doc.id is not text or a number")
     return row, record(
         harness=NAME,
         model=model,
@@ -140,8 +150,9 @@ def _old(row: int, rec: dict[str, Any], model: str, task: str) -> Entry:
     )
 
 
-def read(path: Path) -> Iterator[Entry]:
-    """The details of one file, in row order (row = Parquet row, 1-based)."""
+def read(path: Path, model: str | None = None) -> Iterator[Entry]:
+    """The details of one file, in row order (row = Parquet row, 1-based); ``model`` names
+    the model instead of the path ``details/<model>/<date>/``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -149,7 +160,8 @@ def read(path: Path) -> Iterator[Entry]:
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as exc:
         raise ConfigError(f"Cannot read {path} as Parquet: {exc}") from None
-    model, task = _run(path)
+    found, task = _run(path)
+    model = model or found
     convert = _new if set(table.column_names) >= _NEW else _old
     for row, rec in enumerate(table.to_pylist(), start=1):
-        yield convert(row, rec, model, task)
+        yield converted(row, convert, rec, model, task)

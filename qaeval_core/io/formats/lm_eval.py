@@ -23,18 +23,21 @@ from pathlib import Path
 from typing import Any
 
 from qaeval_core.errors import ConfigError, RowError
-from qaeval_core.io.files import jsonl_line
+from qaeval_core.io.files import describe_kind, jsonl_line
 from qaeval_core.io.formats._common import (
     Entry,
+    converted,
     head,
+    list_of,
     literal,
     load_json,
     no_references,
+    object_of,
     record,
     texts,
 )
 
-__all__ = ["NAME", "TITLE", "detect", "read"]
+__all__ = ["NAME", "TITLE", "auxiliary", "detect", "read", "version"]
 
 NAME = "lm-eval"
 TITLE = "lm-evaluation-harness --log_samples (samples_<task>_<date>.jsonl)"
@@ -64,6 +67,31 @@ def _is_results(path: Path) -> bool:
     return path.name.startswith("results_") and bool(_RESULTS_START.match(head(path, 4096)))
 
 
+def auxiliary(path: Path) -> bool:
+    """The results file: detected (so importing it says where the samples are), no log."""
+    return path.suffix.lower() == ".json" and _is_results(path)
+
+
+def _results(path: Path) -> dict[str, Any]:
+    """The ``results_<date>.json`` beside a samples file (same date), or ``{}``."""
+    match = _SAMPLES_NAME.match(path.name)
+    results = path.parent / f"results_{match['date']}.json" if match else None
+    if results is None or not results.is_file():
+        return {}
+    try:
+        info = load_json(results)
+    except ConfigError:
+        return {}
+    return info if isinstance(info, dict) else {}
+
+
+def version(path: Path) -> str | None:
+    """``lm_eval_version`` of the results file beside the samples (or of that file)."""
+    info = _results(path) if path.suffix.lower() != ".json" else {}
+    value = info.get("lm_eval_version")
+    return str(value) if isinstance(value, str | int | float) else None
+
+
 def detect(path: Path) -> bool:
     """A JSON lines file whose first object is a logged sample (or lm-eval's results file,
     which :func:`read` refuses with directions to the samples files)."""
@@ -77,22 +105,19 @@ def detect(path: Path) -> bool:
 
 
 def _run_info(path: Path) -> tuple[str, str]:
-    """(model, task) of a samples file: its results file's ``model_name``, else the folder."""
+    """(model, task) of a samples file: its results file's ``model_name``, else the
+    ``pretrained=`` of its ``model_args``, else the folder."""
     match = _SAMPLES_NAME.match(path.name)
     task = match["task"] if match else path.stem.removeprefix("samples_")
     model = path.parent.name or "unknown"
-    results = path.parent / f"results_{match['date']}.json" if match else None
-    if results is not None and results.is_file():
-        try:
-            info = load_json(results)
-        except ConfigError:
-            info = {}
-        name = info.get("model_name") if isinstance(info, dict) else None
-        args = (info.get("config") or {}).get("model_args") if isinstance(info, dict) else None
-        if isinstance(name, str) and name:
-            model = name
-        elif isinstance(args, str) and "pretrained=" in args:
-            model = args.split("pretrained=")[1].split(",")[0]
+    info = _results(path)
+    name = info.get("model_name")
+    config = info.get("config")
+    args = config.get("model_args") if isinstance(config, dict) else None
+    if isinstance(name, str) and name:
+        model = name
+    elif isinstance(args, str) and "pretrained=" in args:
+        model = args.split("pretrained=")[1].split(",")[0]
     return model, task
 
 
@@ -141,6 +166,9 @@ def _scores(sample: dict[str, Any]) -> dict[str, Any]:
 
 
 def _convert(row: int, sample: dict[str, Any], model: str, task: str) -> Entry:
+    object_of(sample.get("doc"), "doc")
+    list_of(sample.get("filtered_resps"), "filtered_resps")
+    object_of(sample.get("arguments"), "arguments")
     candidate = _candidate(sample)
     if candidate is None:
         return RowError(
@@ -156,6 +184,9 @@ def _convert(row: int, sample: dict[str, Any], model: str, task: str) -> Entry:
     if not references:
         return no_references(row, "the doc has no answer and the target is empty")
     doc_id = sample.get("doc_id", row)
+    if not isinstance(doc_id, str | int) or isinstance(doc_id, bool):
+        kind = describe_kind(doc_id)
+        return RowError(row, f"wrong field type: doc_id is {kind}, expected a number")
     doc_hash = sample.get("doc_hash")
     context = doc.get("context") if isinstance(doc, dict) else None
     return row, record(
@@ -174,14 +205,16 @@ def _convert(row: int, sample: dict[str, Any], model: str, task: str) -> Entry:
     )
 
 
-def read(path: Path) -> Iterator[Entry]:
-    """The samples of one file, in file order (row = line number)."""
+def read(path: Path, model: str | None = None) -> Iterator[Entry]:
+    """The samples of one file, in file order (row = line number); ``model`` names the model
+    instead of the results file / folder."""
     if path.suffix.lower() == ".json":
         raise ConfigError(
             f"{path} is lm-evaluation-harness's results file (the aggregate scores). Import the "
             "samples_<task>_<date>.jsonl files next to it (written with --log_samples)."
         )
-    model, task = _run_info(path)
+    found, task = _run_info(path)
+    model = model or found
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError as exc:
@@ -196,4 +229,4 @@ def read(path: Path) -> Iterator[Entry]:
             if isinstance(value, RowError):
                 yield value
                 continue
-            yield _convert(number, value, model, task)
+            yield converted(number, _convert, value, model, task)

@@ -78,12 +78,18 @@ def _correct(path: Path) -> dict[str, float]:
     return out
 
 
-def read(path: Path) -> Iterator[Entry]:
-    """The examples of one predictions file, in key order (row = position, 1-based)."""
+def read(path: Path, model: str | None = None) -> Iterator[Entry]:
+    """The examples of one predictions file, in key order (row = position, 1-based);
+    ``model`` names the model instead of the folder ``predictions/<model>/``."""
+    if path.is_dir():
+        raise ConfigError(
+            f"{path} is a folder: import it as a folder (every <dataset>.json in it is read) "
+            "or give one predictions file."
+        )
     data = load_json(path)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: OpenCompass predictions are a JSON object keyed 0..n.")
-    model, task = path.parent.name or "unknown", path.stem
+    model, task = model or path.parent.name or "unknown", path.stem
     correct = _correct(path)
     for row, (key, entry) in enumerate(data.items(), start=1):
         if not isinstance(entry, dict):

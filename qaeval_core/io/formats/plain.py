@@ -29,7 +29,8 @@ def _format(name: str) -> Format:
     def detect(path: Path) -> bool:
         return SUFFIXES.get(path.suffix.lower()) == name
 
-    def read(path: Path) -> Iterator[Entry]:
+    def read(path: Path, model: str | None = None) -> Iterator[Entry]:
+        # ``model``: set on every record by qaeval_core.io.stream, as for any source
         records, errors = read_plain_records(path, fmt=name)
         yield from errors
         yield from records
