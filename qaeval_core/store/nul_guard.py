@@ -28,8 +28,8 @@ from qaeval_core.errors import InputError
 __all__ = ["guard_engine", "nul_message", "refuse_nul"]
 
 NUL = "\x00"
-#: SQLAlchemy's suffix on a repeated bind name (``name_1`` in ``WHERE name = :name_1``).
-_BIND_SUFFIX = re.compile(r"_\d+$")
+#: SQLAlchemy's suffix on a repeated or multi-row bind name (``name_1``, ``question_m0``).
+_BIND_SUFFIX = re.compile(r"_m?\d+$")
 
 
 def nul_message(what: str) -> str:
