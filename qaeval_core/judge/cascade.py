@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from qaeval_core.errors import ConfigError
+from qaeval_core.judge.cascade_record import NEVER, check_curve, curve_row
 from qaeval_core.judge.combiners.base import (
     MAX_WEIGHT,
     check_range,
@@ -42,8 +43,6 @@ __all__ = ["TIERS", "CascadeResult", "LLMTier", "llm_logit"]
 #: The values of ``judge_tier``: who decided an item.
 TIERS: tuple[str, str, str] = ("cheap", "llm", "people")
 _EPS = 1e-4
-#: Doubt is at most 0.5 in theory; a threshold above it sends nothing on.
-_NEVER = 1.0
 
 
 def llm_logit(p: Any) -> np.ndarray:
@@ -233,27 +232,32 @@ class LLMTier:
             )
 
         optional = {}
-        for key in ("cheap_s_per_1000", "llm_auc"):
+        for key, high in (("cheap_s_per_1000", 1e9), ("llm_auc", 1.0)):
             value = data.get(key)
             optional[key] = (
                 None
                 if value is None
-                else check_range(req_float(data, key, where), f"{where}.{key}", 0.0, 1e9)
+                else check_range(req_float(data, key, where), f"{where}.{key}", 0.0, high)
             )
         curve = req(data, "curve", list, where)
-        rows = [_curve_row(row, f"{where}.curve[{i}]") for i, row in enumerate(curve)]
+        if not curve:
+            raise ConfigError(
+                f"{where}.curve is empty; an LLM tier needs its cross-validated curve (the "
+                "file was edited after calibration). Calibrate the LLM tier again."
+            )
+        rows = [curve_row(row, f"{where}.curve[{i}]") for i, row in enumerate(curve)]
         tier = cls(
             feature=feature,
             llm_share=share("llm_share"),
             human_share=share("human_share"),
             llm_threshold=check_range(
-                req_float(data, "llm_threshold", where), f"{where}.llm_threshold", 0.0, _NEVER
+                req_float(data, "llm_threshold", where), f"{where}.llm_threshold", 0.0, NEVER
             ),
             people_threshold=check_range(
                 req_float(data, "people_threshold", where),
                 f"{where}.people_threshold",
                 0.0,
-                _NEVER,
+                NEVER,
             ),
             coef_cheap=weight("coef_cheap"),
             coef_llm=weight("coef_llm"),
@@ -268,44 +272,20 @@ class LLMTier:
             curve=rows,
             **optional,
         )
-        if rows:
-            try:
-                point = tier.at()
-            except ConfigError as exc:
-                raise ConfigError(f"{where}: {exc}") from None
-            if point != tier:
-                raise ConfigError(
-                    f"{where} disagrees with its own curve at LLM share {tier.llm_share:g} and "
-                    f"human share {tier.human_share:g}; it was edited by hand. Calibrate the "
-                    "LLM tier again."
-                )
+        check_curve(
+            rows,
+            cheap_s_per_1000=tier.cheap_s_per_1000,
+            llm_seconds_per_item=tier.llm_seconds_per_item,
+            where=f"{where}.curve",
+        )
+        try:
+            point = tier.at()
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        if point != tier:
+            raise ConfigError(
+                f"{where} disagrees with its own curve at LLM share {tier.llm_share:g} and "
+                f"human share {tier.human_share:g}; it was edited by hand. Calibrate the "
+                "LLM tier again."
+            )
         return tier
-
-
-_CURVE_KEYS = (
-    "llm_share",
-    "human_share",
-    "llm_threshold",
-    "people_threshold",
-    "coef_cheap",
-    "coef_llm",
-    "intercept",
-    "cv_accuracy",
-    "s_per_1000",
-)
-
-
-def _curve_row(row: Any, where: str) -> dict[str, float]:
-    if not isinstance(row, Mapping):
-        raise ConfigError(f"{where} must be an object.")
-    out = {}
-    for key in _CURVE_KEYS:
-        value = req_float(row, key, where)
-        if key in ("llm_share", "human_share", "cv_accuracy"):
-            check_range(value, f"{where}.{key}", 0.0, 1.0)
-        elif key in ("llm_threshold", "people_threshold"):
-            check_range(value, f"{where}.{key}", 0.0, _NEVER)
-        else:
-            check_range(value, f"{where}.{key}", -MAX_WEIGHT if key != "s_per_1000" else 0.0, 1e9)
-        out[key] = value
-    return out

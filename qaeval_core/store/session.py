@@ -20,6 +20,7 @@ from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from qaeval_core.errors import ConfigError, StoreBusy, StoreError
+from qaeval_core.store.nul_guard import guard_engine
 
 __all__ = [
     "DEFAULT_DB_PATH",
@@ -96,7 +97,7 @@ def get_engine(url: str | None = None) -> Engine:
             f"No database driver for {resolved.split('://')[0]}: {exc}. "
             "For PostgreSQL install the extra: pip install 'qaeval[postgres]'."
         ) from exc
-    return engine
+    return guard_engine(engine)  # no NUL in text, on every backend alike
 
 
 #: Driver messages of a lock wait that ran out: SQLite's busy timeout, PostgreSQL's

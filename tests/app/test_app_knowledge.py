@@ -97,6 +97,32 @@ def test_a_decision_on_an_outdated_view_is_refused_with_who_decided(store: str):
     assert repo_decisions(store)["decision"].tolist() == ["accepted"]
 
 
+@pytest.fixture
+def any_store(db_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The page's store on SQLite and (when available) PostgreSQL."""
+    repo.import_items(db_url, "ds", ROWS, source="test")
+    repo.add_user(db_url, "res", "researcher", "pw-res")
+    monkeypatch.setenv("QAEVAL_DATABASE_URL", db_url)
+    return db_url
+
+
+def test_a_nul_in_the_note_is_refused_in_words_on_every_store(any_store: str):
+    """Issue 31, item 7: PostgreSQL raised a bare ValueError (a traceback, nothing saved) and
+    SQLite kept the NUL; both now refuse it with the store's one message."""
+    at = open_page()
+    at.selectbox(key="knowledge_pick").set_value(_alias_hash(any_store)).run()
+    at.text_input(key="knowledge_note").input("typed\x00by mistake")
+    at.button(key="knowledge_accept").click().run()
+    assert not at.exception, at.exception
+    errors = [str(e.value) for e in at.error]
+    assert errors and "note contains a NUL character" in errors[0], errors
+    assert repo_decisions(any_store).empty  # nothing was saved
+    at.text_input(key="knowledge_note").input("typed with care")
+    at.button(key="knowledge_accept").click().run()
+    assert any("Accepted" in str(s.value) for s in at.success)
+    assert repo_decisions(any_store)["note"].tolist() == ["typed with care"]
+
+
 def test_annotators_cannot_open_the_page(store: str):
     repo.add_user(store, "ann2", "annotator", "pw-ann2")
     at = logged_in("ann2")

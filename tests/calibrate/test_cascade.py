@@ -147,6 +147,105 @@ def test_a_re_signed_tier_that_contradicts_its_curve_is_refused(cascade_judge):
         Judge.from_config(other)
 
 
+def _rows_at(data, *, llm: bool, chosen: bool):  # type: ignore[no-untyped-def]
+    """Curve rows at (``llm``) or off the chosen LLM share, with or without the chosen point."""
+    tier = data["cascade"]
+    point = (tier["llm_share"], tier["human_share"])
+    return [
+        r
+        for r in tier["curve"]
+        if (r["llm_share"] == tier["llm_share"]) == llm
+        and ((r["llm_share"], r["human_share"]) == point) == chosen
+    ]
+
+
+def _edit_rows(pick, **values):  # type: ignore[no-untyped-def]
+    return lambda d: [r.update(values) for r in pick(d)]
+
+
+def _lowered_at_chosen_share(data):  # type: ignore[no-untyped-def]
+    """The LLM reads more: its threshold lowered at the chosen share, on every row and the
+    tier itself alike (consistent at that share, but above what larger shares use)."""
+    data["cascade"]["llm_threshold"] = 0.0
+    for r in _rows_at(data, llm=True, chosen=True) + _rows_at(data, llm=True, chosen=False):
+        r["llm_threshold"] = 0.0
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d["cascade"].update(curve=[]), r"cascade.curve is empty"),
+        (  # issue 31: emptied and the threshold lowered, so the LLM reads most items
+            lambda d: d["cascade"].update(curve=[], llm_threshold=0.01),
+            r"cascade.curve is empty",
+        ),
+        (lambda d: d["cascade"]["curve"].pop(0), r"cascade.curve lacks the point at LLM share 0 "),
+        (
+            lambda d: d["cascade"]["curve"].append(dict(d["cascade"]["curve"][3])),
+            r"cascade.curve\[\d+\] repeats the point",
+        ),
+        (
+            lambda d: d["cascade"].update(curve=d["cascade"]["curve"][6:]),
+            r"no row with llm_share 0",
+        ),
+        (
+            lambda d: d["cascade"].update(
+                curve=[r for r in d["cascade"]["curve"] if r["human_share"]]
+            ),
+            r"no row with human_share 0",
+        ),
+        (_lowered_at_chosen_share, r"cascade.curve\[\d+\].llm_threshold is above a smaller"),
+        (
+            lambda d: _rows_at(d, llm=True, chosen=False)[-1].update(coef_llm=3.0),
+            r"cascade.curve\[\d+\].coef_llm is 3 but .* \(one refit per LLM share\)",
+        ),
+        (
+            _edit_rows(
+                lambda d: [r for r in d["cascade"]["curve"] if r["llm_share"] == 0],
+                llm_threshold=0.3,
+            ),
+            r"llm_threshold must be 1 \(never\) at LLM share 0",
+        ),
+        (
+            _edit_rows(
+                lambda d: [r for r in d["cascade"]["curve"] if r["llm_share"] == 0], s_per_1000=99.0
+            ),
+            r"s_per_1000 is 99 but the tier's costs give 2",
+        ),
+        (
+            lambda d: [r for r in _rows_at(d, llm=False, chosen=False) if r["human_share"] == 0][
+                0
+            ].update(people_threshold=0.2),
+            r"people_threshold must be 1 \(never\) at human share 0",
+        ),
+        (
+            lambda d: [r for r in _rows_at(d, llm=False, chosen=False) if r["human_share"] == 0.3][
+                0
+            ].update(cv_accuracy=0.0),
+            r"cv_accuracy is below a smaller human share's",
+        ),
+        (
+            lambda d: [r for r in _rows_at(d, llm=False, chosen=False) if r["human_share"] == 0.3][
+                0
+            ].update(people_threshold=1.0),
+            r"people_threshold is above a smaller human share's",
+        ),
+        (lambda d: d["cascade"].update(llm_auc=1.5), r"cascade.llm_auc must be in \[0, 1\]"),
+        (lambda d: d["cascade"].pop("llm_threshold"), r"cascade lacks the field 'llm_threshold'"),
+        (lambda d: d["cascade"].update(curve={}), r"cascade.curve must be a list"),
+        (lambda d: d["cascade"]["curve"][2].update(intercept="0"), r"curve\[2\].intercept must be"),
+    ],
+)
+def test_an_emptied_or_inconsistent_re_signed_curve_is_refused(cascade_judge, edit, message):
+    """Issue 31, item 6: with its curve emptied the tier could not be checked, and a lowered
+    threshold made the LLM read most items; every rule of the curve is now checked on load,
+    with a one-line error naming the field, though the checksum was recomputed."""
+    _, path, _ = cascade_judge
+    with pytest.raises(ConfigError, match=message) as caught:
+        Judge.from_config(_resign(path, edit))
+    assert "\n" not in str(caught.value)
+
+
 def test_dry_run_predicts_the_time_and_scores_nothing(cascade_judge, tmp_path):
     _, path, _ = cascade_judge
     rows = tmp_path / "answers.jsonl"

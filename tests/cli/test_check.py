@@ -107,3 +107,122 @@ def test_bad_inputs_are_clear_errors(fitted, tmp_path: Path, capsys) -> None:
     args = ["check", "--config", str(config), "--gold", str(gold), "--baseline", str(missing)]
     assert main(args) == 1
     assert "No such baseline" in capsys.readouterr().err
+
+
+def _baseline(path: Path, verdicts: object) -> Path:
+    path.write_text(json.dumps({"kind": "qaeval-check-baseline", "verdicts": verdicts}))
+    return path
+
+
+def _one_line_error(capsys) -> str:  # type: ignore[no-untyped-def]
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_a_baseline_that_compares_nothing_fails(fitted, tmp_path: Path, capsys) -> None:
+    """Issue 31, item 3: a baseline of other items, or of none, passed ("0 verdict(s) as in
+    the baseline"); one that shares too few items with the gold set compares too little."""
+    config, gold = fitted
+    args = ["check", "--config", str(config), "--gold", str(gold), "--baseline"]
+    junit = tmp_path / "junit.xml"
+    other = _baseline(tmp_path / "other.json", {"x1": True, "x2": False})
+    assert main([*args, str(other), "--junit", str(junit)]) == 1
+    err = _one_line_error(capsys)
+    assert "the baseline shares no item id with the gold set" in err and "nothing was" in err
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and suite.get("failures") == "1"  # the baseline case
+    assert main([*args, str(_baseline(tmp_path / "empty.json", {}))]) == 1
+    assert "holds no verdicts" in _one_line_error(capsys)
+    full = tmp_path / "full.json"
+    assert main(["check", "--config", str(config), "--gold", str(gold), "--save-baseline",
+                 str(full)]) == 0  # fmt: skip
+    capsys.readouterr()
+    few = dict(list(json.loads(full.read_text())["verdicts"].items())[:10])
+    partial = _baseline(tmp_path / "partial.json", few)
+    assert main([*args, str(partial)]) == 1
+    assert "only 10 of the 60 gold item(s) are in the baseline" in _one_line_error(capsys)
+    assert main([*args, str(partial), "--min-items", "10"]) == 0
+    assert "10 verdict(s) as in the baseline" in capsys.readouterr().out
+
+
+def test_a_bound_on_too_few_gold_items_does_not_pass(fitted, tmp_path: Path, capsys) -> None:
+    """Issue 31, item 3: one gold item passed a 0.9 bound (100%, Wilson [0.21, 1])."""
+    config, gold = fitted
+    one = tmp_path / "one.jsonl"
+    one.write_text(gold.read_text().splitlines()[0] + "\n")
+    junit = tmp_path / "junit.xml"
+    args = ["check", "--config", str(config), "--gold", str(one), "--min-accuracy", "0.9"]
+    assert main([*args, "--junit", str(junit)]) == 1
+    err = _one_line_error(capsys)
+    assert "only 1 gold item(s) with a clear human label, fewer than --min-items 30" in err
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and suite.get("failures") == "1"
+    assert main([*args, "--min-items", "1"]) == 0  # a stated, smaller minimum
+    assert "minimum 1 item(s)" in capsys.readouterr().out
+    assert main([*args, "--min-items", "0"]) == 1
+    assert "--min-items must be a whole number >= 1" in _one_line_error(capsys)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "is a directory"),
+        ("{bad", "not JSON"),
+        ('{"id": "r0", "verdict": true}\n{"id": "r1", "verdict": false}\n', "not JSON"),
+        ("[1, 2]", "no kind 'qaeval-check-baseline'"),
+        ('{"kind": "qaeval-check-baseline"}', "verdicts must map item ids to true or false"),
+        ('{"kind": "qaeval-check-baseline", "verdicts": [1, 2]}', "verdicts must map"),
+        ('{"kind": "qaeval-check-baseline", "verdicts": {"r1": "yes"}}', "verdicts must map"),
+        (b"\xff\xfe not text", "not UTF-8 text"),
+    ],
+)
+def test_a_bad_baseline_file_is_one_line(fitted, tmp_path: Path, capsys, content, message):
+    config, gold = fitted
+    path = tmp_path / "baseline.json"
+    if content is None:
+        path.mkdir()
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    args = ["check", "--config", str(config), "--gold", str(gold), "--baseline", str(path)]
+    assert main(args) == 1
+    err = _one_line_error(capsys)
+    assert message in err and "is not a check baseline" in err
+
+
+@pytest.mark.parametrize("flag", ["--junit", "--save-baseline"])
+def test_an_output_path_that_cannot_be_written_is_one_line(
+    fitted, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch, flag: str
+) -> None:
+    """Checked before anything is scored; a failed write keeps the earlier file whole."""
+    from qaeval_core.judge import gold_check
+
+    config, gold = fitted
+    args = ["check", "--config", str(config), "--gold", str(gold), flag]
+    folder = tmp_path / "a folder"
+    folder.mkdir()
+    assert main([*args, str(folder)]) == 1
+    assert f"{flag} {folder} is a directory" in _one_line_error(capsys)
+    blocker = tmp_path / "a file"
+    blocker.write_text("x")
+    assert main([*args, str(blocker / "out.xml")]) == 1
+    assert f"{blocker} is a file, not a folder" in _one_line_error(capsys)
+    nested = tmp_path / "new" / "folders" / "out.xml"
+    assert main([*args, str(nested)]) == 0 and nested.is_file()  # missing folders are made
+    capsys.readouterr()
+    earlier = nested.read_text()
+    monkeypatch.setattr(gold_check, "_writable", lambda path: False)  # as for a non-root user
+    assert main([*args, str(nested)]) == 1
+    err = _one_line_error(capsys)
+    assert "cannot be written" in err and "is read-only" in err
+    monkeypatch.undo()
+
+    def no_space(*a, **k):  # type: ignore[no-untyped-def]
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(gold_check.tempfile, "mkstemp", no_space)
+    assert main([*args, str(nested)]) == 1
+    assert "cannot be written: No space left on device" in _one_line_error(capsys)
+    assert nested.read_text() == earlier

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from qaeval_core.errors import ConfigError
+from qaeval_core.errors import InputError
 from qaeval_core.store import auth, repo
 from qaeval_core.store import session as store_session
 from qaeval_core.store.orm import LoginThrottle
@@ -112,6 +112,6 @@ def test_a_nul_in_a_login_name_is_refused_cleanly(db_url: str) -> None:
     for name in ("ali\x00ce", "\x00", "alice\x00"):
         assert repo.authenticate(db_url, name, "right-password") is None
         assert accounts.throttled_until(db_url, name) is None
-    with pytest.raises(ConfigError, match="NUL"):
+    with pytest.raises(InputError, match="NUL"):
         repo.add_user(db_url, "bad\x00name", "annotator", "a-password")
     assert repo.authenticate(db_url, "alice", "right-password") is not None

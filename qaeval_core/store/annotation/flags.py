@@ -53,7 +53,7 @@ def flag_item(
     LoginEnded`) when the account is deactivated or ``login`` (the page's login session token)
     has ended. The check, the flag and the skip commit together.
     """
-    text = (reason or "").replace("\x00", "").strip()[:MAX_FLAG_REASON_CHARS]
+    text = (reason or "").strip()[:MAX_FLAG_REASON_CHARS]
     if not text:
         raise InputError("Say why the item needs review (the reason is what a researcher reads).")
     with write_scope(db) as session:

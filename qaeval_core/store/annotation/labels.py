@@ -28,7 +28,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import aliased
 
-from qaeval_core.errors import ConfigError, InputError, PermissionDenied
+from qaeval_core.errors import ConfigError, PermissionDenied
 from qaeval_core.schema import RULES, LabelValue, parse_label_value
 from qaeval_core.store.annotation.lookups import (
     DatasetRef,
@@ -115,11 +115,6 @@ def _clean_label(
     numbers = set(rules) if rules is not None else {r.number for r in RULES}
     if rule is not None and int(rule) not in numbers:
         raise ConfigError(f"Rule must be one of 1-{max(numbers)} or none, got {rule!r}.")
-    if note is not None and "\x00" in note:
-        raise InputError(
-            "The note contains a NUL character (\\u0000), which the store cannot keep; "
-            "remove it and save again."
-        )
     text = (note or "").strip()[:MAX_NOTE_CHARS] or None
     secs = float(seconds) if seconds is not None and float(seconds) >= 0 else None
     return val, (int(rule) if rule is not None else None), text, secs

@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError, NoSuchModuleError, OperationalError, 
 from sqlalchemy.orm import Session
 
 from qaeval_core.errors import ConfigError, StoreError
+from qaeval_core.store.nul_guard import refuse_nul
 from qaeval_core.store.orm import IMPORTING_PREFIX
 from qaeval_core.store.session import session_scope, write_scope
 
@@ -81,8 +82,7 @@ def check_name(name: str, what: str) -> str:
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"The {what} name must not be empty.")
     name = name.strip()
-    if "\x00" in name:  # PostgreSQL cannot store it; SQLite would, and logins would fail
-        raise ConfigError(f"The {what} name must not contain a NUL character (\\u0000).")
+    refuse_nul(name, f"The {what} name")  # before any work (an import stages rows first)
     if len(name) > 200:
         raise ConfigError(f"The {what} name has {len(name)} characters; the limit is 200.")
     if name.lower().startswith(IMPORTING_PREFIX):  # LIKE ignores case on SQLite

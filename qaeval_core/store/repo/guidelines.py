@@ -97,7 +97,7 @@ def check_guidelines(
     idle_cap_seconds: float,
 ) -> tuple[str, tuple[Rule, ...], dict[str, str], float]:
     """The cleaned parts of a guidelines version; :class:`InputError` says what to fix."""
-    body = str(text or "").replace("\x00", "").strip()
+    body = str(text or "").strip()
     if not body:
         raise InputError("The guidelines text is empty; write what annotators should do.")
     if not 1 <= len(rules) <= MAX_RULES:
