@@ -1,0 +1,64 @@
+"""The LLM tier when the LLM gives no verdict on an item it must read (its endpoint failed):
+the tier-1 verdict stands, the item goes to people and is reported as ``judge_error``; the
+items the LLM did answer are combined as usual (issue 31)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _fake_llm import fake_llm
+from _triage_store import make_judge
+
+from qaeval_core.judge import FeatureSpec
+from qaeval_core.judge.cascade import LLMTier
+from qaeval_core.metrics.base import get_metric
+from qaeval_core.schema import Item
+
+ITEMS = [
+    Item(
+        question=f"Who wrote play number {i}?",
+        references=("William Shakespeare",),
+        candidate="Shakespeare" if i % 2 == 0 else f"Marlowe {i}",
+    )
+    for i in range(6)
+]
+
+
+def _tier(url: str = "http://127.0.0.1:9/v1") -> LLMTier:
+    llm = get_metric("llm_judge", model="m", url=url, timeout=2, max_retries=0, concurrency=1)
+    return LLMTier(
+        feature=FeatureSpec.from_metric(llm),
+        llm_share=1.0,
+        human_share=0.0,
+        llm_threshold=0.0,  # every item goes to the LLM
+        people_threshold=1.0,
+        coef_cheap=1.0,
+        coef_llm=1.0,
+        intercept=0.0,
+        cv_accuracy=0.9,
+        llm_seconds_per_item=0.1,
+    )
+
+
+def test_decide_sends_an_item_without_the_llm_s_verdict_to_people():
+    tier = _tier()
+    result = tier.decide([0.9, 0.2, 0.7], [0.8, np.nan, 0.1], [None, "endpoint down", None])
+    assert result.tier.tolist() == ["llm", "people", "llm"]
+    assert result.routed.tolist() == [False, True, False]
+    assert result.probability[1] == pytest.approx(0.2)  # tier 1's, untouched
+    assert result.llm_missing == (None, "endpoint down", None)
+
+
+def test_a_judge_whose_llm_dies_mid_run_leaves_the_rest_to_people(tmp_path, monkeypatch):
+    monkeypatch.setenv("QAEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    judge = make_judge(band=False)
+    with fake_llm(die_after=2) as server:
+        judge.cascade = _tier(server.url)
+        out = judge.judge(ITEMS)
+        assert server.requests == 2 + 3  # two answers, three failures, the last item not sent
+    assert out["judge_tier"].tolist() == ["llm"] * 2 + ["people"] * 4
+    assert out["judge_reason"].iloc[2:].eq("judge_error").all()
+    assert not out["judge_correct"].iloc[2:].any()
+    assert out["judge_llm_probability"].iloc[:2].notna().all()
+    assert out["judge_llm_probability"].iloc[2:].isna().all()
+    assert out["judge_reason"].iloc[:2].isin(["matched", "not_matched"]).all()
