@@ -43,6 +43,8 @@ __all__ = ["LLMJudge"]
 RUNTIMES = ("auto", "transformers")
 #: Show a progress bar when at least this many items need the model.
 _PROGRESS_FROM = 20
+#: The start of the reason an answer that reads as neither yes nor no has no verdict.
+UNREADABLE = "the model's answer reads as neither yes nor no"
 #: An endpoint that fails this many items in a row is taken for dead: the rest are not sent.
 FAILURES_IN_A_ROW = 3
 
@@ -190,6 +192,8 @@ class LLMJudge(Metric):
             if isinstance(verdict, str):  # no verdict, and why
                 scores[i] = np.nan
                 details[i] = {NO_VERDICT: verdict, "prompt": prompt.key}
+                if verdict.startswith(UNREADABLE):  # the model's own answer, not a failure
+                    details[i]["unreadable"] = True
             else:
                 scores[i] = verdict.probability
                 details[i] = {
@@ -235,7 +239,7 @@ class LLMJudge(Metric):
                     shown = " ".join((res.text or "").split())[:80]
                     tokens = [t for t, _ in (res.top or ())][:5]
                     seen = f"top tokens {tokens}" if res.top is not None else f"text {shown!r}"
-                    out[key] = f"the model's answer reads as no verdict ({seen})"
+                    out[key] = f"{UNREADABLE}: {seen}"
                     continue
                 verdict = CachedVerdict(p, res.text, res.seconds)
                 out[key] = verdict

@@ -62,3 +62,38 @@ def test_a_judge_whose_llm_dies_mid_run_leaves_the_rest_to_people(tmp_path, monk
     assert out["judge_llm_probability"].iloc[:2].notna().all()
     assert out["judge_llm_probability"].iloc[2:].isna().all()
     assert out["judge_reason"].iloc[:2].isin(["matched", "not_matched"]).all()
+
+
+def test_fitting_an_llm_tier_stops_on_rows_the_endpoint_failed_and_resumes_from_the_cache(
+    tmp_path, monkeypatch
+):
+    """Calibration needs the LLM's verdict on every row: a tier fitted on whichever rows
+    happened to work would be wrong without saying so. The run stops naming how many failed;
+    the next run asks only for those."""
+    from types import SimpleNamespace
+
+    from qaeval_core.calibrate.cascade import add_llm_tier
+    from qaeval_core.calibrate.options import LLMTierPolicy
+    from qaeval_core.errors import IncompleteRunError
+
+    monkeypatch.setenv("QAEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    items = [
+        Item(
+            question=f"Who wrote play number {i}?",
+            references=("William Shakespeare",),
+            candidate="Shakespeare" if i % 2 == 0 else f"Marlowe {i}",
+        )
+        for i in range(40)
+    ]
+    y = np.array([i % 2 == 0 for i in range(40)])
+    oof = np.linspace(0.3, 0.7, 40)  # the cheap judge's out-of-fold P(correct)
+    report = SimpleNamespace(oof_proba={"w": oof}, winner="w", n_splits=2, seed=0)
+    with fake_llm(die_after=25) as server:
+        policy = LLMTierPolicy(llm="m", llm_url=server.url, llm_share=0.5, human_share=0.0)
+        with pytest.raises(IncompleteRunError, match=r"15 of 40 calibration rows have no verdict"):
+            add_llm_tier(make_judge(band=False), report, items, y, llm_tier=policy)
+        asked = server.requests
+        server.die_after = None
+        judge = add_llm_tier(make_judge(band=False), report, items, y, llm_tier=policy)
+        assert server.requests == asked + 15
+    assert judge.cascade is not None and judge.cascade.coef_llm > 0
