@@ -117,3 +117,25 @@ def test_the_scoring_loop_keeps_no_verdict_and_names_it(cache):
     assert count == 2 and "could not reach" in reason
     assert np.isnan(res.scores).all()  # no retry row by row, no 0.0
     assert all(d["error"].startswith("no verdict: ") for d in res.details)
+
+
+def test_the_cache_refuses_no_verdict_and_an_old_null_entry_is_asked_again(cache):
+    from qaeval_core.llm.prompts import get_prompt
+    from qaeval_core.llm.verdict_cache import CachedVerdict, verdict_key
+
+    with pytest.raises(ValueError, match="only verdicts are cached"):
+        cache.put("k", CachedVerdict(None, "Perhaps.", 0.1))
+    with pytest.raises(ValueError, match="only verdicts are cached"):
+        cache.put("k", CachedVerdict(float("nan"), "", 0.1))
+    with fake_llm() as server:
+        metric = _metric(server.url)
+        prompt = get_prompt("naqt")
+        key = verdict_key(metric.fingerprint(), prompt.key, prompt.messages(ITEMS[0])[0])
+        cache._conn().execute(  # what an older version wrote for an unreadable answer
+            "INSERT INTO verdicts (key, probability, text, seconds) VALUES (?, NULL, '', 0.1)",
+            (key,),
+        )
+        result = metric.score_batch(ITEMS[:1])
+        assert server.requests == 1
+    assert result.scores[0] == pytest.approx(0.9)
+    assert cache.get_many([key])[key].probability == pytest.approx(0.9)
