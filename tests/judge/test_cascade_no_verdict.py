@@ -97,3 +97,27 @@ def test_fitting_an_llm_tier_stops_on_rows_the_endpoint_failed_and_resumes_from_
         judge = add_llm_tier(make_judge(band=False), report, items, y, llm_tier=policy)
         assert server.requests == asked + 15
     assert judge.cascade is not None and judge.cascade.coef_llm > 0
+
+
+def test_calibrating_with_an_llm_input_stops_on_items_without_a_verdict(tmp_path, monkeypatch):
+    from _calibration_data import fake_cost_measuring, write_labelled_dataset
+
+    from qaeval_core import workflows
+    from qaeval_core.calibrate.options import CostPolicy, CrossValidation
+    from qaeval_core.cli.main import main
+    from qaeval_core.errors import IncompleteRunError
+
+    fake_cost_measuring(monkeypatch, tmp_path / "qaeval-cache")
+    db = str(tmp_path / "store.sqlite")
+    data = write_labelled_dataset(tmp_path / "d.jsonl")
+    assert main(["import", str(data), "-d", "toy", "--db", db]) == 0
+    with fake_llm(mode="dead") as server:
+        llm = get_metric(
+            "llm_judge", model="m", url=server.url, timeout=2, max_retries=0, concurrency=1
+        )
+        with pytest.raises(IncompleteRunError, match=r"calibration items have no verdict"):
+            workflows.calibrate_dataset(
+                db, "toy", metrics=["f1", llm], cv=CrossValidation(n_boot=50),
+                cost_policy=CostPolicy(inputs="all"),
+            )  # fmt: skip
+        assert server.requests == 3
