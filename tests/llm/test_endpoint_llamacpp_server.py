@@ -1,8 +1,13 @@
 """The endpoint path against a real llama.cpp HTTP server (issue 33 item 6): the packaged
 Qwen2.5-Coder-1.5B served by ``xllamacpp.Server`` on 127.0.0.1 with two slots, asked through
-``llm_judge(url=...)`` two requests at a time, gives the same P(correct) as the in-process
-llama.cpp backend (within 0.02: the server computes each prompt whole, the in-process backend
-from the cached instruction, and the kernels round differently)."""
+``llm_judge(url=...)`` two requests at a time, gives the in-process llama.cpp backend's
+P(correct) within 0.03, and exactly the value it gives one request at a time.
+
+Why 0.03 and not closer: the server computes each prompt whole, the in-process backend computes
+the instruction once and each item's tokens from there (:class:`~qaeval_core.llm.next_token
+.LlamaCppBackend`), and the kernels for other token counts round differently. Measured here on
+these four items: 0.003, 0.002, 0.002 and 0.022 (the long candidate); the same 0.03 the
+in-process backend's docstring measured between computation orders."""
 
 from __future__ import annotations
 
@@ -58,6 +63,10 @@ def server_url() -> Iterator[str]:
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
     params.warmup = False
+    # Each prompt computed whole: a slot that reused the previous item's tokens would start
+    # item B mid-question after item A of the same question (up to 0.03 off, see
+    # LlamaCppBackend); the in-process backend starts every item at the instruction's end.
+    params.cache_prompt = False
     params.verbosity = -1
     params.port = 0  # an ephemeral port on 127.0.0.1
     server = xlc.Server(params)  # held until the module's tests end: it serves while alive
@@ -84,9 +93,15 @@ def test_a_llama_cpp_server_gives_the_in_process_probability(server_url, monkeyp
     ).score_batch(ITEMS)
     local = get_metric("llm_judge", cache=False).score_batch(ITEMS)
 
+    one_at_a_time = get_metric(  # the two answers to one question, where it would show
+        "llm_judge", model="qwen", url=server_url, cache=False, concurrency=1, timeout=120
+    ).score_batch(ITEMS[2:])
+
     assert np.isfinite(served.scores).all(), [d.get("no_verdict") for d in served.details]
-    np.testing.assert_allclose(served.scores, local.scores, rtol=0, atol=0.02)
+    np.testing.assert_allclose(served.scores, local.scores, rtol=0, atol=0.03)
+    # Two slots decoding together give what one request at a time gives (to float rounding).
+    np.testing.assert_allclose(served.scores[2:], one_at_a_time.scores, rtol=0, atol=1e-6)
     assert served.scores[0] > served.scores[1] and served.scores[3] > served.scores[2]
-    spans.sort()
+    spans = sorted(spans[: len(ITEMS)])  # the requests of the concurrent run
     overlapped = any(b[0] < a[1] for a, b in zip(spans, spans[1:], strict=False))
     assert overlapped, "no two requests were in flight at once"
