@@ -17,7 +17,7 @@ rerun, the cascade and the Explorer's trace never pay twice.
 **No verdict.** An item the model gave no usable answer for (an endpoint that failed, timed out
 or answered a malformed body, or top tokens that read as neither yes nor no) has *no verdict*:
 its score is NaN, its decision not correct, and ``details["no_verdict"]`` says why
-(:data:`qaeval_core.scoring.NO_VERDICT`). It is never 0.0 or 0.5 (a guess that looks like a
+(:data:`qaeval_core.metrics.base.NO_VERDICT`). It is never 0.0 or 0.5 (a guess that looks like a
 verdict) and never cached, so a rerun asks again while the verdicts that worked stay cached.
 The scoring loop keeps the NaN; the CLI exits non-zero naming how many and why; the store keeps
 no score for the item; a judge reports it as ``judge_error`` and leaves it to people.

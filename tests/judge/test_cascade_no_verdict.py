@@ -121,3 +121,33 @@ def test_calibrating_with_an_llm_input_stops_on_items_without_a_verdict(tmp_path
                 cost_policy=CostPolicy(inputs="all"),
             )  # fmt: skip
         assert server.requests == 3
+
+
+def test_a_judge_reading_the_llm_as_an_input_reports_no_verdict_as_judge_error(
+    tmp_path, monkeypatch
+):
+    """An input without a verdict is NaN in the judge's ``judge_<column>`` (not a 0.0 that
+    reads as a score); the combiner gets the failed-row stand-in and the row is judge_error."""
+    import pandas as pd
+
+    from qaeval_core.judge import Judge, StackerClassifier
+
+    monkeypatch.setenv("QAEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    rng = np.random.default_rng(0)
+    train = pd.DataFrame({"f1": rng.random(60), "llm": rng.random(60)})
+    clf = StackerClassifier().fit(train, (train["f1"] + train["llm"] > 1).astype(int))
+    with fake_llm(die_after=2) as server:
+        llm = get_metric(
+            "llm_judge", model="m", url=server.url, timeout=2, max_retries=0, concurrency=1
+        )
+        judge = Judge(
+            [FeatureSpec.from_metric(get_metric("f1")), FeatureSpec.from_metric(llm, "llm")],
+            clf,
+            name="llm-input",
+        )
+        out = judge.judge(ITEMS)
+    assert out["judge_llm"].iloc[:2].notna().all() and out["judge_llm"].iloc[2:].isna().all()
+    assert out["judge_reason"].iloc[2:].eq("judge_error").all()
+    assert out["judge_outcome"].iloc[2:].eq("uncertain").all()
+    assert not out["judge_correct"].iloc[2:].any()
+    assert out["judge_reason"].iloc[:2].isin(["matched", "not_matched"]).all()
