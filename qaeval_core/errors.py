@@ -71,6 +71,11 @@ class ModelLoadError(QAEvalError):
     """A model could not be loaded from the given local path or hub name."""
 
 
+class IncompleteRunError(QAEvalError):
+    """A run finished, but some items got no verdict (an LLM endpoint failed on them): what
+    worked was written or stored and cached, and the message says how many failed and why."""
+
+
 @dataclass(frozen=True)
 class RowError:
     """One invalid input row: 1-based row number (line for JSONL, data row for CSV/Parquet)."""

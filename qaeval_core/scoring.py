@@ -7,7 +7,11 @@ score means the same thing whichever path computed it:
 
 * **NaN policy.** A non-finite score (a metric bug, or an item it cannot handle) becomes
   ``0.0`` (not correct) with the reason in the item's details (``"error"``), instead of
-  aborting a long run or reaching a fitted model as NaN (:func:`apply_nan_policy`).
+  aborting a long run or reaching a fitted model as NaN (:func:`apply_nan_policy`). The one
+  exception is *no verdict* (``details[NO_VERDICT]``: an LLM endpoint failed on the item):
+  its NaN stays, with ``"error"`` added, because a 0.0 there would read as a verdict of
+  "incorrect" that nobody gave. :func:`score` leaves its ``<label>_correct`` empty (NA) and
+  :func:`no_verdicts` counts such rows (the CLI exits non-zero on them).
 * **A metric that raises** on a batch is retried item by item, so only the items that still
   raise fail: they get ``0.0`` with ``details["error"]`` naming the exception (a judge reports
   them as ``judge_error``). A configuration or model-loading error, the first few retries all
@@ -36,7 +40,7 @@ import pandas as pd
 from qaeval_core.errors import ConfigError, ModelLoadError
 from qaeval_core.io.item_frames import items_from_frame
 from qaeval_core.jsonable import to_jsonable
-from qaeval_core.metrics.base import Metric, MetricResult
+from qaeval_core.metrics.base import NO_VERDICT, Metric, MetricResult
 from qaeval_core.metrics.specs import (
     metric_label,
     parse_metric_list,
@@ -47,6 +51,8 @@ from qaeval_core.schema import Item
 
 __all__ = [
     "NAN_SCORE",
+    "NO_VERDICT",
+    "no_verdicts",
     "ScoringJob",
     "apply_nan_policy",
     "details_json",
@@ -75,7 +81,9 @@ class ScoringJob:
 
 def apply_nan_policy(result: MetricResult) -> MetricResult:
     """``result`` with every non-finite score replaced by :data:`NAN_SCORE`, decided not
-    correct, and ``details["error"]`` saying so. Returns ``result`` itself when all are finite.
+    correct, and ``details["error"]`` saying so; a row with no verdict (``details[NO_VERDICT]``)
+    keeps its NaN, not correct, with ``"error"`` naming the reason. Returns ``result`` itself
+    when all are finite.
     """
     bad = np.flatnonzero(~np.isfinite(result.scores))
     if len(bad) == 0:
@@ -84,6 +92,12 @@ def apply_nan_policy(result: MetricResult) -> MetricResult:
     decisions = result.decisions.copy()
     details = list(result.details)
     for i in bad.tolist():
+        reason = details[i].get(NO_VERDICT)
+        if reason:
+            scores[i] = np.nan
+            decisions[i] = False
+            details[i] = {**details[i], "error": f"no verdict: {reason}"[:500]}
+            continue
         details[i] = {
             **details[i],
             "error": f"non-finite score {float(scores[i])!r} stored as {NAN_SCORE}",
@@ -261,8 +275,41 @@ def score(
     out = frame.copy()
     for label, res in results.items():
         out[label] = res.scores
-        out[f"{label}_correct"] = res.decisions
+        out[f"{label}_correct"] = _decisions(res)
         out[f"{label}_details"] = [details_json(d) for d in res.details]
+    return out
+
+
+def _decisions(result: MetricResult) -> Any:
+    """The decisions, NA where the item has no verdict (a nullable boolean column then)."""
+    missing = np.isnan(result.scores)
+    if not missing.any():
+        return result.decisions
+    out = pd.array(result.decisions, dtype="boolean")
+    out[missing] = pd.NA
+    return out
+
+
+def no_verdicts(frame: pd.DataFrame, labels: Iterable[str]) -> dict[str, tuple[int, str]]:
+    """Per score column of :func:`score`'s output that has rows without a verdict: how many,
+    and the first one's reason (from its details). Columns where every row has one are left
+    out, so an empty dict means the run is complete."""
+    out: dict[str, tuple[int, str]] = {}
+    for label in labels:
+        missing = np.flatnonzero(pd.isna(frame[label]).to_numpy())
+        if len(missing) == 0:
+            continue
+        reason = "no verdict"
+        column = f"{label}_details"
+        if column in frame:
+            raw = frame[column].iloc[int(missing[0])]
+            try:
+                det = json.loads(raw) if isinstance(raw, str) else raw
+            except ValueError:
+                det = None
+            if isinstance(det, dict) and det.get(NO_VERDICT):
+                reason = str(det[NO_VERDICT])
+        out[label] = (len(missing), reason)
     return out
 
 

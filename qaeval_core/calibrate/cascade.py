@@ -36,13 +36,13 @@ from sklearn.linear_model import LogisticRegression
 from qaeval_core.calibrate.fit import CalibrationReport
 from qaeval_core.calibrate.options import HUMAN_SHARES, LLM_SHARES, LLMTierPolicy
 from qaeval_core.calibrate.protocol import assign_folds
-from qaeval_core.errors import InputError
+from qaeval_core.errors import IncompleteRunError, InputError
 from qaeval_core.judge import Judge
 from qaeval_core.judge.cascade import LLMTier, llm_logit
 from qaeval_core.judge.combiners.base import as_binary
 from qaeval_core.judge.features import FeatureSpec
 from qaeval_core.judge.triage import doubt
-from qaeval_core.metrics.base import get_metric
+from qaeval_core.metrics.base import NO_VERDICT, get_metric
 from qaeval_core.schema import Item
 
 __all__ = [
@@ -234,6 +234,31 @@ def fit_cascade(
     return tier.at(llm_share=llm_share, human_share=human_share)
 
 
+def _with_verdict(result: Any, say: Callable[[str], None]) -> np.ndarray:
+    """The calibration rows the LLM gave a verdict on. A row it failed on (an endpoint that
+    was down, timed out or answered a malformed body) stops the fit: the tier would be fitted
+    on whichever rows happened to work. A row whose answer reads as neither yes nor no (a
+    model's own answer, the same on every run) is left out of the fit, and said so."""
+    missing = [d.get(NO_VERDICT) for d in result.details]
+    failed = [
+        why for why, d in zip(missing, result.details, strict=True)
+        if why and not d.get("unreadable")
+    ]  # fmt: skip
+    if failed:
+        raise IncompleteRunError(
+            f"LLM tier: {len(failed)} of {len(missing)} calibration rows have no verdict from "
+            f"the LLM ({failed[0]}). The verdicts that worked are cached, so calibrating again "
+            "asks only for the missing ones."
+        )
+    unreadable = sum(1 for why in missing if why)
+    if unreadable:
+        say(
+            f"LLM tier: {unreadable} answer(s) could not be read as yes/no: left out of the "
+            "tier's fit (judged, such an item goes to people)."
+        )
+    return np.array([not why for why in missing], dtype=bool)
+
+
 def add_llm_tier(
     judge: Judge,
     report: CalibrationReport,
@@ -274,17 +299,16 @@ def add_llm_tier(
     )
     result = metric.score_batch(list(items))
     seconds = [float(d["seconds"]) for d in result.details if d.get("seconds")]
-    unreadable = sum(1 for d in result.details if d.get("unreadable"))
-    if unreadable:
-        say(f"LLM tier: {unreadable} answer(s) could not be read as yes/no (scored 0.5).")
+    keep = _with_verdict(result, say)
     cheap_cost = None if not judge.cost else judge.cost.get("judge_s_per_1000")
     band = judge.triage
+    labels = np.asarray(y)
     tier = fit_cascade(
-        judge.probability.predict(oof),
-        result.scores,
-        y,
+        judge.probability.predict(oof)[keep],
+        result.scores[keep],
+        labels[keep],
         FeatureSpec.from_metric(metric),
-        groups=groups,
+        groups=None if groups is None else np.asarray(groups)[keep],
         llm_share=llm_tier.llm_share,
         human_share=llm_tier.human_share_for(None if band is None else band.share),
         llm_seconds_per_item=float(np.median(seconds)) if seconds else 0.0,

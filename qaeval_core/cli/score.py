@@ -350,6 +350,31 @@ def _score_file(
     if judge is not None:
         _judge_summary(frame, judge)
     console.print(f"Wrote {len(frame)} rows to {target}.", markup=False, soft_wrap=True)
+    _check_complete(frame, labels, judge is not None, f"written to {target}")
+
+
+def _check_complete(frame: Any, labels: list[str], judged: bool, where: str) -> None:
+    """Exit non-zero (after writing) when items got no verdict: how many and why, per metric,
+    and how many judge rows a failed input sent to people (``judge_error``)."""
+    from qaeval_core.errors import IncompleteRunError
+    from qaeval_core.scoring import no_verdicts
+
+    parts = [
+        f"{label}: {n} of {len(frame)} items have no verdict ({reason})"
+        for label, (n, reason) in no_verdicts(frame, labels).items()
+    ]
+    if judged and "judge_reason" in frame:
+        failed = int((frame["judge_reason"] == "judge_error").sum())
+        if failed:
+            parts.append(
+                f"judge: {failed} of {len(frame)} rows are judge_error (an input metric failed "
+                "or the LLM gave no verdict; they go to people, --trace shows why)"
+            )
+    if parts:
+        raise IncompleteRunError(
+            "; ".join(parts) + f". The other results are {where}; verdicts that worked are "
+            "cached, so running the same command again asks only for the missing ones."
+        )
 
 
 def _dry_run(judge: Any, file: Path | None, dataset: str | None, fmt: str | None, db) -> None:  # type: ignore[no-untyped-def]
@@ -459,6 +484,7 @@ def _score_file_ray(
         markup=False,
         soft_wrap=True,
     )
+    _check_complete(result.summary, labels, judge is not None, f"written to {result.output}")
 
 
 def _score_dataset(
@@ -490,6 +516,7 @@ def _score_dataset(
             url, dataset, specs, rescore=rescore, batch_size=batch_size, progress=progress
         )
         show(f"dataset {dataset}: scores saved in the store", summary)
+        _check_stored(summary, "saved in the store")
     if judge is not None:
         frame, summary = workflows.judge_dataset(
             url, dataset, judge, rescore=rescore, batch_size=batch_size, progress=progress
@@ -503,3 +530,22 @@ def _score_dataset(
         if output is not None:
             io.write_records(frame, output)
             console.print(f"Wrote {len(frame)} rows to {output}.", markup=False, soft_wrap=True)
+        _check_stored(summary, "saved in the store")
+        _check_complete(frame, [], True, "saved" if output is None else f"written to {output}")
+
+
+def _check_stored(summary: dict[str, dict[str, Any]], where: str) -> None:
+    """Exit non-zero when a stored dataset's items got no verdict (none is stored for them)."""
+    from qaeval_core.errors import IncompleteRunError
+
+    parts = [
+        f"{label}: {info['no_verdict']} of {info['scored']} items have no verdict "
+        f"({info.get('reason', 'no verdict')})"
+        for label, info in summary.items()
+        if info.get("no_verdict")
+    ]
+    if parts:
+        raise IncompleteRunError(
+            "; ".join(parts) + f". The other scores are {where}; the missing ones are not, so "
+            "running the same command again scores only them."
+        )

@@ -5,7 +5,9 @@ probability its verdict is wrong, :func:`qaeval_core.judge.triage.doubt`). Items
 reaches ``llm_threshold`` go to tier 2: the LLM judge (``llm_judge``) reads them, and a
 two-input logistic model over the logits of the tier-1 probability and the LLM's probability
 gives the new P(correct) there. Tier 3, people, get the items whose final doubt still reaches
-``people_threshold`` (none when ``human_share`` is 0).
+``people_threshold`` (none when ``human_share`` is 0), and every item the LLM had to read but
+gave no verdict on (its endpoint failed: NaN, ``details["no_verdict"]``): the tier-1 verdict
+stands for it, as doubtful as it was, and the judge reports the row as ``judge_error``.
 
 Why a logistic over two logits and not the LLM alone: the LLM knows facts the cheap inputs do
 not, but it is a 1.5B model that is often sure and wrong; the cheap judge is right about most
@@ -36,6 +38,7 @@ from qaeval_core.judge.combiners.base import (
 )
 from qaeval_core.judge.features import FeatureSpec
 from qaeval_core.judge.triage import doubt
+from qaeval_core.metrics.base import NO_VERDICT
 from qaeval_core.schema import Item
 
 __all__ = ["TIERS", "CascadeResult", "LLMTier", "llm_logit"]
@@ -61,6 +64,8 @@ class CascadeResult:
     routed: np.ndarray
     tier: np.ndarray
     llm_probability: np.ndarray
+    #: per item, why the LLM gave no verdict on an item it had to read (None elsewhere)
+    llm_missing: tuple[str | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -111,18 +116,22 @@ class LLMTier:
         self,
         cheap_probability: Any,
         llm_probability: Any,
+        missing: Sequence[str | None] | None = None,
     ) -> CascadeResult:
-        """Final verdicts given tier-1 probabilities and the LLM's (NaN outside the band)."""
+        """Final verdicts given tier-1 probabilities and the LLM's (NaN outside the band).
+
+        An item in the band without the LLM's probability (NaN: no verdict, why in
+        ``missing``) keeps its tier-1 probability and goes to people."""
         p1 = np.asarray(cheap_probability, dtype=float)
         v1 = p1 >= 0.5
         d1 = doubt(p1, v1)
         band = self.to_llm(d1)
         pl = np.asarray(llm_probability, dtype=float)
-        if band.any() and not np.isfinite(pl[band]).all():
-            raise ConfigError("The LLM tier lacks the LLM's probability for an item it must read.")
+        lacking = band & ~np.isfinite(pl)
+        asked = band & ~lacking
         prob = p1.copy()
-        if band.any():
-            prob[band] = self.combine(p1[band], pl[band])
+        if asked.any():
+            prob[asked] = self.combine(p1[asked], pl[asked])
         verdict = prob >= 0.5
         final_doubt = doubt(prob, verdict)
         routed = (
@@ -130,8 +139,15 @@ class LLMTier:
             if self.human_share > 0
             else np.zeros(len(p1), dtype=bool)
         )
+        routed = routed | lacking
         tier = np.where(routed, "people", np.where(band, "llm", "cheap")).astype(object)
-        return CascadeResult(prob, verdict, final_doubt, routed, tier, np.where(band, pl, np.nan))
+        why = [None] * len(p1)
+        for i in np.flatnonzero(lacking).tolist():
+            given = missing[i] if missing is not None and i < len(missing) else None
+            why[i] = given or "the LLM gave no verdict"
+        return CascadeResult(
+            prob, verdict, final_doubt, routed, tier, np.where(band, pl, np.nan), tuple(why)
+        )
 
     def llm_probabilities(
         self,
@@ -141,9 +157,20 @@ class LLMTier:
     ) -> np.ndarray:
         """The LLM's P(correct) on the items the band sends it (NaN elsewhere); ``known``
         values (stored scores, NaN where absent) are used instead of asking again."""
+        return self.llm_verdicts(items, cheap_probability, known)[0]
+
+    def llm_verdicts(
+        self,
+        items: Sequence[Item],
+        cheap_probability: Any,
+        known: Any | None = None,
+    ) -> tuple[np.ndarray, list[str | None]]:
+        """:meth:`llm_probabilities`, and per item why the LLM gave no verdict on an item of
+        the band (NaN there; None elsewhere)."""
         p1 = np.asarray(cheap_probability, dtype=float)
         band = self.to_llm(doubt(p1, p1 >= 0.5))
         out = np.full(len(p1), np.nan)
+        why: list[str | None] = [None] * len(p1)
         if known is not None:
             k = np.asarray(known, dtype=float)
             out[band] = k[band]
@@ -152,7 +179,10 @@ class LLMTier:
             metric = self.feature.build()
             result = metric.score_batch([items[i] for i in need])
             out[need] = result.scores
-        return out
+            for i, score, det in zip(need.tolist(), result.scores, result.details, strict=True):
+                if not np.isfinite(score):
+                    why[i] = str(det.get(NO_VERDICT) or "the LLM gave no verdict")
+        return out, why
 
     def predicted_seconds(self, n_rows: int, llm_share: float | None = None) -> dict[str, Any]:
         """Predicted wall seconds for ``n_rows`` (cheap inputs + the LLM on its share)."""

@@ -118,7 +118,7 @@ from qaeval_core.judge.trace import judge_traces, tier_trace
 from qaeval_core.judge.triage import ProbabilityCalibrator, TriageBand, doubt, outcomes
 from qaeval_core.metrics.base import Metric
 from qaeval_core.schema import Item
-from qaeval_core.scoring import ScoringJob, run_jobs
+from qaeval_core.scoring import NAN_SCORE, ScoringJob, run_jobs
 
 __all__ = ["COLUMN_PREFIX", "Judge"]
 
@@ -356,7 +356,7 @@ class Judge:
         missing = [c for c in self.input_columns if c not in scores.columns]
         if missing:
             raise ConfigError(f"Scores lack the column(s) {missing} the judge needs.")
-        X = scores[self.input_columns]
+        X = _substituted(scores[self.input_columns], errors)
         if self.needs_text:
             if items is None or len(items) != len(scores):
                 raise ConfigError("This judge reads the items' text: pass the scored items too.")
@@ -382,6 +382,12 @@ class Judge:
                 decided.routed,
             )
             tiers = decided
+            if any(decided.llm_missing):  # the LLM failed on items it had to read
+                errors = list(errors) if errors is not None else [None] * len(scores)
+                for i, why in enumerate(decided.llm_missing):
+                    if why is not None:
+                        note = f"{self.cascade.column}: no verdict: {why}"
+                        errors[i] = note if errors[i] is None else f"{errors[i]}; {note}"
         if (trace or errors is not None) and (items is None or len(items) != len(scores)):
             raise ConfigError("A trace or per-row errors need the scored items (one per row).")
         answer = None if items is None else answer_reasons(items)
@@ -433,8 +439,8 @@ class Judge:
             raise ConfigError(
                 "This judge asks an LLM about the items it doubts: pass the items too."
             )
-        llm = self.cascade.llm_probabilities(items or [], cheap, known=known)
-        return self.cascade.decide(cheap, llm)
+        llm, missing = self.cascade.llm_verdicts(items or [], cheap, known=known)
+        return self.cascade.decide(cheap, llm, missing)
 
     def with_llm_share(self, llm_share: float) -> Judge:
         """The same judge sending about ``llm_share`` of the items to its LLM tier, read off
@@ -555,6 +561,21 @@ class Judge:
             f"Judge(name={self.name!r}, model={self.model.type_name}, "
             f"metrics={[f.metric_id for f in self.features]})"
         )
+
+
+def _substituted(X: pd.DataFrame, errors: Sequence[str | None] | None) -> pd.DataFrame:
+    """``X`` with the NaN inputs of failed rows (a metric gave no verdict there) replaced by
+    :data:`~qaeval_core.scoring.NAN_SCORE` for the model only: those rows are ``judge_error``
+    whatever the model says, and a NaN would stop the combiner for every row."""
+    if errors is None or len(errors) != len(X):
+        return X
+    failed = np.array([e is not None for e in errors], dtype=bool)
+    values = X.to_numpy(dtype=float, copy=True)
+    hole = np.isnan(values) & failed[:, None]
+    if not hole.any():
+        return X
+    values[hole] = NAN_SCORE
+    return pd.DataFrame(values, columns=X.columns, index=X.index)
 
 
 def _as_items(data: Sequence[Item]) -> list[Item]:

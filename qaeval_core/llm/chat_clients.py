@@ -17,6 +17,7 @@ string per conversation, in order. Decoding is greedy (temperature 0), as SMILE 
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import threading
@@ -30,7 +31,17 @@ from pathlib import Path
 from typing import Any
 
 from qaeval_core.caches.location import cache_dir
-from qaeval_core.errors import ModelLoadError, QAEvalError
+from qaeval_core.errors import ModelLoadError
+from qaeval_core.llm.endpoint_http import (  # LLMEndpointError re-exported: its old home
+    MAX_RESPONSE_BYTES,
+    LLMEndpointError,
+    chat_url,
+    error_detail,
+    late,
+    one_line,
+    parse_json,
+    read_body,
+)
 from qaeval_core.llm.prompts import Message  # re-exported: one chat message, role and content
 from qaeval_core.models.loading import choose_device, resolve_model_path
 
@@ -45,10 +56,6 @@ __all__ = [
 ]
 
 _LOAD_LOCK = threading.Lock()
-
-
-class LLMEndpointError(QAEvalError):
-    """An OpenAI-compatible endpoint could not be reached or answered with an error."""
 
 
 # -- local transformers models ----------------------------------------------------------------
@@ -203,18 +210,6 @@ class LocalChatLM:
 
 
 # -- OpenAI-compatible HTTP endpoints ---------------------------------------------------------
-def _chat_url(url: str) -> str:
-    url = url.strip()
-    if not url.startswith(("http://", "https://")):
-        raise LLMEndpointError(
-            f"LLM endpoint URL must start with http:// or https://, got {url!r}. Example: "
-            "http://localhost:8000/v1"
-        )
-    if url.rstrip("/").endswith("/chat/completions"):
-        return url.rstrip("/")
-    return url.rstrip("/") + "/chat/completions"
-
-
 class OpenAIChatClient:
     """Greedy chat completions from an OpenAI-compatible HTTP endpoint.
 
@@ -224,9 +219,12 @@ class OpenAIChatClient:
     model : model name sent in the request body.
     api_key_env : environment variable holding the API key; unset means no Authorization header
         (local servers usually need none).
-    timeout : seconds per request. max_retries : retries after the first try on HTTP 408/409/429
-        /5xx and connection errors, waiting 1, 2, 4 ... seconds (``Retry-After`` when given).
+    timeout : seconds for a whole response (from sending to its last byte), per try.
+    max_retries : retries after the first try on HTTP 408/409/429/5xx and connection errors,
+        waiting 1, 2, 4 ... seconds (``Retry-After`` when given); a try past its deadline is
+        not retried.
     concurrency : requests in flight at once.
+    max_response_bytes : the largest answer read (an endless body is cut off there).
     """
 
     _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
@@ -242,6 +240,7 @@ class OpenAIChatClient:
         max_retries: int = 3,
         backoff: float = 1.0,
         concurrency: int = 4,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         self.url = url
         self.model = model
@@ -251,10 +250,16 @@ class OpenAIChatClient:
         self.max_retries = max_retries
         self.backoff = backoff
         self.concurrency = concurrency
+        self.max_response_bytes = max_response_bytes
 
     @property
     def name(self) -> str:
         return f"openai:{self.model}@{self.url}"
+
+    @property
+    def chat_url(self) -> str:
+        """The ``/chat/completions`` URL (a malformed ``url`` raises here, before any item)."""
+        return chat_url(self.url)
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -266,12 +271,19 @@ class OpenAIChatClient:
     def complete(self, conversation: Sequence[Message]) -> str:
         """One chat completion (greedy), retried on transient failures."""
         payload = self.request(conversation, max_tokens=self.max_new_tokens)
-        return _message_text(payload, _chat_url(self.url))
+        return _message_text(payload, chat_url(self.url))
 
     def request(self, conversation: Sequence[Message], **options: Any) -> Any:
         """The endpoint's JSON answer to one greedy chat request with extra body ``options``
-        (``max_tokens``, ``logprobs`` ...), retried on transient failures."""
-        url = _chat_url(self.url)
+        (``max_tokens``, ``logprobs`` ...), retried on transient failures.
+
+        Each try has a deadline for the whole response (``timeout`` seconds from sending to the
+        last byte, not per read: a server that trickles bytes is cut off) and a size limit
+        (``max_response_bytes``: an endless body is cut off). A try that runs out of time is not
+        retried: a hanging server would hang again, and the caller's rerun picks the item up.
+        Every failure is one :class:`LLMEndpointError` line.
+        """
+        url = chat_url(self.url)
         body = json.dumps(
             {"model": self.model, "messages": list(conversation), "temperature": 0, **options}
         ).encode("utf-8")
@@ -279,11 +291,12 @@ class OpenAIChatClient:
         for attempt in range(self.max_retries + 1):
             req = urllib.request.Request(url, data=body, headers=self._headers(), method="POST")
             wait = self.backoff * (2**attempt)
+            deadline = time.monotonic() + float(self.timeout)
             try:
-                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                    return json.loads(resp.read().decode("utf-8"))
+                with urllib.request.urlopen(req, timeout=float(self.timeout)) as resp:
+                    raw = read_body(resp, deadline, int(self.max_response_bytes), url)
             except urllib.error.HTTPError as exc:
-                detail = exc.read().decode("utf-8", "replace")[:300]
+                detail = error_detail(exc)
                 last = f"HTTP {exc.code} from {url}: {detail}"
                 if exc.code in (401, 403):
                     raise LLMEndpointError(
@@ -298,14 +311,22 @@ class OpenAIChatClient:
                 retry_after = exc.headers.get("Retry-After") if exc.headers else None
                 if retry_after and retry_after.replace(".", "", 1).isdigit():
                     wait = min(float(retry_after), 60.0)
-            except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
+            except LLMEndpointError:
+                raise
+            except TimeoutError:
+                raise LLMEndpointError(late(url, self.timeout)) from None
+            except (
+                urllib.error.URLError,
+                ConnectionError,
+                OSError,
+                http.client.HTTPException,
+            ) as exc:
                 reason = getattr(exc, "reason", exc)
-                last = f"could not reach {url}: {reason}"
-            except json.JSONDecodeError as exc:
-                raise LLMEndpointError(
-                    f"{url} did not answer with JSON ({exc}); is it an OpenAI-compatible "
-                    "chat/completions endpoint?"
-                ) from None
+                if isinstance(reason, TimeoutError):
+                    raise LLMEndpointError(late(url, self.timeout)) from None
+                last = f"could not reach {url}: {one_line(str(reason) or type(reason).__name__)}"
+            else:
+                return parse_json(raw, url)
             if attempt < self.max_retries:
                 time.sleep(wait)
         raise LLMEndpointError(
@@ -327,7 +348,7 @@ def _message_text(payload: Any, url: str) -> str:
         content = payload["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
         raise LLMEndpointError(
-            f"{url} answered without choices[0].message.content: {str(payload)[:200]}"
+            f"{url} answered without choices[0].message.content: {one_line(str(payload))}"
         ) from None
     return (content or "").strip()
 

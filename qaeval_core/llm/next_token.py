@@ -19,6 +19,7 @@ where an endpoint gives no log-probabilities. Nothing is sampled (temperature 0,
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -30,6 +31,7 @@ from typing import Any, Protocol
 
 from qaeval_core.errors import ModelLoadError
 from qaeval_core.llm.chat_clients import OpenAIChatClient
+from qaeval_core.llm.endpoint_http import LLMEndpointError
 from qaeval_core.llm.prompts import Message
 
 __all__ = [
@@ -49,12 +51,15 @@ Progress = Callable[[int], None]
 
 @dataclass(frozen=True)
 class NextToken:
-    """The first answer token's alternatives (``top``) or, failing those, the answer ``text``."""
+    """The first answer token's alternatives (``top``) or, failing those, the answer ``text``;
+    or, where the model gave no usable answer (an endpoint failed, timed out or answered a
+    malformed body), the one-line ``error`` and nothing else: that item has no verdict."""
 
     top: tuple[tuple[str, float], ...] | None
     text: str = ""
     #: wall seconds the model spent on this item (a batch's time is shared out evenly)
     seconds: float = 0.0
+    error: str | None = None
 
 
 class NextTokenBackend(Protocol):
@@ -72,32 +77,70 @@ def _threads() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
 
+def _first_choice(payload: Any) -> dict[str, Any]:
+    """``choices[0]`` of an OpenAI-style answer, or one line saying what is missing."""
+    choices = payload.get("choices") if isinstance(payload, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise LLMEndpointError(
+            "the answer has no choices[0] object (an OpenAI-compatible chat answer has "
+            f"choices: [{{message, logprobs}}]); it began {_start(payload)}"
+        )
+    return choices[0]
+
+
+def _start(payload: Any) -> str:
+    text = " ".join(str(payload).split())
+    return repr(text[:80] + ("..." if len(text) > 80 else ""))
+
+
+def _logprob(entry: Any, where: str) -> tuple[str, float]:
+    """One (token, log-probability) pair; a log-probability that is not a number is an
+    error, never a guess."""
+    if not isinstance(entry, dict):
+        raise LLMEndpointError(f"{where} is not an object: {_start(entry)}")
+    value = entry.get("logprob")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise LLMEndpointError(f"{where}.logprob is not a number: {_start(value)}")
+    if value > 0:
+        raise LLMEndpointError(f"{where}.logprob is {value}, above 0 (not a log-probability)")
+    return str(entry.get("token", "")), float(value)
+
+
 def _top_from_openai(payload: Any) -> tuple[tuple[str, float], ...] | None:
     """``choices[0].logprobs.content[0].top_logprobs`` (chat) or ``...top_logprobs[0]`` (legacy
-    completions) as (token, logprob) pairs; None when the answer carries none."""
-    try:
-        logprobs = payload["choices"][0].get("logprobs")
-    except (KeyError, IndexError, TypeError, AttributeError):
+    completions) as (token, logprob) pairs; None when the answer carries none. A malformed
+    answer (no ``choices[0]``, a log-probability that is not a number) raises
+    :class:`LLMEndpointError` in one line: it is no verdict, not a probability."""
+    logprobs = _first_choice(payload).get("logprobs")
+    if logprobs is None:
         return None
     if not isinstance(logprobs, dict):
-        return None
+        raise LLMEndpointError(f"choices[0].logprobs is not an object: {_start(logprobs)}")
     content = logprobs.get("content")
     if content:
+        if not isinstance(content, list) or not isinstance(content[0], dict):
+            raise LLMEndpointError(f"choices[0].logprobs.content is malformed: {_start(content)}")
         first = content[0]
         top = first.get("top_logprobs") or [first]
-        return tuple((str(t.get("token", "")), float(t.get("logprob"))) for t in top)
+        if not isinstance(top, list):
+            raise LLMEndpointError(f"top_logprobs is not a list: {_start(top)}")
+        where = "choices[0].logprobs.content[0].top_logprobs"
+        return tuple(_logprob(t, f"{where}[{i}]") for i, t in enumerate(top))
     legacy = logprobs.get("top_logprobs")
-    if legacy and isinstance(legacy[0], dict):
-        return tuple((str(k), float(v)) for k, v in legacy[0].items())
+    if legacy and isinstance(legacy, list) and isinstance(legacy[0], dict):
+        where = "choices[0].logprobs.top_logprobs[0]"
+        return tuple(
+            _logprob({"token": k, "logprob": v}, f"{where}[{k!r}]") for k, v in legacy[0].items()
+        )
     return None
 
 
 def _text_from_openai(payload: Any) -> str:
-    try:
-        choice = payload["choices"][0]
-        return str((choice.get("message") or {}).get("content") or choice.get("text") or "")
-    except (KeyError, IndexError, TypeError, AttributeError):
-        return ""
+    choice = _first_choice(payload)
+    message = choice.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    text = content if isinstance(content, str) and content else choice.get("text")
+    return text if isinstance(text, str) else ""
 
 
 # -- llama.cpp --------------------------------------------------------------------------------
@@ -262,7 +305,14 @@ class TransformersBackend:
 
 # -- OpenAI-compatible endpoints --------------------------------------------------------------
 class EndpointBackend:
-    """An OpenAI-compatible chat endpoint, asked for the first token's log-probabilities."""
+    """An OpenAI-compatible chat endpoint, asked for the first token's log-probabilities.
+
+    An item the endpoint fails on (unreachable after retries, past its deadline, a malformed
+    answer) comes back with ``error`` set instead of raising, so one bad answer costs one item,
+    not the batch. After ``max_failures_in_a_row`` failures in a row the endpoint is taken for
+    dead: the items not yet asked are not sent, each with an error saying why, so a dead
+    server costs a few deadlines, not one per item.
+    """
 
     def __init__(
         self,
@@ -273,7 +323,11 @@ class EndpointBackend:
         timeout: float = 60.0,
         max_retries: int = 3,
         concurrency: int = 4,
+        max_failures_in_a_row: int = 3,
+        backoff: float = 1.0,
+        max_response_bytes: int | None = None,
     ) -> None:
+        extra = {} if max_response_bytes is None else {"max_response_bytes": max_response_bytes}
         self.client = OpenAIChatClient(
             url,
             model,
@@ -281,22 +335,49 @@ class EndpointBackend:
             timeout=timeout,
             max_retries=max_retries,
             concurrency=concurrency,
+            backoff=backoff,
+            **extra,
         )
         self.concurrency = concurrency
+        self.max_failures_in_a_row = max(1, int(max_failures_in_a_row))
+        self._lock = threading.Lock()
+        self._in_a_row = 0
+        self._dead: str | None = None
 
     @property
     def name(self) -> str:
         return self.client.name
 
     def _one(self, conversation: Sequence[Message]) -> NextToken:
+        with self._lock:
+            dead = self._dead
+        if dead is not None:
+            return NextToken(None, error=f"not sent: {dead}")
         started = time.perf_counter()
-        payload = self.client.request(conversation, max_tokens=1, logprobs=True, top_logprobs=TOP_K)
-        seconds = time.perf_counter() - started
-        return NextToken(_top_from_openai(payload), _text_from_openai(payload), seconds)
+        try:
+            payload = self.client.request(
+                conversation, max_tokens=1, logprobs=True, top_logprobs=TOP_K
+            )
+            out = NextToken(_top_from_openai(payload), _text_from_openai(payload))
+        except LLMEndpointError as exc:
+            message = " ".join(str(exc).split())
+            with self._lock:
+                self._in_a_row += 1
+                if self._in_a_row >= self.max_failures_in_a_row and self._dead is None:
+                    self._dead = (
+                        f"the endpoint failed {self._in_a_row} times in a row, the last: "
+                        f"{message[:300]}"
+                    )
+            return NextToken(None, error=message)
+        with self._lock:
+            self._in_a_row = 0
+        return NextToken(out.top, out.text, time.perf_counter() - started)
 
     def next_tokens(
         self, conversations: Sequence[Sequence[Message]], progress: Progress | None = None
     ) -> list[NextToken]:
+        self.client.chat_url  # noqa: B018  (a malformed URL is the caller's error, not an item's)
+
         def run(conv: Sequence[Message]) -> NextToken:
             out = self._one(conv)
             if progress is not None:

@@ -4,8 +4,10 @@ An LLM verdict costs about a second on a CPU, and the same items are judged agai
 calibration, then the cascade on the same rows, a rerun after a crash, the Explorer's trace.
 Each entry is keyed by the SHA-256 of (model fingerprint, prompt key, the exact messages sent),
 so a changed prompt, a changed item or other weights never hit an old entry. The value is the
-probability (or null when the answer was unreadable), the answer text, and the seconds the
-model took, which feeds the cascade's cost estimates.
+probability, the answer text, and the seconds the model took, which feeds the cascade's cost
+estimates. Only verdicts are kept: an item without one (an endpoint failed, an unreadable
+answer) is refused by :meth:`VerdictCache.put`, so a rerun asks again. Entries with a null
+probability, written by versions before that rule, are read back and ignored by the caller.
 
 One small SQLite file under the cache directory (WAL, a busy timeout, one statement per write):
 several processes can read and add at once, and a crash loses at most the entry being written.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
@@ -85,6 +88,10 @@ class VerdictCache:
         return {key: CachedVerdict(p, text, seconds) for key, p, text, seconds in rows}
 
     def put(self, key: str, verdict: CachedVerdict) -> None:
+        """Keep one verdict; a missing or non-finite probability is no verdict and refused."""
+        p = verdict.probability
+        if p is None or not math.isfinite(p):
+            raise ValueError(f"not a verdict (probability {p!r}): only verdicts are cached")
         self._conn().execute(
             "INSERT OR REPLACE INTO verdicts (key, probability, text, seconds) VALUES (?,?,?,?)",
             (key, verdict.probability, verdict.text, float(verdict.seconds)),

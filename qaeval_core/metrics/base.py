@@ -7,6 +7,9 @@ configuration is those parameters, and :meth:`Metric.config_hash` is a stable ha
 ``score_batch`` takes a batch of :class:`~qaeval_core.schema.Item` and returns a
 :class:`MetricResult`: per item a score in [0, 1], a boolean decision at the metric's
 threshold, and a details dict (subscores, best-matching reference or n-gram, rationale).
+A metric that could not score an item at all (an LLM endpoint failed on it) gives it *no
+verdict*: a NaN score and the reason under ``details[NO_VERDICT]``; the scoring loop keeps
+that NaN instead of replacing it by 0.0 (:mod:`qaeval_core.scoring`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from qaeval_core.jsonable import to_jsonable
 from qaeval_core.schema import Item
 
 __all__ = [
+    "NO_VERDICT",
     "Metric",
     "MetricResult",
     "register",
@@ -33,6 +37,9 @@ __all__ = [
     "metric_ids",
     "metric_class",
 ]
+
+#: The details key of an item a metric gave no verdict (its score is NaN): why there is none.
+NO_VERDICT = "no_verdict"
 
 
 @dataclass

@@ -12,8 +12,15 @@ The default model is the packaged Qwen2.5-Coder-1.5B-Instruct (``qwen-coder-1.5b
 ``llm`` extra; the offline model measured best here, ROC AUC 0.87 on NQ301 answers); any
 ``.gguf`` file, transformers folder or hub name, or an OpenAI-compatible endpoint (``url=``)
 works the same. Verdicts are cached on disk by model fingerprint + prompt version + item, so a
-rerun, the cascade and the Explorer's trace never pay twice. An answer the model's top tokens
-do not read as yes/no scores 0.5 with ``details["unreadable"] = True``.
+rerun, the cascade and the Explorer's trace never pay twice.
+
+**No verdict.** An item the model gave no usable answer for (an endpoint that failed, timed out
+or answered a malformed body, or top tokens that read as neither yes nor no) has *no verdict*:
+its score is NaN, its decision not correct, and ``details["no_verdict"]`` says why
+(:data:`qaeval_core.metrics.base.NO_VERDICT`). It is never 0.0 or 0.5 (a guess that looks like a
+verdict) and never cached, so a rerun asks again while the verdicts that worked stay cached.
+The scoring loop keeps the NaN; the CLI exits non-zero naming how many and why; the store keeps
+no score for the item; a judge reports it as ``judge_error`` and leaves it to people.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import numpy as np
 from qaeval_core.llm.packaged import DEFAULT_JUDGE_LLM, resolve_llm
 from qaeval_core.llm.prompts import get_prompt, probability_from_logprobs, probability_from_text
 from qaeval_core.llm.verdict_cache import CachedVerdict, VerdictCache, verdict_key
-from qaeval_core.metrics.base import Metric, MetricResult, register
+from qaeval_core.metrics.base import NO_VERDICT, Metric, MetricResult, register
 from qaeval_core.schema import Item
 
 __all__ = ["LLMJudge"]
@@ -36,6 +43,10 @@ __all__ = ["LLMJudge"]
 RUNTIMES = ("auto", "transformers")
 #: Show a progress bar when at least this many items need the model.
 _PROGRESS_FROM = 20
+#: The start of the reason an answer that reads as neither yes nor no has no verdict.
+UNREADABLE = "the model's answer reads as neither yes nor no"
+#: An endpoint that fails this many items in a row is taken for dead: the rest are not sent.
+FAILURES_IN_A_ROW = 3
 
 
 @register
@@ -139,6 +150,7 @@ class LLMJudge(Metric):
                 timeout=float(self.timeout),
                 max_retries=int(self.max_retries),
                 concurrency=int(self.concurrency),
+                max_failures_in_a_row=FAILURES_IN_A_ROW,
             )
         if resolved.kind == "gguf" and not self._gguf_through_transformers(resolved.kind):
             return LlamaCppBackend(resolved.location)
@@ -163,7 +175,12 @@ class LLMJudge(Metric):
         fingerprint = self.fingerprint()
         keys = {i: verdict_key(fingerprint, prompt.key, m) for i, (_, m, _) in todo.items()}
         store = VerdictCache() if self.cache else None
-        found = store.get_many(keys.values()) if store else {}
+        # A cached entry without a probability (written before no-verdicts were kept out) is
+        # asked again, like any item without a verdict.
+        found: dict[str, CachedVerdict | str] = {
+            k: v for k, v in (store.get_many(keys.values()) if store else {}).items()
+            if v.probability is not None
+        }  # fmt: skip
         missing: dict[str, list[dict[str, str]]] = {}
         for i, key in keys.items():
             if key not in found:
@@ -172,23 +189,28 @@ class LLMJudge(Metric):
             found.update(self._run(prompt, missing, store))
         for i, key in keys.items():
             verdict = found[key]
-            readable = verdict.probability is not None
-            scores[i] = verdict.probability if readable else 0.5
-            details[i] = {
-                "probability": verdict.probability,
-                "answer": verdict.text,
-                "seconds": round(verdict.seconds, 4),
-                "prompt": prompt.key,
-            }
-            if not readable:
-                details[i]["unreadable"] = True
+            if isinstance(verdict, str):  # no verdict, and why
+                scores[i] = np.nan
+                details[i] = {NO_VERDICT: verdict, "prompt": prompt.key}
+                if verdict.startswith(UNREADABLE):  # the model's own answer, not a failure
+                    details[i]["unreadable"] = True
+            else:
+                scores[i] = verdict.probability
+                details[i] = {
+                    "probability": verdict.probability,
+                    "answer": verdict.text,
+                    "seconds": round(verdict.seconds, 4),
+                    "prompt": prompt.key,
+                }
             if todo[i][2]:
                 details[i]["candidate_cut"] = True
         return MetricResult(scores, self.decide(scores), details)
 
     def _run(
         self, prompt: Any, missing: dict[str, list[dict[str, str]]], store: VerdictCache | None
-    ) -> dict[str, CachedVerdict]:
+    ) -> dict[str, CachedVerdict | str]:
+        """The model's verdict on each missing key, or why there is none (a string). Only
+        verdicts are cached: a failure or an unreadable answer is asked again next time."""
         backend = self.backend()
         keys = list(missing)
         bar = None
@@ -196,7 +218,7 @@ class LLMJudge(Metric):
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(keys), desc="llm_judge", unit="item", file=sys.stderr)
-        out: dict[str, CachedVerdict] = {}
+        out: dict[str, CachedVerdict | str] = {}
         # Small chunks so a crash or an interrupt keeps what was computed (the cache is written
         # as each chunk finishes).
         for start in range(0, len(keys), 4):
@@ -205,11 +227,20 @@ class LLMJudge(Metric):
                 [missing[k] for k in chunk], progress=bar.update if bar else None
             )
             for key, res in zip(chunk, results, strict=True):
+                if getattr(res, "error", None):
+                    out[key] = str(res.error)
+                    continue
                 p = (
                     probability_from_logprobs(prompt, res.top)
                     if res.top is not None
                     else probability_from_text(prompt, res.text)
                 )
+                if p is None:
+                    shown = " ".join((res.text or "").split())[:80]
+                    tokens = [t for t, _ in (res.top or ())][:5]
+                    seen = f"top tokens {tokens}" if res.top is not None else f"text {shown!r}"
+                    out[key] = f"{UNREADABLE}: {seen}"
+                    continue
                 verdict = CachedVerdict(p, res.text, res.seconds)
                 out[key] = verdict
                 if store is not None:

@@ -26,10 +26,10 @@ from qaeval_core.calibrate.options import (
 from qaeval_core.calibrate.progress import ProgressCallback, Steps
 from qaeval_core.calibrate.protocol import held_out_split
 from qaeval_core.calibrate.summary import LabelledData
-from qaeval_core.errors import ConfigError
+from qaeval_core.errors import ConfigError, IncompleteRunError
 from qaeval_core.io.item_frames import items_frame
 from qaeval_core.judge import FeatureSpec, Judge
-from qaeval_core.metrics.base import Metric, MetricResult
+from qaeval_core.metrics.base import NO_VERDICT, Metric, MetricResult
 from qaeval_core.schema import Item
 from qaeval_core.scoring import ScoringJob, run_jobs
 from qaeval_core.store import repo
@@ -101,6 +101,18 @@ def calibration_steps(*, measures_costs: bool) -> list[str]:
     return [READING, SCORING, *middle, *fit_steps(measures_costs)]
 
 
+def _check_verdicts(label: str, result: MetricResult) -> None:
+    """Stop when an input gave no verdict on some items (an LLM endpoint failed on them): a
+    judge fitted on whichever items happened to work would be wrong without saying so."""
+    missing = [d[NO_VERDICT] for d in result.details if d.get(NO_VERDICT)]
+    if missing:
+        raise IncompleteRunError(
+            f"{label}: {len(missing)} of {len(result)} calibration items have no verdict "
+            f"({missing[0]}). The scores that worked are stored and cached, so calibrating "
+            "again scores only the missing ones."
+        )
+
+
 def _calibration_inputs(
     db: repo.Store,
     dataset: str,
@@ -147,6 +159,7 @@ def _calibration_inputs(
     for job in jobs:  # one at a time, so the progress names the input being scored
         steps.advance(f"{job.label}: scoring {len(used)} items ...")
         result = run_jobs([job], on_result=save)[job.label]
+        _check_verdicts(job.label, result)
         score_cols[job.label] = result.scores
         decision_cols[job.label] = result.decisions
         done += 1

@@ -9,6 +9,10 @@
   its details (the metric raised on it, or gave a non-finite score the scoring loop replaced)
   gets ``judge_reason == "judge_error"``, exactly as when the judge scores a file: the stored
   0.0 is not a real input, so people must decide that row.
+* An item a metric gave *no verdict* (NaN, ``details["no_verdict"]``: an LLM endpoint failed
+  on it) gets no stored score at all, so the next run scores it again; the summary counts it
+  (``"no_verdict"``, with the first ``"reason"``), and the judge treats its missing input as
+  ``judge_error``.
 
 Metrics always run through :func:`qaeval_core.scoring.run_jobs` (one loop, one NaN policy).
 """
@@ -16,6 +20,7 @@ Metrics always run through :func:`qaeval_core.scoring.run_jobs` (one loop, one N
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -24,7 +29,7 @@ import pandas as pd
 from qaeval_core.analysis import load_scores
 from qaeval_core.jsonable import to_jsonable
 from qaeval_core.judge import COLUMN_PREFIX, Judge
-from qaeval_core.metrics.base import Metric, MetricResult
+from qaeval_core.metrics.base import NO_VERDICT, Metric, MetricResult
 from qaeval_core.metrics.specs import resolve_metrics
 from qaeval_core.schema import Item
 from qaeval_core.scoring import ScoringJob, run_jobs
@@ -41,7 +46,8 @@ def score_rows(
     label: str, metric: Metric, items: Sequence[Item], result: MetricResult
 ) -> list[dict]:
     """Store rows for one metric's results (non-finite scores were already replaced by the
-    scoring loop's NaN policy, with the reason in the details)."""
+    scoring loop's NaN policy, with the reason in the details); an item without a verdict (a
+    NaN the policy kept) gets no row, so a later run scores it again."""
     chash = metric.config_hash()
     return [
         {
@@ -55,6 +61,7 @@ def score_rows(
         for it, value, decision, det in zip(
             items, result.scores.tolist(), result.decisions.tolist(), result.details, strict=True
         )
+        if math.isfinite(value)
     ]
 
 
@@ -99,6 +106,10 @@ def _score_missing(
 
     def save(job: ScoringJob, result: MetricResult) -> None:
         repo.add_scores(db, score_rows(job.label, job.metric, job.items, result))
+        missing = [d.get(NO_VERDICT) for d in result.details if d.get(NO_VERDICT)]
+        if missing:
+            summary[job.label]["no_verdict"] = len(missing)
+            summary[job.label]["reason"] = str(missing[0])
 
     run_jobs(
         jobs, batch_size=batch_size, progress=progress, desc=f"scoring {dataset}", on_result=save
@@ -176,6 +187,9 @@ def judge_dataset(
         matrix[column] = mine["value"].reindex(ids).astype(float).to_numpy()
         details = mine["details"].to_dict()  # a list, not Series.map: pandas turns None to NaN
         for k, err in enumerate(_stored_error(details.get(i)) for i in ids):
+            if err is None and not math.isfinite(matrix[column][k]):
+                why = summary.get(column, {}).get("reason")
+                err = f"no verdict: {why}" if why else "no stored score (no verdict)"
             if err is not None:  # the "<column>: <error>" notes of judge.outcomes.row_errors
                 note = f"{column}: {err}"
                 errors[k] = note if errors[k] is None else f"{errors[k]}; {note}"
