@@ -83,7 +83,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from qaeval_core.analysis.ipw_estimates import check_sample_probabilities, weighted_estimate
+from qaeval_core.analysis.ipw_estimates import (
+    cell_number,
+    read_sample_probabilities,
+    weighted_estimate,
+)
 from qaeval_core.errors import InputError
 from qaeval_core.io.cells import decode_json
 from qaeval_core.io.labels import LABEL_SCALES
@@ -244,7 +248,7 @@ def _predictions(frame: pd.DataFrame, column: str) -> np.ndarray:
     raw = frame[column]
     if raw.dtype == object:
         raw = raw.map(lambda v: _TRUE.get(v.strip().lower(), v) if isinstance(v, str) else v)
-    values = pd.to_numeric(raw.astype(object), errors="coerce").to_numpy(float)
+    values = np.array([cell_number(v) for v in raw], dtype=float)
     bad = np.flatnonzero(~np.isfinite(values) | (values < 0) | (values > 1))
     if bad.size:
         rows = ", ".join(str(i + 1) for i in bad[:5])
@@ -345,6 +349,14 @@ def _row(name, rows, y, use, f, prob, alpha, min_labels) -> dict[str, Any]:
         row["reason"] = f"only {n} {kind} labels (needs >= {min_labels})"
         return row
     if prob is not None:
+        w = 1.0 / prob[rows][used]
+        n_eff = float(w.sum() ** 2 / (w**2).sum())
+        if n_eff < min_labels:  # one heavy label would decide the interval alone
+            row["reason"] = (
+                f"{n} known-probability labels weigh as {n_eff:.1f} uniform ones (needs >= "
+                f"{min_labels}): a few labels with small sample probabilities outweigh the rest"
+            )
+            return row
         return _weighted_row(row, y[used], f[used], f, prob[rows][used], alpha)
     est, low, high, se = _ppi(y[used], f[used], f, alpha)
     h_low, h_high = _wilson(y[used], alpha)
@@ -404,7 +416,7 @@ def estimate_accuracy(
     rnd = np.ones(len(frame), bool)
     if sample in frame.columns:
         rnd = frame[sample].map(lambda v: str(v).strip().lower() == RANDOM_SAMPLE).to_numpy(bool)
-    prob = _sample_probabilities(frame, probability)
+    prob = read_sample_probabilities(frame, probability)
     known = labelled & ~np.isnan(prob)
     weighted = bool(known.any() and np.ptp(prob[known]) > 0)
     if weighted:
@@ -426,21 +438,6 @@ def estimate_accuracy(
     )
     table.attrs.update(confidence=confidence, prediction=prediction, label=label, weighted=weighted)
     return table
-
-
-def _sample_probabilities(frame: pd.DataFrame, column: str) -> np.ndarray:
-    """Per row, the probability it was chosen for labelling; NaN where unknown or no column."""
-    if column not in frame.columns:
-        return np.full(len(frame), np.nan)
-    raw = frame[column].map(lambda v: np.nan if _missing(v) else v)
-    values = pd.to_numeric(raw.astype(object), errors="coerce").to_numpy(float)
-    unreadable = raw.notna().to_numpy() & np.isnan(values)
-    if unreadable.any():
-        raise InputError(
-            f"{column}: {raw[unreadable].iloc[0]!r} is not a number; give the probability the "
-            "row was chosen for labelling, in (0, 1], or leave it empty if unknown."
-        )
-    return check_sample_probabilities(values, column)
 
 
 def _check_confidence(confidence: float) -> float:
