@@ -16,7 +16,9 @@ the file's columns and the option to pass, never an internal one.
 ``--dataset D`` (issue 32, item 7) joins the store's labels to a file scored from the store
 (``qaeval score --dataset D --config J -o FILE``, which has ``item_id``): the final label where
 a person gave it, how its item was drawn (``label_sample``, ``sample_probability``); without it
-such a file has no label column, and the error says to add ``--dataset``. The terminal shows
+such a file has no label column, and the error says to add ``--dataset``. With ``--dataset``
+and no random audit label yet, the table still shows the judge's numbers, and the ``qaeval
+audit`` command that deals the sample. The terminal shows
 one compact row per model (the judge's two numbers named for what they are: ``judge accuracy``,
 the share judged correct, and ``judge mean prob.``, the mean P(correct)); the pairwise
 differences are listed only with ``--pairs`` (they are always in the JSON).
@@ -397,7 +399,7 @@ def add_commands(app: typer.Typer) -> None:
         table = est.estimate_accuracy(
             frame, prediction=prediction, label=shown, model=model, sample=sample,
             probability=probability, confidence=confidence, min_labels=min_labels,
-            label_scale=label_scale,
+            label_scale=label_scale, require_labels=dataset is None,
         )  # fmt: skip
         pairs = est.compare_estimates(table, pairs=pair_mode or "auto", top=top)
         from qaeval_core.jsonable import to_jsonable
@@ -423,6 +425,14 @@ def add_commands(app: typer.Typer) -> None:
             "comparisons_scope": {"pairs": pairs.attrs["pairs"], "note": pairs.attrs["note"]},
         }
         _print(table, pairs, confidence, show_pairs=pair_mode is not None)
+        if table.attrs.get("audit_labels") is False:
+            db_arg = "" if db is None else f" --db {db}"
+            console.print(
+                f"Deal one: qaeval audit --dataset {dataset} --n 60 --annotator NAME{db_arg} "
+                "(items it draws that carry a label count at once), then run this again.",
+                markup=False,
+                soft_wrap=True,
+            )
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", "utf-8")
         console.print(f"Wrote {target}.", markup=False, soft_wrap=True)

@@ -39,8 +39,12 @@ def test_estimate_joins_the_store_labels_and_prints_a_compact_table(
     assert "add --dataset ds to join the store's labels" in err and not out.exists()
 
     joined = ["estimate", str(scored), "-o", str(out), "--dataset", "ds", "--db", sqlite_url]
-    assert main(joined) == 1  # labels, but none from a random sample: says how to get them
-    assert "not a random sample" in capsys.readouterr().err
+    # Labels, but none from a random sample: the judge's numbers, and how to get such labels.
+    assert main(joined) == 0
+    printed = capsys.readouterr().out
+    assert "No PPI estimate for any model: no labels from a random audit sample yet" in printed
+    assert f"qaeval audit --dataset ds --n 60 --annotator NAME --db {sqlite_url}" in printed
+    assert json.loads(out.read_text("utf-8"))["estimates"]["m0"]["ppi"]["estimate"] is None
 
     ann.deal_audit_sample(sqlite_url, "ds", ["ann1"], n=40, seed=1)
     assert main(joined) == 0
