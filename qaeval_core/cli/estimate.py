@@ -33,6 +33,7 @@ from typing import Annotated, Any
 import typer
 
 from qaeval_core.cli.common import DbOption, console
+from qaeval_core.cli.estimate_print import print_estimates
 from qaeval_core.errors import ConfigError, InputError
 
 #: The label fields read when ``--label`` is not given, in order (first present per row wins).
@@ -185,85 +186,6 @@ def _join_store_labels(frame: Any, file: Path, dataset: str, db: str | None) -> 
     joined = human.reindex(ids.to_numpy()).reset_index(drop=True)
     frame = frame.join(joined.astype(object).where(joined.notna(), None))
     return frame, [(i + 1, rec) for i, rec in enumerate(frame.to_dict("records"))]
-
-
-def _fmt(est: float, low: float | None = None, high: float | None = None) -> str:
-    import math
-
-    if est is None or (isinstance(est, float) and math.isnan(est)):
-        return "n/a"
-    return f"{est:.3f}" if low is None else f"{est:.3f} [{low:.3f}, {high:.3f}]"
-
-
-def _print(table: Any, pairs: Any, confidence: float, show_pairs: bool) -> None:
-    from rich.table import Table
-
-    pct = f"{confidence:.0%}"
-    records = table.to_dict("records")
-    reasons = {r["reason"] for r in records}
-    shared = reasons.pop() if len(reasons) == 1 else None  # said once, under the table
-    out = Table(
-        title=f"accuracy per QA model, {pct} intervals",
-        caption="labels: labels used (weighted: of them, weighted by 1 / sample probability); "
-        "left out: labels not from a random sample or with no known sample probability; "
-        "judge accuracy: share of items judged correct; judge mean prob.: mean P(correct); "
-        "neither has a valid CI (the judge's bias is unknown without labels)",
-    )
-    columns = ["model", "items", "labels"]
-    weighted = bool(table.attrs.get("weighted"))
-    columns += ["weighted"] if weighted else []
-    for col in (*columns, "left out", "PPI", "human only", "judge accuracy", "judge mean prob."):
-        out.add_column(col, overflow="fold")
-    if shared is None:
-        out.add_column("why no estimate", overflow="fold")
-    for r in records:
-        counted = [str(r["n_labelled"])] + ([str(r["n_weighted"])] if weighted else [])
-        out.add_row(
-            str(r["model"]), str(r["n_items"]), *counted, str(r["n_not_random"]),
-            _fmt(r["ppi_estimate"], r["ppi_ci_low"], r["ppi_ci_high"]),
-            _fmt(r["human_only_estimate"], r["human_only_ci_low"], r["human_only_ci_high"]),
-            _fmt(r["judge_accuracy"]), _fmt(r["judge_mean_probability"]),
-            *([] if shared is not None else [r["reason"]]),
-        )  # fmt: skip
-    console.print(out)
-    if shared:
-        console.print(f"No PPI estimate for any model: {shared}.", markup=False, soft_wrap=True)
-    for note in sorted({r["ppi_note"] for r in records if r.get("ppi_note")}):
-        console.print(f"PPI: {note}.", markup=False, soft_wrap=True)
-    compared = pairs[pairs["reason"] == ""]
-    if not show_pairs:
-        if len(compared):
-            console.print(
-                f"{len(compared)} model pair(s) compared, {int(compared['significant'].sum())} "
-                "significant (in the JSON; --pairs auto lists them).",
-                markup=False,
-                soft_wrap=True,
-            )
-        return
-    if pairs.attrs.get("note"):
-        console.print(
-            f"Comparisons: {pairs.attrs['note']} (--pairs all|top to choose others).",
-            markup=False,
-            soft_wrap=True,
-        )
-    if len(compared):
-        diff = Table(title=f"PPI accuracy differences (a - b, {pct} CI, independence assumed)")
-        for col in ("a", "b", "difference", "significant"):
-            diff.add_column(col, overflow="fold")
-        for r in compared.to_dict("records"):
-            diff.add_row(
-                str(r["model_a"]), str(r["model_b"]),
-                _fmt(r["difference"], r["ci_low"], r["ci_high"]),
-                "yes" if r["significant"] else "no",
-            )  # fmt: skip
-        console.print(diff)
-    if len(pairs) > len(compared):
-        console.print(
-            f"{len(pairs) - len(compared)} pair(s) not compared: a model of each has no PPI "
-            "estimate (see the table).",
-            markup=False,
-            soft_wrap=True,
-        )
 
 
 def add_commands(app: typer.Typer) -> None:
@@ -424,7 +346,7 @@ def add_commands(app: typer.Typer) -> None:
             "comparisons": to_jsonable(pairs),
             "comparisons_scope": {"pairs": pairs.attrs["pairs"], "note": pairs.attrs["note"]},
         }
-        _print(table, pairs, confidence, show_pairs=pair_mode is not None)
+        print_estimates(table, pairs, confidence, show_pairs=pair_mode is not None)
         if table.attrs.get("audit_labels") is False:
             db_arg = "" if db is None else f" --db {db}"
             console.print(
