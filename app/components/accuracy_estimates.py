@@ -106,8 +106,8 @@ def estimates_table(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
 
 
 def ranking_chart(table: pd.DataFrame) -> go.Figure:
-    """Models best first (PPI), each with its PPI and random-labels-only CIs and the judge-only
-    point; a dotted line at the overall PPI accuracy."""
+    """Models in the table's order (by PPI when ranked, else by name), each with its PPI and
+    random-labels-only CIs and the judge's accuracy; a dotted line at the overall PPI."""
     ranked = _ranked(table)
     overall = ranked[ranked["model"] == ALL_MODELS]
     models = ranked[ranked["model"] != ALL_MODELS].reset_index(drop=True)

@@ -254,8 +254,9 @@ def add_commands(app: typer.Typer) -> None:
         db: DbOption = None,
         top: Annotated[int, typer.Option(help="With --pairs top: how many models.")] = 10,
     ) -> None:
-        """Accuracy per QA model: PPI (judge on every item + random human labels), human-only
-        and judge-only; writes JSON with the pairwise differences and prints a table."""
+        """Accuracy per QA model: PPI (judge on every item + random human labels), human-only,
+        and the judge's accuracy and mean probability; writes JSON with the pairwise
+        differences and prints a table (`--dataset D`: labels from the store)."""
         from qaeval_core import io
         from qaeval_core.analysis import estimates as est
         from qaeval_core.io.labels import LABEL_SCALES

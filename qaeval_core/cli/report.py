@@ -56,7 +56,8 @@ def add_commands(app: typer.Typer) -> None:
             str | None,
             typer.Option(
                 help="A saved calibration: add per-model accuracies with valid CIs (PPI from "
-                "its judge plus the random audit labels, human-only, judge-only)."
+                "its judge plus the random audit labels, human-only) and the judge's accuracy and "
+                "mean probability (also without audit labels: `qaeval audit` deals them)."
             ),
         ] = None,
         db: DbOption = None,
