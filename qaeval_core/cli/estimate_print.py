@@ -62,6 +62,12 @@ def print_estimates(table: Any, pairs: Any, confidence: float, show_pairs: bool)
     for note in sorted({r["ppi_note"] for r in records if r.get("ppi_note")}):
         console.print(f"PPI: {note}.", markup=False, soft_wrap=True)
     compared = pairs[pairs["reason"] == ""]
+    if pairs.attrs.get("note"):
+        console.print(
+            f"Comparisons: {pairs.attrs['note']} (--pairs all|top to choose others).",
+            markup=False,
+            soft_wrap=True,
+        )
     if not show_pairs:
         if len(compared):
             console.print(
@@ -71,12 +77,6 @@ def print_estimates(table: Any, pairs: Any, confidence: float, show_pairs: bool)
                 soft_wrap=True,
             )
         return
-    if pairs.attrs.get("note"):
-        console.print(
-            f"Comparisons: {pairs.attrs['note']} (--pairs all|top to choose others).",
-            markup=False,
-            soft_wrap=True,
-        )
     if len(compared):
         diff = Table(title=f"PPI accuracy differences (a - b, {pct} CI, independence assumed)")
         for col in ("a", "b", "difference", "significant"):
