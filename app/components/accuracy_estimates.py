@@ -105,6 +105,17 @@ def estimates_table(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
     }).reset_index(drop=True)  # fmt: skip
 
 
+def _show_table(shown: pd.DataFrame) -> None:
+    """The estimates table, its count and judge columns narrow so that every column, the
+    reason last, fits the page at 1366 px (issue 32.9: the judge column was cut there); the
+    ranking rule under it."""
+    narrow = {c: st.column_config.Column(width="small") for c in shown.columns
+              if c not in ("QA model", "Why no estimate") and "[" not in c}  # fmt: skip
+    st.dataframe(shown, hide_index=True, key="estimates_table", column_config=narrow,
+                 height=min(35 * (len(shown) + 1) + 3, 738))  # fmt: skip
+    st.caption(RANK_RULE)
+
+
 def ranking_chart(table: pd.DataFrame) -> go.Figure:
     """Models in the table's order (by PPI when ranked, else by name), each with its PPI and
     random-labels-only CIs and the judge's accuracy; a dotted line at the overall PPI."""
@@ -159,9 +170,7 @@ def _no_random_labels(frame: pd.DataFrame, confidence: float) -> None:
     m[1].metric(f"Judge mean probability ({_NO_CI})",
                 aui.fmt(overall["judge_mean_probability"]))  # fmt: skip
     shown = estimates_table(table, confidence)
-    st.dataframe(shown, hide_index=True, key="estimates_table",
-                 height=min(35 * (len(shown) + 1) + 3, 738))  # fmt: skip
-    st.caption(RANK_RULE)
+    _show_table(shown)
 
 
 def _comparison(frame: pd.DataFrame, table: pd.DataFrame, confidence: float, min_labels: int):
@@ -248,8 +257,6 @@ def estimates_section(url: str, dataset: str | None) -> None:
             f"random sample). {confidence:.0%} intervals, clipped to [0, 1]."
         )
     shown = estimates_table(table, confidence)
-    st.dataframe(shown, hide_index=True, key="estimates_table",
-                 height=min(35 * (len(shown) + 1) + 3, 738))  # fmt: skip
-    st.caption(RANK_RULE)
+    _show_table(shown)
     st.plotly_chart(ranking_chart(table), key="estimates_chart")
     _comparison(frame, table, confidence, min_labels)
