@@ -4,9 +4,16 @@ For a saved calibration, each QA model's accuracy three ways
 (:func:`qaeval_core.analysis.estimates.estimate_accuracy` on
 :func:`qaeval_core.workflows.estimation_frame`): prediction-powered inference (the judge on
 every item, corrected by the random audit labels; valid CI), the random audit labels alone
-(valid CI), and the judge alone (no valid CI: its bias is unknown without labels). Then the
-ranking with its CIs and whether two models differ (:func:`compare_estimates`). Only labels of a
-random audit sample count; without any the section says so and links to the Assign page.
+(valid CI), and the judge alone as two named numbers, its accuracy (share judged correct) and
+its mean probability (no valid CI: its bias is unknown without labels). Then the ranking with
+its CIs and whether two models differ (:func:`compare_estimates`). Only labels of a random
+audit sample count; without any the section says so, links to the Assign page, and still shows
+every model's judge numbers (issue 32, item 9).
+
+The ranking rule (:data:`RANK_RULE`, said on the page): models are ranked by their PPI estimate
+only when every model has one; otherwise no model gets a rank and they are listed by name, since
+ranking the models with enough random labels above those without would rank on less evidence
+(the demo had put its one estimated model first although its judge accuracy was the lowest).
 
 Model names come from the data: charts get them HTML-escaped, text gets them markdown-escaped.
 """
@@ -30,6 +37,13 @@ __all__ = ["estimates_section", "estimates_table", "ranking_chart"]
 
 ASSIGN_PAGE = "views/assign.py"
 _NO_CI = "no valid CI"
+#: The ranking rule, shown under the table.
+RANK_RULE = (
+    "Rank: by PPI accuracy, given only when every QA model has a PPI estimate (enough random "
+    "labels each); otherwise no model is ranked and they are listed by name, as a model without "
+    "enough labels would otherwise sit below on less evidence. Judge accuracy (share judged "
+    "correct) and judge mean probability have no valid CI."
+)
 #: estimate_accuracy's column arguments for an estimation frame.
 COLUMNS = {"prediction": "judge_probability", "label": "gold_label", "model": "qa_model",
            "sample": "label_sample", "probability": "sample_probability"}  # fmt: skip
@@ -43,23 +57,29 @@ def _ci(est: Any, lo: Any, hi: Any) -> str:
     return aui.fmt_ci(est, max(0.0, float(lo)), min(1.0, float(hi)))
 
 
-def _ranked(table: pd.DataFrame) -> pd.DataFrame:
-    """Models by PPI estimate (best first; models without one last, by judge estimate), then
-    the overall row."""
+def rankable(table: pd.DataFrame) -> bool:
+    """Whether the models may be ranked (:data:`RANK_RULE`): two or more, each with a PPI
+    estimate."""
     models = table[table["model"] != ALL_MODELS]
-    keys = models.assign(_has=models["ppi_estimate"].notna(),
-                         _est=models["ppi_estimate"].fillna(-1.0))  # fmt: skip
-    order = keys.sort_values(
-        ["_has", "_est", "judge_only_estimate"], ascending=False, kind="stable"
-    )
-    return pd.concat([order.drop(columns=["_has", "_est"]), table[table["model"] == ALL_MODELS]])
+    return len(models) >= 2 and bool(models["ppi_estimate"].notna().all())
+
+
+def _ranked(table: pd.DataFrame) -> pd.DataFrame:
+    """Models by PPI estimate (best first) when :func:`rankable`, else by name; then the
+    overall row."""
+    models = table[table["model"] != ALL_MODELS]
+    if rankable(table):
+        order = models.sort_values("ppi_estimate", ascending=False, kind="stable")
+    else:
+        order = models.sort_values("model", key=lambda s: s.astype(str), kind="stable")
+    return pd.concat([order, table[table["model"] == ALL_MODELS]])
 
 
 def estimates_table(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
     """One row per model (the overall row last) with friendly headers and text cells."""
     ranked = _ranked(table)
     level = f"{confidence:.0%} CI"
-    rank = ranked["ppi_estimate"].notna() & (ranked["model"] != ALL_MODELS)
+    rank = (ranked["model"] != ALL_MODELS) & rankable(table)
     weighted = bool(table.attrs.get("weighted"))
     used = (
         {"Labels used (weighted by 1 / P(drawn))": ranked["n_labelled"].astype(int)}
@@ -77,15 +97,28 @@ def estimates_table(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
         f"Random labels only [{level}]": [
             _ci(*r) for r in
             ranked[["human_only_estimate", "human_only_ci_low", "human_only_ci_high"]].to_numpy()],
-        "Judge only": [f"{aui.fmt(v)} ({_NO_CI})" if pd.notna(v) else ""
-                       for v in ranked["judge_only_estimate"]],
+        "Judge accuracy": [aui.fmt(v) if pd.notna(v) else ""
+                           for v in ranked["judge_accuracy"]],
+        "Judge mean prob.": [aui.fmt(v) if pd.notna(v) else ""
+                             for v in ranked["judge_mean_probability"]],
         "Why no estimate": ranked["reason"].map(tw.cell),
     }).reset_index(drop=True)  # fmt: skip
 
 
+def _show_table(shown: pd.DataFrame) -> None:
+    """The estimates table, its count and judge columns narrow so that every column, the
+    reason last, fits the page at 1366 px (issue 32.9: the judge column was cut there); the
+    ranking rule under it."""
+    narrow = {c: st.column_config.Column(width="small") for c in shown.columns
+              if c not in ("QA model", "Why no estimate") and "[" not in c}  # fmt: skip
+    st.dataframe(shown, hide_index=True, key="estimates_table", column_config=narrow,
+                 height=min(35 * (len(shown) + 1) + 3, 738))  # fmt: skip
+    st.caption(RANK_RULE)
+
+
 def ranking_chart(table: pd.DataFrame) -> go.Figure:
-    """Models best first (PPI), each with its PPI and random-labels-only CIs and the judge-only
-    point; a dotted line at the overall PPI accuracy."""
+    """Models in the table's order (by PPI when ranked, else by name), each with its PPI and
+    random-labels-only CIs and the judge's accuracy; a dotted line at the overall PPI."""
     ranked = _ranked(table)
     overall = ranked[ranked["model"] == ALL_MODELS]
     models = ranked[ranked["model"] != ALL_MODELS].reset_index(drop=True)
@@ -103,8 +136,8 @@ def ranking_chart(table: pd.DataFrame) -> go.Figure:
                      "arrayminus": est - lo, "thickness": 2},
         )  # fmt: skip
     fig.add_scatter(
-        x=models["judge_only_estimate"], y=pos + 0.2, mode="markers",
-        name=f"judge only ({_NO_CI})", marker={"color": "#ff7f0e", "symbol": "x", "size": 9},
+        x=models["judge_accuracy"], y=pos + 0.2, mode="markers",
+        name=f"judge accuracy ({_NO_CI})", marker={"color": "#ff7f0e", "symbol": "x", "size": 9},
     )  # fmt: skip
     if not overall.empty and pd.notna(overall["ppi_estimate"].iloc[0]):
         fig.add_vline(x=float(overall["ppi_estimate"].iloc[0]), line={"dash": "dot"},
@@ -119,7 +152,7 @@ def ranking_chart(table: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def _no_random_labels(frame: pd.DataFrame) -> None:
+def _no_random_labels(frame: pd.DataFrame, confidence: float) -> None:
     labelled = int(frame["gold_label"].notna().sum())
     st.warning(
         f"No random audit labels yet: {labelled} item(s) have a human label, but none was "
@@ -130,8 +163,14 @@ def _no_random_labels(frame: pd.DataFrame) -> None:
     )
     st.page_link(ASSIGN_PAGE, label="Deal a random audit sample on the Assign page",
                  icon=":material/group_add:")  # fmt: skip
-    judge = float(frame["judge_probability"].mean()) if len(frame) else float("nan")
-    st.metric("Judge only, all items (no valid CI)", aui.fmt(judge))
+    table = estimate_accuracy(frame, confidence=confidence, require_labels=False, **COLUMNS)
+    overall = table[table["model"] == ALL_MODELS].iloc[0]
+    m = st.columns(2)
+    m[0].metric(f"Judge accuracy, all items ({_NO_CI})", aui.fmt(overall["judge_accuracy"]))
+    m[1].metric(f"Judge mean probability ({_NO_CI})",
+                aui.fmt(overall["judge_mean_probability"]))  # fmt: skip
+    shown = estimates_table(table, confidence)
+    _show_table(shown)
 
 
 def _comparison(frame: pd.DataFrame, table: pd.DataFrame, confidence: float, min_labels: int):
@@ -193,7 +232,7 @@ def estimates_section(url: str, dataset: str | None) -> None:
     known = frame["sample_probability"].notna() if "sample_probability" in frame else False
     random = ((frame["label_sample"] == "random") | known) & frame["gold_label"].notna()
     if not random.any():
-        _no_random_labels(frame)
+        _no_random_labels(frame, confidence)
         return
     table = estimate_accuracy(frame, confidence=confidence, min_labels=min_labels, **COLUMNS)
     overall = table[table["model"] == ALL_MODELS].iloc[0]
@@ -202,7 +241,7 @@ def estimates_section(url: str, dataset: str | None) -> None:
                                                               "ppi_ci_high"]]) or "—")  # fmt: skip
     m[1].metric("Random labels only", _ci(*overall[["human_only_estimate", "human_only_ci_low",
                                                     "human_only_ci_high"]]) or "—")  # fmt: skip
-    m[2].metric(f"Judge only ({_NO_CI})", aui.fmt(overall["judge_only_estimate"]))
+    m[2].metric(f"Judge accuracy ({_NO_CI})", aui.fmt(overall["judge_accuracy"]))
     if table.attrs.get("weighted"):
         st.caption(
             f"All {int(overall['n_items'])} items; {int(overall['n_labelled'])} label(s) used, "
@@ -218,7 +257,6 @@ def estimates_section(url: str, dataset: str | None) -> None:
             f"random sample). {confidence:.0%} intervals, clipped to [0, 1]."
         )
     shown = estimates_table(table, confidence)
-    st.dataframe(shown, hide_index=True, key="estimates_table",
-                 height=min(35 * (len(shown) + 1) + 3, 738))  # fmt: skip
+    _show_table(shown)
     st.plotly_chart(ranking_chart(table), key="estimates_chart")
     _comparison(frame, table, confidence, min_labels)

@@ -2,11 +2,12 @@
 models the way people do?
 
 First each QA model's accuracy under a saved calibration with valid CIs (PPI, random labels
-only, judge only; :mod:`app.components.accuracy_estimates`) and the judge's outcomes per QA
-model (``judge_reason`` counts, accuracy with and without not-attempted items). Then each QA
-model's accuracy under the human verdict next to its accuracy under every metric, with ranks,
-the pairs of models a metric puts in the opposite order (the PANDA/SMILE tables), and each
-metric's agreement with humans with bootstrap CIs. Tables show headers in words and no
+only, the judge's accuracy and mean probability; :mod:`app.components.accuracy_estimates`)
+and the judge's outcomes per QA model (``judge_reason`` counts, accuracy with and without
+not-attempted items). Then each QA model's accuracy under the human verdict next to its
+accuracy under every metric, with ranks, the pairs of models a metric puts in the opposite
+order (the PANDA/SMILE tables), and each metric's agreement with humans with bootstrap CIs.
+Tables show headers in words and no
 None/nan (:func:`qaeval_core.analysis.formatting.display_frame`).
 """
 

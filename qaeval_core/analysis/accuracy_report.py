@@ -1,7 +1,8 @@
 """Model accuracies with valid confidence intervals as a section of ``qaeval report``.
 
 :func:`add_model_accuracies` puts the three estimates of
-:func:`qaeval_core.analysis.estimates.estimate_accuracy` (PPI, human-only, judge-only) and the
+:func:`qaeval_core.analysis.estimates.estimate_accuracy` (PPI, human-only, the judge's mean
+probability and its accuracy) and the
 pairwise differences of :func:`~qaeval_core.analysis.estimates.compare_models` into a
 :class:`~qaeval_core.analysis.report.Report`: the JSON gets ``model_accuracies`` (the shape
 ``qaeval estimate`` writes), the HTML a table per estimate and one for the differences.
@@ -11,6 +12,11 @@ not matched, uncertain, not attempted, extraction failed, hedged, judge error;
 ``docs/outcomes.md``) with the share judged correct over all items and over the attempted ones
 only: a model that refuses often is not wrong the way one that answers wrongly is, and the two
 accuracies show which it is. Given the estimation frame, :func:`add_model_accuracies` adds it.
+
+Without a label from a random audit sample (issue 32, item 6) the section is still there: every
+model's judge accuracy and mean probability, the PPI and human-only columns empty, and a note
+saying why and how to deal an audit sample (``audit_advice``: the caller's words, a command for
+the CLI, a page for the app; the library names neither).
 """
 
 from __future__ import annotations
@@ -72,20 +78,28 @@ def judge_outcome_table(frame: pd.DataFrame, *, model: str = "qa_model") -> pd.D
     return pd.DataFrame(rows)
 
 
+_NO_AUDIT_NOTE = (
+    "Judge ({calibration}) on every item; no PPI or human-only estimate yet: none of the "
+    "{labelled} labelled item(s) was drawn by a random audit sample, and labels chosen any "
+    "other way (imported, queued, routed by the judge's doubt) give no valid interval. "
+    "'judge accuracy' is the share of items the judge called correct, 'judge mean probability' "
+    "the mean of its P(correct); neither has a valid interval. {advice}"
+)
 _NOTE = (
     "Judge ({calibration}) on every item plus human labels on a random audit sample: PPI "
     "(prediction-powered inference, power-tuned) and human-only intervals are valid at "
-    "{confidence:.0%}; the judge-only estimate has no valid interval (its bias is unknown "
-    "without labels). Labels from triage or the ordinary queue are not a random sample and "
-    "are left out (n_not_random)."
+    "{confidence:.0%}; the judge's accuracy (share judged correct) and mean probability have no "
+    "valid interval (its bias is unknown without labels). Labels from triage or the ordinary "
+    "queue are not a random sample and are left out (n_not_random)."
 )
 _WEIGHTED_NOTE = (
     "Judge ({calibration}) on every item plus human labels drawn at random with known "
     "probabilities (triage by chance: more likely where the judge doubts): each label counts "
     "weighted by 1 / its probability (inverse-probability-weighted PPI, Zrnic & Candes 2024); "
-    "PPI and human-only intervals are valid at {confidence:.0%}; the judge-only estimate has no "
-    "valid interval. n_labelled: labels used; n_weighted: of them, weighted; labels with no "
-    "known probability (deterministic triage, the ordinary queue) are left out (n_not_random)."
+    "PPI and human-only intervals are valid at {confidence:.0%}; the judge's accuracy and mean "
+    "probability have no valid interval. n_labelled: labels used; n_weighted: of them, "
+    "weighted; labels with no known probability (deterministic triage, the ordinary queue) "
+    "are left out (n_not_random)."
 )
 
 
@@ -94,7 +108,7 @@ def _shown(table: pd.DataFrame) -> pd.DataFrame:
         "model", "n_items", "n_labelled", "n_weighted", "n_not_random",
         "ppi_estimate", "ppi_ci_low", "ppi_ci_high",
         "human_only_estimate", "human_only_ci_low", "human_only_ci_high",
-        "judge_only_estimate", "reason",
+        "judge_accuracy", "judge_mean_probability", "reason",
     ]  # fmt: skip
     return table[[c for c in cols if c in table.columns]]
 
@@ -107,9 +121,12 @@ def add_model_accuracies(
     calibration: str,
     confidence: float = 0.95,
     frame: pd.DataFrame | None = None,
+    audit_advice: str = "",
 ) -> Report:
     """``report`` with the estimates added (numbers, tables and an HTML section); with the
-    estimation ``frame`` (holding ``judge_reason``) the judge's outcomes too."""
+    estimation ``frame`` (holding ``judge_reason``) the judge's outcomes too. A ``table`` made
+    without random labels (``estimate_accuracy(..., require_labels=False)``) gets the note
+    saying so, ending with ``audit_advice``."""
     report.numbers["model_accuracies"] = {
         "calibration": calibration,
         "confidence": confidence,
@@ -119,10 +136,17 @@ def add_model_accuracies(
     report.tables["model_accuracies"] = table
     report.tables["model_differences"] = comparisons
     weighted = bool(table.attrs.get("weighted"))
+    no_audit = table.attrs.get("audit_labels") is False
     note = (_WEIGHTED_NOTE if weighted else _NOTE).format(
         calibration=calibration, confidence=confidence
     )
     title = "weighted human labels" if weighted else "random human labels"
+    if no_audit:
+        labelled = int(frame["gold_label"].notna().sum()) if frame is not None else 0
+        note = _NO_AUDIT_NOTE.format(calibration=calibration, labelled=labelled,
+                                     advice=audit_advice).strip()  # fmt: skip
+        title = "no random audit labels yet"
+    report.numbers["model_accuracies"]["audit_labels"] = not no_audit
     shown = (
         _shown(table) if weighted else _shown(table).drop(columns=["n_weighted"], errors="ignore")
     )

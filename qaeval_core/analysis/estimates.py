@@ -20,8 +20,12 @@ Three estimates per model (:func:`estimate_accuracy`):
 * ``human_only``: the random labels' share correct with the Wilson score interval (scipy's
   ``binomtest(...).proportion_ci``): the normal (Wald) interval collapses to a point when
   every label agrees and covered 0.90 with 10-20 labels; Wilson covers 0.96 there;
-* ``judge_only``: the mean prediction over all items, with **no valid interval** (the judge's
-  bias is unknown without labels), so none is given.
+* the judge alone, with **no valid interval** (its bias is unknown without labels), two
+  numbers under two names (issue 32, item 7: one name had meant both): ``judge_mean_probability``,
+  the mean of the judge's prediction over every item (its expected accuracy if it were
+  calibrated), and ``judge_accuracy``, the share of items it judged correct (``judge_correct``;
+  the same number when the prediction is 0/1). The report, the Leaderboard and ``qaeval
+  estimate`` use these two names.
 
 **A degenerate PPI variance is never believed.** PPI's standard error comes from the spread of
 the labelled items' rectifier ``y - lam * f``. When that spread is zero (every label equal, or
@@ -83,14 +87,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from qaeval_core.analysis.ipw_estimates import check_sample_probabilities, weighted_estimate
+from qaeval_core.analysis.ipw_estimates import (
+    cell_number,
+    read_sample_probabilities,
+    weighted_estimate,
+)
 from qaeval_core.errors import InputError
 from qaeval_core.io.cells import decode_json
 from qaeval_core.io.labels import LABEL_SCALES
 from qaeval_core.schema import LabelValue, join_models, split_models
 
 __all__ = [
-    "ALL_MODELS", "ALL_PAIRS_MODELS", "MAX_PAIRS", "PAIR_MODES", "RANDOM_SAMPLE",
+    "ALL_MODELS", "ALL_PAIRS_MODELS", "JUDGE_CORRECT", "MAX_PAIRS", "NO_AUDIT_LABELS",
+    "PAIR_MODES", "RANDOM_SAMPLE",
     "ROW_SCALE_COLUMN", "SAMPLE_PROBABILITY", "compare_estimates", "compare_models",
     "correct_labels", "default_prediction", "estimate_accuracy", "estimates_to_json",
 ]  # fmt: skip
@@ -105,6 +114,13 @@ SAMPLE_PROBABILITY = "sample_probability"
 ROW_SCALE_COLUMN = "label_scale"
 _PREDICTIONS = ("judge_probability", "judge_correct")
 _NO_JUDGE_CI = "no valid CI: the judge's bias is unknown without labels"
+#: The column with the judge's decisions, read for ``judge_accuracy``.
+JUDGE_CORRECT = "judge_correct"
+#: ``reason`` of every model when no label is from a random sample (``require_labels=False``).
+NO_AUDIT_LABELS = (
+    "no labels from a random audit sample yet ({n} labelled item(s), none drawn at random): "
+    "deal a seeded random audit sample and label it"
+)
 #: ``ppi_note`` of a PPI interval widened to the labels' Wilson interval (module docstring).
 DEGENERATE_NOTE = (
     "PPI variance estimate is zero (the random labels never vary against the judge): interval "
@@ -124,7 +140,7 @@ COLUMNS = [
     "model", "n_items", "n_labelled", "n_not_random", "n_weighted",
     "ppi_estimate", "ppi_ci_low", "ppi_ci_high", "ppi_se",
     "human_only_estimate", "human_only_ci_low", "human_only_ci_high",
-    "judge_only_estimate", "reason", "ppi_note",
+    "judge_mean_probability", "judge_accuracy", "reason", "ppi_note",
 ]  # fmt: skip
 
 
@@ -242,9 +258,8 @@ def _predictions(frame: pd.DataFrame, column: str) -> np.ndarray:
         names = ", ".join(map(str, frame.columns))
         raise InputError(f"Prediction column {column!r} is not in the data (columns: {names}).")
     raw = frame[column]
-    if raw.dtype == object:
-        raw = raw.map(lambda v: _TRUE.get(v.strip().lower(), v) if isinstance(v, str) else v)
-    values = pd.to_numeric(raw.astype(object), errors="coerce").to_numpy(float)
+    raw = raw.map(lambda v: _TRUE.get(v.strip().lower(), v) if isinstance(v, str) else v)
+    values = np.array([cell_number(v) for v in raw], dtype=float)
     bad = np.flatnonzero(~np.isfinite(values) | (values < 0) | (values > 1))
     if bad.size:
         rows = ", ".join(str(i + 1) for i in bad[:5])
@@ -329,22 +344,30 @@ def _weighted_row(row: dict[str, Any], y, f_lab, f, prob, alpha: float) -> dict[
     return row
 
 
-def _row(name, rows, y, use, f, prob, alpha, min_labels) -> dict[str, Any]:
-    y, use, f = y[rows], use[rows], f[rows]
+def _row(name, rows, y, use, f, acc, prob, alpha, min_labels) -> dict[str, Any]:
+    y, use, f, acc = y[rows], use[rows], f[rows], acc[rows]
     labelled = ~np.isnan(y)
     used = labelled & use
     n = int(used.sum())
     row: dict[str, Any] = dict.fromkeys(COLUMNS, np.nan)
     row.update(
         model=name, n_items=len(rows), n_labelled=n, n_not_random=int((labelled & ~use).sum()),
-        n_weighted=0, judge_only_estimate=float(f.mean()) if len(f) else np.nan, reason="",
-        ppi_note="",
+        n_weighted=0, judge_mean_probability=float(f.mean()) if len(f) else np.nan,
+        judge_accuracy=float(acc.mean()) if len(acc) else np.nan, reason="", ppi_note="",
     )  # fmt: skip
     if n < min_labels:
         kind = "random" if prob is None else "known-probability"
         row["reason"] = f"only {n} {kind} labels (needs >= {min_labels})"
         return row
     if prob is not None:
+        w = 1.0 / prob[rows][used]
+        n_eff = float(w.sum() ** 2 / (w**2).sum())
+        if n_eff < min_labels:  # one heavy label would decide the interval alone
+            row["reason"] = (
+                f"{n} known-probability labels weigh as {n_eff:.1f} uniform ones (needs >= "
+                f"{min_labels}): a few labels with small sample probabilities outweigh the rest"
+            )
+            return row
         return _weighted_row(row, y[used], f[used], f, prob[rows][used], alpha)
     est, low, high, se = _ppi(y[used], f[used], f, alpha)
     h_low, h_high = _wilson(y[used], alpha)
@@ -372,17 +395,20 @@ def estimate_accuracy(
     confidence: float = 0.95,
     min_labels: int = 10,
     label_scale: str | None = None,
+    require_labels: bool = True,
 ) -> pd.DataFrame:
-    """Accuracy per QA model (and overall, model ``(all)``): PPI, human-only and judge-only.
+    """Accuracy per QA model (and overall, model ``(all)``): PPI, human-only and the judge's.
 
     One row per model with the columns ``model, n_items, n_labelled`` (labels used),
     ``n_not_random`` (labels left out: not random, or no known probability), ``n_weighted``
     (labels used with an inverse-probability weight, from column ``probability``),
     ``ppi_estimate, ppi_ci_low, ppi_ci_high, ppi_se, human_only_estimate, human_only_ci_low,
-    human_only_ci_high, judge_only_estimate, reason`` (empty, or why the PPI and human-only
-    estimates are not available). The module docstring says which rows count and how labels
-    are read. ``confidence`` and ``prediction`` are kept
-    in ``table.attrs``, with ``weighted`` (whether the labels were weighted).
+    human_only_ci_high, judge_mean_probability, judge_accuracy, reason`` (empty, or why the
+    PPI and human-only estimates are not available). The module docstring says which rows
+    count and how labels are read. Without a label from a random sample this raises, unless
+    ``require_labels`` is False: then every model gets its judge numbers, no PPI or human-only
+    estimate, and :data:`NO_AUDIT_LABELS` as its reason (a report still shows the judge).
+    ``confidence``, ``prediction``, ``weighted`` and ``audit_labels`` are in ``attrs``.
     """
     alpha = _check_confidence(confidence)
     min_labels = _check_min_labels(min_labels)
@@ -397,50 +423,51 @@ def estimate_accuracy(
     row_scales = frame[ROW_SCALE_COLUMN] if ROW_SCALE_COLUMN in frame.columns else None
     y = correct_labels(frame[label], label_scale, row_scales, what=label)
     labelled = ~np.isnan(y)
-    if not labelled.any():
+    acc = _judge_decisions(frame, f)
+    if not labelled.any() and require_labels:
         raise InputError(
             f"No row has a human label in {label!r}: PPI needs labels on a random sample."
         )
     rnd = np.ones(len(frame), bool)
     if sample in frame.columns:
         rnd = frame[sample].map(lambda v: str(v).strip().lower() == RANDOM_SAMPLE).to_numpy(bool)
-    prob = _sample_probabilities(frame, probability)
+    prob = read_sample_probabilities(frame, probability)
     known = labelled & ~np.isnan(prob)
     weighted = bool(known.any() and np.ptp(prob[known]) > 0)
     if weighted:
         use = known
     else:  # a uniform sample: random rows, and rows of one known probability
         use, prob = rnd | known, None
-    if not (labelled & use).any():
+    none = not (labelled & use).any()
+    if none and require_labels:
         raise InputError(
             f"The {int(labelled.sum())} labelled row(s) are not a random sample (column {sample!r} "
             f"is never {RANDOM_SAMPLE!r}), so no valid interval can be drawn from them. Deal a "
-            f"seeded random audit sample of the items (the store's deal_audit_sample, or any "
-            f"seeded uniform draw), label it and mark those rows {sample} = {RANDOM_SAMPLE!r}."
+            "seeded random audit sample of the items (the store's deal_audit_sample: labelled "
+            "items it draws count at once) and label it; in a file, rows of such a sample say "
+            f"{RANDOM_SAMPLE!r} in column {sample!r}."
         )
     groups = _model_rows(frame, model)
     groups[ALL_MODELS] = np.arange(len(frame))
-    table = pd.DataFrame(
-        [_row(name, rows, y, use, f, prob, alpha, min_labels) for name, rows in groups.items()],
-        columns=COLUMNS,
-    )
-    table.attrs.update(confidence=confidence, prediction=prediction, label=label, weighted=weighted)
+    rows = [_row(n, r, y, use, f, acc, prob, alpha, min_labels) for n, r in groups.items()]
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    if none:
+        table["reason"] = NO_AUDIT_LABELS.format(n=int(labelled.sum()))
+    table.attrs.update(confidence=confidence, prediction=prediction, label=label, weighted=weighted,
+                       audit_labels=not none)  # fmt: skip
     return table
 
 
-def _sample_probabilities(frame: pd.DataFrame, column: str) -> np.ndarray:
-    """Per row, the probability it was chosen for labelling; NaN where unknown or no column."""
-    if column not in frame.columns:
-        return np.full(len(frame), np.nan)
-    raw = frame[column].map(lambda v: np.nan if _missing(v) else v)
-    values = pd.to_numeric(raw.astype(object), errors="coerce").to_numpy(float)
-    unreadable = raw.notna().to_numpy() & np.isnan(values)
-    if unreadable.any():
-        raise InputError(
-            f"{column}: {raw[unreadable].iloc[0]!r} is not a number; give the probability the "
-            "row was chosen for labelling, in (0, 1], or leave it empty if unknown."
-        )
-    return check_sample_probabilities(values, column)
+def _judge_decisions(frame: pd.DataFrame, f: np.ndarray) -> np.ndarray:
+    """Per row 1.0 where the judge said correct, 0.0 where not: the ``judge_correct`` column,
+    else the prediction when it is 0/1 already; NaN when neither says (a probability alone
+    does not say where the judge's threshold is)."""
+    if JUDGE_CORRECT in frame.columns:
+        try:
+            return _predictions(frame, JUDGE_CORRECT)
+        except InputError:  # not the judge's decisions after all: the accuracy is unknown
+            return np.full(len(f), np.nan)
+    return f if np.isin(f, (0.0, 1.0)).all() else np.full(len(f), np.nan)
 
 
 def _check_confidence(confidence: float) -> float:
@@ -555,9 +582,10 @@ def compare_models(
 
 
 def estimates_to_json(table: pd.DataFrame) -> dict[str, Any]:
-    """``{model: {n_items, n_labelled, n_not_random, n_weighted, ppi, human_only, judge_only,
-    reason}}``, each estimate ``{estimate, ci_low, ci_high}`` with ``None`` where there is none (the
-    judge-only estimate never has an interval; its ``note`` says why)."""
+    """``{model: {n_items, n_labelled, n_not_random, n_weighted, ppi, human_only,
+    judge_mean_probability, judge_accuracy, reason}}``, each estimate ``{estimate, ci_low,
+    ci_high}`` with ``None`` where there is none (the judge's two numbers never have an
+    interval; their ``note`` says why)."""
     from qaeval_core.jsonable import to_jsonable
 
     out: dict[str, Any] = {}
@@ -567,10 +595,9 @@ def estimates_to_json(table: pd.DataFrame) -> dict[str, Any]:
             entry[kind] = {k: rec[f"{kind}_{k}"] for k in ("estimate", "ci_low", "ci_high")}
         if rec.get("ppi_note"):
             entry["ppi"]["note"] = rec["ppi_note"]
-        entry["judge_only"] = {
-            "estimate": rec["judge_only_estimate"], "ci_low": None, "ci_high": None,
-            "note": _NO_JUDGE_CI,
-        }  # fmt: skip
+        for kind in ("judge_mean_probability", "judge_accuracy"):
+            entry[kind] = {"estimate": rec[kind], "ci_low": None, "ci_high": None,
+                           "note": _NO_JUDGE_CI}  # fmt: skip
         entry["reason"] = rec["reason"]
         out[str(rec["model"])] = to_jsonable(entry)
     return out

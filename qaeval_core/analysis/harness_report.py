@@ -38,6 +38,9 @@ __all__ = ["JUDGE", "add_harness_results", "harness_results"]
 
 #: The name of the calibrated judge among the judges (stored metrics keep their ids).
 JUDGE = "judge"
+#: The calibrated judge's decisions (``judge_correct``): its accuracy is the share of these,
+#: as in the report's and the Leaderboard's "judge accuracy", not the share of P >= 0.5.
+_DECIDED = "judge_decided"
 _KEY = ["model", "task", "variant"]
 _NOTE = (
     "Per (model, task, variant) of imported harness logs: the harness's own metric (mean of "
@@ -95,6 +98,7 @@ def _predictions(
     if calibration is not None:
         judged = estimation_frame(db, dataset, calibration).set_index("item_id")
         out = out.join(judged["judge_probability"].rename(JUDGE), how="outer")
+        out = out.join(judged["judge_correct"].astype(float).rename(_DECIDED), how="outer")
     out.index = out.index.astype(int)
     return out
 
@@ -139,11 +143,10 @@ def _groups(items: pd.DataFrame, preds: pd.DataFrame, judges: list[str], confide
         }  # fmt: skip
         for judge in judges:
             scored = part[judge].notna()
+            decided = part[_DECIDED] if judge == JUDGE else part[judge] >= 0.5
             info: dict[str, Any] = {
                 "n_scored": int(scored.sum()),
-                "accuracy": float((part.loc[scored, judge] >= 0.5).mean())
-                if scored.any()
-                else None,
+                "accuracy": float(decided[scored].astype(float).mean()) if scored.any() else None,
                 "ppi": None,
                 "reason": "",
             }
@@ -226,7 +229,7 @@ def harness_results(
     if items.empty:
         return None
     preds = _predictions(db, dataset, calibration, metrics, config_hashes)
-    judges = [c for c in preds.columns if c not in ("gold_label", "label_sample")]
+    judges = [c for c in preds.columns if c not in ("gold_label", "label_sample", _DECIDED)]
     for column in ("gold_label", "label_sample", *judges):
         if column not in preds.columns:
             preds[column] = np.nan

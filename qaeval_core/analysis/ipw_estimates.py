@@ -35,15 +35,27 @@ widened to cover the Wilson interval of the weighted share correct at ``n_eff`` 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from qaeval_core.errors import InputError
 
-__all__ = ["WeightedEstimate", "check_sample_probabilities", "weighted_estimate", "wilson"]
+__all__ = [
+    "MIN_SAMPLE_PROBABILITY", "WeightedEstimate", "cell_number", "check_sample_probabilities",
+    "read_sample_probabilities", "weighted_estimate", "wilson",
+]  # fmt: skip
+
+#: The smallest sample probability read (issue 31, item 4): a label drawn with probability
+#: ``p`` weighs ``1 / p``, so one row at 1e-12 outweighs a million uniform labels and its
+#: model's interval collapses onto that one label; below 1e-300 the weight overflows. No design
+#: of qaeval draws below this floor (a store audit sample of 30 items out of 30 million is
+#: 1e-6), so a smaller value is a typo or a unit slip and is refused with its row.
+MIN_SAMPLE_PROBABILITY = 1e-6
 
 
 @dataclass(frozen=True)
@@ -62,17 +74,68 @@ class WeightedEstimate:
 
 
 def check_sample_probabilities(values: Any, what: str = "sample_probability") -> np.ndarray:
-    """The probabilities as floats, each in (0, 1] (a label with probability 0 could not have
-    been drawn; NaN: unknown, allowed here and left out by the caller)."""
+    """The probabilities as floats, each in [:data:`MIN_SAMPLE_PROBABILITY`, 1] (a label with
+    probability 0 could not have been drawn, one below the floor would outweigh every other
+    label; NaN: unknown, allowed here and left out by the caller). A refusal names the first
+    bad row (1-based, in the order given) and its value as a plain number."""
     p = np.asarray(values, dtype=float)
     known = ~np.isnan(p)
     bad = known & ((p <= 0) | (p > 1) | ~np.isfinite(p))
     if bad.any():
+        row = int(np.flatnonzero(bad)[0])
         raise InputError(
             f"{what} must be a probability in (0, 1] (the chance the row was chosen for "
-            f"labelling; empty if unknown); {int(bad.sum())} row(s) have {p[bad][0]!r}."
+            f"labelling; empty if unknown); {int(bad.sum())} row(s) are not, the first row "
+            f"{row + 1} with {float(p[row]):g}."
+        )
+    small = known & (p < MIN_SAMPLE_PROBABILITY)
+    if small.any():
+        row = int(np.flatnonzero(small)[0])
+        with np.errstate(over="ignore", divide="ignore"):
+            weight = float(np.float64(1.0) / p[row])
+        raise InputError(
+            f"{what} below the floor of {MIN_SAMPLE_PROBABILITY:g} on {int(small.sum())} row(s), "
+            f"the first row {row + 1} with {float(p[row]):g}: one such label would weigh as "
+            f"{weight:.3g} uniform ones and decide its model's estimate "
+            "alone; give the probability the row was drawn with, or leave it empty if unknown."
         )
     return p
+
+
+def read_sample_probabilities(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """Per row, the probability it was chosen for labelling; NaN where unknown or no column."""
+    if column not in frame.columns:
+        return np.full(len(frame), np.nan)
+    raw = frame[column].map(lambda v: np.nan if _blank(v) else v)
+    values = np.array([cell_number(v) for v in raw], dtype=float)
+    unreadable = raw.notna().to_numpy() & np.isnan(values)
+    if unreadable.any():
+        row = int(np.flatnonzero(unreadable)[0])
+        shown = str(raw.iloc[row])
+        shown = shown if len(shown) <= 40 else f"{shown[:20]}...({len(shown)} characters)"
+        raise InputError(
+            f"{column}: row {row + 1} has {shown!r}, not a number; give the probability the "
+            "row was chosen for labelling, in (0, 1], or leave it empty if unknown."
+        )
+    return check_sample_probabilities(values, column)
+
+
+def cell_number(value: Any) -> float:
+    """A cell as a float: NaN when missing or not a number, +-inf when too large for one (a
+    400-digit integer is out of range, not a crash)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if str(value).strip()[:1] != "-" else -math.inf
+    except (TypeError, ValueError):
+        return np.nan
+
+
+def _blank(value: Any) -> bool:
+    """None, NaN, NA or a blank string (an empty CSV cell): no value."""
+    if isinstance(value, str):
+        return not value.strip()
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
 def _z(alpha: float) -> float:

@@ -29,6 +29,7 @@ import gzip
 import html
 import json
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -486,8 +487,23 @@ def render_html(report: Report) -> str:
 def write_report(
     report: Report, *, html_path: str | Path | None = None, json_path: str | Path | None = None
 ) -> None:
-    """Write the HTML page and/or the JSON numbers (UTF-8)."""
+    """Write the HTML page and/or the JSON numbers (UTF-8), all or nothing: both texts are made
+    first, each is written to a temporary file beside its target, and the targets are replaced
+    only when both are written (a failure leaves no file half-written or from this run)."""
+    texts: list[tuple[Path, str]] = []
     if html_path is not None:
-        Path(html_path).write_text(render_html(report), encoding="utf-8")
+        texts.append((Path(html_path), render_html(report)))
     if json_path is not None:
-        Path(json_path).write_text(report.to_json() + "\n", encoding="utf-8")
+        texts.append((Path(json_path), report.to_json() + "\n"))
+    temporary: list[tuple[Path, Path]] = []
+    try:
+        for path, text in texts:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            temporary.append((tmp, path))
+            tmp.write_text(text, encoding="utf-8")
+        for tmp, path in temporary:
+            os.replace(tmp, path)
+    finally:
+        for tmp, _ in temporary:
+            tmp.unlink(missing_ok=True)

@@ -4,6 +4,14 @@ The demo arrives scored with :data:`DEMO_METRICS`, the fast metrics (lexical one
 shipped model: well under a second for its 298 items on a laptop CPU), so the Explorer and the
 Leaderboard have something to show at the first login; slower metrics (embeddings, LLMs) are
 one click away on those pages or ``qaeval score --dataset``.
+
+Why a second dataset (issue 32, item 9): every NQ301 item carries the study's imported labels,
+so the loop the app is for (route the judge's doubtful items to people, draw by chance, teach
+answers, estimate with an audit sample) had nothing to act on: Route said "Routed 0 of 63".
+``qaeval demo`` therefore also makes :data:`LOOP_DATASET`, the first :data:`LOOP_ITEMS` answers
+of the same file with the imported labels kept on every :data:`LOOP_LABEL_EVERY`-th item only
+(enough to calibrate a judge and to suggest taught answers) and none on the rest, so routing,
+drawing by chance and audit samples have unlabelled items to deal. ``--no-loop`` leaves it out.
 """
 
 from __future__ import annotations
@@ -32,6 +40,11 @@ DEMO_SOURCE = (
     "see qaeval_core/data/LICENSE-demo_nq301.md"
 )
 ADMIN = "admin"
+#: The demo dataset with unlabelled items (module docstring), its size and which items keep
+#: their imported labels (every third: 40 of 120, spread over the questions in file order).
+LOOP_DATASET = "demo-nq301-loop"
+LOOP_ITEMS = 120
+LOOP_LABEL_EVERY = 3
 #: The metrics ``qaeval demo`` scores the demo with: lexical and PANDA, no model download.
 DEMO_METRICS = ("em", "f1", "contains", "rougeL", "bleu", "panda")
 #: Streamlit settings ``qaeval app`` passes on the command line, so the app behaves the same
@@ -58,13 +71,37 @@ def _stored_ids(url: str) -> set[str]:
         return set(repo.frame_items(session, DEMO_DATASET)["external_id"].astype(str))
 
 
-def score_demo(url: str, metrics: tuple[str, ...] = DEMO_METRICS) -> int:
-    """Score the demo dataset with ``metrics`` (items already scored are skipped); returns how
+def score_demo(
+    url: str, metrics: tuple[str, ...] = DEMO_METRICS, dataset: str = DEMO_DATASET
+) -> int:
+    """Score a demo dataset with ``metrics`` (items already scored are skipped); returns how
     many scores were computed now."""
     from qaeval_core.workflows.stored_scoring import score_dataset
 
-    done = score_dataset(url, DEMO_DATASET, list(metrics))
+    done = score_dataset(url, dataset, list(metrics))
     return sum(int(part["scored"]) for part in done.values())
+
+
+def install_loop_dataset(url: str, *, score: bool = True) -> ImportReport | None:
+    """Import :data:`LOOP_DATASET` (module docstring) unless the store has it; score it with
+    :data:`DEMO_METRICS` unless ``score`` is False. Returns the import report, or None when it
+    was there already."""
+    from qaeval_core.store import repo
+
+    if LOOP_DATASET in {d.name for d in repo.list_datasets(url)}:
+        if score:
+            score_demo(url, dataset=LOOP_DATASET)
+        return None
+    data = resources.files("qaeval_core.data").joinpath(DEMO_FILE).read_bytes()
+    rows = io.read_items(data, name=DEMO_FILE)[:LOOP_ITEMS]
+    rows = [
+        row if i % LOOP_LABEL_EVERY == 0 else dataclasses.replace(row, labels=[])
+        for i, row in enumerate(rows)
+    ]
+    report = repo.import_items(url, LOOP_DATASET, rows, source=DEMO_SOURCE)
+    if score:
+        score_demo(url, dataset=LOOP_DATASET)
+    return report
 
 
 def install_demo(
@@ -129,6 +166,13 @@ def add_commands(app: typer.Typer) -> None:
                 "the Explorer and Leaderboard are ready."
             ),
         ] = True,
+        loop: Annotated[
+            bool,
+            typer.Option(
+                help=f"Also make {LOOP_DATASET}: {LOOP_ITEMS} of the answers, labels on one "
+                f"in {LOOP_LABEL_EVERY} only, to try routing, drawing by chance and estimates."
+            ),
+        ] = True,
     ) -> None:
         """Create (or refresh) a store with the demo dataset, scored, and an admin account."""
         from qaeval_core.store import session as store_session
@@ -138,6 +182,15 @@ def add_commands(app: typer.Typer) -> None:
         safe = store_session._safe(url)
         console.print(f"Store: {safe}", markup=False, soft_wrap=True)
         console.print(report.summary(), markup=False, soft_wrap=True)
+        if loop:
+            looped = install_loop_dataset(url, score=score)
+            if looped is not None:
+                console.print(
+                    f"{looped.summary()} Labels kept on one item in {LOOP_LABEL_EVERY}: the "
+                    "rest wait for routing, drawing by chance or an audit sample.",
+                    markup=False,
+                    soft_wrap=True,
+                )
         if score:
             console.print(
                 f"Scored with the fast metrics: {', '.join(DEMO_METRICS)}.",

@@ -12,6 +12,16 @@ counts, weighted by its inverse (labels chosen by the judge's doubt at random, i
 the table says how many labels were weighted and how many were left out. Every flag is
 checked before the file is read, and nothing is written when anything is wrong; errors name
 the file's columns and the option to pass, never an internal one.
+
+``--dataset D`` (issue 32, item 7) joins the store's labels to a file scored from the store
+(``qaeval score --dataset D --config J -o FILE``, which has ``item_id``): the final label where
+a person gave it, how its item was drawn (``label_sample``, ``sample_probability``); without it
+such a file has no label column, and the error says to add ``--dataset``. With ``--dataset``
+and no random audit label yet, the table still shows the judge's numbers, and the ``qaeval
+audit`` command that deals the sample. The terminal shows
+one compact row per model (the judge's two numbers named for what they are: ``judge accuracy``,
+the share judged correct, and ``judge mean prob.``, the mean P(correct)); the pairwise
+differences are listed only with ``--pairs`` (they are always in the JSON).
 """
 
 from __future__ import annotations
@@ -22,7 +32,8 @@ from typing import Annotated, Any
 
 import typer
 
-from qaeval_core.cli.common import console
+from qaeval_core.cli.common import DbOption, console
+from qaeval_core.cli.estimate_print import print_estimates
 from qaeval_core.errors import ConfigError, InputError
 
 #: The label fields read when ``--label`` is not given, in order (first present per row wins).
@@ -139,58 +150,42 @@ def _no_labels(file: Path, frame: Any, label: str | None, shown: str) -> str:
     )
 
 
-def _fmt(est: float, low: float | None = None, high: float | None = None) -> str:
-    import math
+def _join_store_labels(frame: Any, file: Path, dataset: str, db: str | None) -> tuple[Any, list]:
+    """``frame`` with the store's human labels of ``dataset`` joined by ``item_id``:
+    ``gold_label`` (the final label where a person gave it; 3-point scale), ``label_sample``
+    and ``sample_probability``; and the records rebuilt from it (one per row, numbered)."""
+    from qaeval_core.store import session as store_session
+    from qaeval_core.workflows import final_labels
 
-    if est is None or (isinstance(est, float) and math.isnan(est)):
-        return "n/a"
-    return f"{est:.3f}" if low is None else f"{est:.3f} [{low:.3f}, {high:.3f}]"
-
-
-def _print(table: Any, pairs: Any, confidence: float) -> None:
-    from rich.table import Table
-
-    pct = f"{confidence:.0%}"
-    out = Table(
-        title=f"accuracy per QA model, {pct} intervals",
-        caption="labels: labels used (weighted: of them, weighted by 1 / sample probability); "
-        "left out: labels not from a random sample or with no known sample probability; "
-        "judge only has no valid CI (its bias is unknown without labels)",
-    )
-    columns = ["model", "items", "labels"]
-    weighted = bool(table.attrs.get("weighted"))
-    columns += ["weighted"] if weighted else []
-    for col in (*columns, "left out", "PPI", "human only", "judge only"):
-        out.add_column(col, overflow="fold")
-    out.add_column("reason", overflow="fold")
-    for r in table.to_dict("records"):
-        counted = [str(r["n_labelled"])] + ([str(r["n_weighted"])] if weighted else [])
-        out.add_row(
-            str(r["model"]), str(r["n_items"]), *counted, str(r["n_not_random"]),
-            _fmt(r["ppi_estimate"], r["ppi_ci_low"], r["ppi_ci_high"]),
-            _fmt(r["human_only_estimate"], r["human_only_ci_low"], r["human_only_ci_high"]),
-            _fmt(r["judge_only_estimate"]), r["reason"],
-        )  # fmt: skip
-    console.print(out)
-    for note in sorted({r["ppi_note"] for r in table.to_dict("records") if r.get("ppi_note")}):
-        console.print(f"PPI: {note}.", markup=False, soft_wrap=True)
-    if pairs.attrs.get("note"):
-        console.print(
-            f"Comparisons: {pairs.attrs['note']} (--pairs all|top to choose others).",
-            markup=False,
-            soft_wrap=True,
+    if "item_id" not in frame.columns:
+        raise InputError(
+            f"{file} has no item_id column, so the store's labels cannot be joined to it; "
+            f"write it from the store: qaeval score --dataset {dataset} --config JUDGE -o FILE."
         )
-    if len(pairs):
-        diff = Table(title=f"PPI accuracy differences (a - b, {pct} CI, independence assumed)")
-        for col in ("a", "b", "difference", "significant", "reason"):
-            diff.add_column(col, overflow="fold")
-        for r in pairs.to_dict("records"):
-            diff.add_row(
-                str(r["model_a"]), str(r["model_b"]),
-                _fmt(r["difference"], r["ci_low"], r["ci_high"]),
-                "yes" if r["significant"] else "no", r["reason"],
-            )  # fmt: skip
-        console.print(diff)
+    if "dataset" in frame.columns:
+        other = sorted({str(d) for d in frame["dataset"].dropna()} - {dataset})
+        if other:
+            raise InputError(
+                f"{file} holds rows of dataset(s) {', '.join(other)}, not {dataset!r}."
+            )
+    url = store_session.upgrade(db)
+    human = final_labels(url, dataset)
+    human = human.assign(
+        gold_label=human["final_label"].where(human["source"].isin(HUMAN_SOURCES)),
+        label_scale="three",
+    ).set_index("item_id")[["gold_label", "label_scale", "label_sample", "sample_probability"]]
+    ids = frame["item_id"].astype("int64")
+    unknown = sorted(set(ids) - set(human.index.astype("int64")))
+    if unknown:
+        raise InputError(
+            f"{len(unknown)} item_id(s) of {file} are not items of dataset {dataset!r} "
+            f"(first {unknown[0]}): was it scored from another store or dataset?"
+        )
+    dropped = [c for c in (*LABEL_FIELDS, "human", FINAL_LABEL, *human.columns) if c in frame]
+    frame = frame.drop(columns=dropped).reset_index(drop=True)
+    joined = human.reindex(ids.to_numpy()).reset_index(drop=True)
+    frame = frame.join(joined.astype(object).where(joined.notna(), None))
+    return frame, [(i + 1, rec) for i, rec in enumerate(frame.to_dict("records"))]
 
 
 def add_commands(app: typer.Typer) -> None:
@@ -238,18 +233,30 @@ def add_commands(app: typer.Typer) -> None:
             str | None, typer.Option("--format", help="Input format (default: from suffix).")
         ] = None,
         pair_mode: Annotated[
-            str,
+            str | None,
             typer.Option(
                 "--pairs",
-                help="Which model pairs to compare: auto (every pair of up to 20 models, "
+                help="List the model pairs' differences: auto (every pair of up to 20 models, "
                 "else adjacent), all, adjacent (each model and the next in the PPI ranking) "
-                "or top (every pair of the --top best).",
+                "or top (every pair of the --top best). Default: not listed; the JSON has "
+                "auto's.",
             ),
-        ] = "auto",
+        ] = None,
+        dataset: Annotated[
+            str | None,
+            typer.Option(
+                "--dataset",
+                "-d",
+                help="Join this store dataset's human labels (and how their items were drawn) "
+                "to a file scored from it (`qaeval score --dataset D --config J`).",
+            ),
+        ] = None,
+        db: DbOption = None,
         top: Annotated[int, typer.Option(help="With --pairs top: how many models.")] = 10,
     ) -> None:
-        """Accuracy per QA model: PPI (judge on every item + random human labels), human-only
-        and judge-only; writes JSON with the pairwise differences and prints a table."""
+        """Accuracy per QA model: PPI (judge on every item + random human labels), human-only,
+        and the judge's accuracy and mean probability; writes JSON with the pairwise
+        differences and prints a table (`--dataset D`: labels from the store)."""
         from qaeval_core import io
         from qaeval_core.analysis import estimates as est
         from qaeval_core.io.labels import LABEL_SCALES
@@ -259,9 +266,14 @@ def add_commands(app: typer.Typer) -> None:
             raise ConfigError(f"--confidence must be in (0, 1), e.g. 0.95; got {confidence}.")
         if min_labels < 2:
             raise ConfigError(f"--min-labels must be at least 2; got {min_labels}.")
-        if pair_mode not in est.PAIR_MODES:
+        if pair_mode is not None and pair_mode not in est.PAIR_MODES:
             raise ConfigError(
                 f"--pairs must be one of {', '.join(est.PAIR_MODES)}; got {pair_mode!r}."
+            )
+        if dataset is not None and label is not None:
+            raise ConfigError(
+                "--label names a label column of the file; with --dataset the labels come "
+                "from the store. Give one of them."
             )
         if top < 2:
             raise ConfigError(f"--top must be at least 2; got {top}.")
@@ -288,10 +300,21 @@ def add_commands(app: typer.Typer) -> None:
         for column, what in ((label, "--label"), (prediction, "--prediction"), (model, "--model")):
             if column is not None and column not in frame.columns:
                 raise InputError(f"{what} {column!r} is not a column of {file}.")
+        if dataset is not None:
+            frame, records = _join_store_labels(frame, file, dataset, db)
+            label = "gold_label"
         values, scales = labels_from_records(records, label)
         shown = _label_name(frame, label)
         if all(v is None for v in values):
-            raise InputError(_no_labels(file, frame, label, shown))
+            message = _no_labels(file, frame, label, shown)
+            if dataset is None and "item_id" in frame.columns and "dataset" in frame.columns:
+                names = sorted({str(d) for d in frame["dataset"].dropna()}) or ["D"]
+                message = (
+                    f"No row has a human label in {file}; it was scored from the store "
+                    f"(item_id, dataset {', '.join(names)}): add --dataset {names[0]} to join "
+                    "the store's labels."
+                )
+            raise InputError(message)
         # The parsed labels go in the column they came from (its name is what errors show).
         frame[shown] = pd.Series(values, index=frame.index, dtype=object)
         frame[_SCALE] = pd.Series(scales, index=frame.index, dtype=object)
@@ -299,9 +322,9 @@ def add_commands(app: typer.Typer) -> None:
         table = est.estimate_accuracy(
             frame, prediction=prediction, label=shown, model=model, sample=sample,
             probability=probability, confidence=confidence, min_labels=min_labels,
-            label_scale=label_scale,
+            label_scale=label_scale, require_labels=dataset is None,
         )  # fmt: skip
-        pairs = est.compare_estimates(table, pairs=pair_mode, top=top)
+        pairs = est.compare_estimates(table, pairs=pair_mode or "auto", top=top)
         from qaeval_core.jsonable import to_jsonable
 
         result = {
@@ -324,7 +347,15 @@ def add_commands(app: typer.Typer) -> None:
             "comparisons": to_jsonable(pairs),
             "comparisons_scope": {"pairs": pairs.attrs["pairs"], "note": pairs.attrs["note"]},
         }
-        _print(table, pairs, confidence)
+        print_estimates(table, pairs, confidence, show_pairs=pair_mode is not None)
+        if table.attrs.get("audit_labels") is False:
+            db_arg = "" if db is None else f" --db {db}"
+            console.print(
+                f"Deal one: qaeval audit --dataset {dataset} --n 60 --annotator NAME{db_arg} "
+                "(items it draws that carry a label count at once), then run this again.",
+                markup=False,
+                soft_wrap=True,
+            )
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", "utf-8")
         console.print(f"Wrote {target}.", markup=False, soft_wrap=True)

@@ -20,7 +20,12 @@ The scheme, kept simple so that it cannot garble a message:
   number, ``S``, ``...``, or one of those quoted); for any ``name`` with a flag, in any error
   (also the row errors of a :class:`~qaeval_core.errors.ValidationError`), that becomes
   ``--flag value``;
-* everything else is printed as it is (a parameter without a flag keeps its library name).
+* everything else is printed as it is (a parameter without a flag keeps its library name);
+* **text the library quotes is never rewritten** (issue 32, item 8): a quoted span (``'...'`` or
+  ``"..."`` not right after ``=``, the way errors show a value with ``!r``) and a path (a word
+  holding ``/`` or ``\\``) keep every character, and advice must start a word (after a space,
+  ``(``, ``[`` or a backtick), so ``model=`` inside a HELM run folder name
+  (``natural_qa:mode=closedbook,model=acme``) or ``port=443`` in a quoted log line stays text.
 """
 
 from __future__ import annotations
@@ -45,8 +50,24 @@ LIBRARY_NAMES: dict[str, str] = {
 #: ``name=value`` advice: an identifier (not part of a longer name, flag, dotted name or metric
 #: spec) and a plain or quoted simple value.
 _ADVICE = re.compile(
-    r"(?<![\w.\-:])([a-z][a-z0-9_]*)=(?:'([\w.|/-]*)'|\"([\w.|/-]*)\"|([\w.|/-]+))"
+    r"(?:(?<=[\s(\[`])|^)([a-z][a-z0-9_]*)=(?:'([\w.|/-]*)'|\"([\w.|/-]*)\"|([\w.|/-]+))"
 )
+#: Spans the CLI never rewrites: quoted text (a quote not right after ``=`` or a letter, up to
+#: the same quote) and paths (a word holding a slash or backslash).
+_KEEP = re.compile(r"(?<![=\w])'[^']*'(?!\w)|(?<![=\w])\"[^\"]*\"(?!\w)|[^\s'\"]*[/\\][^\s'\"]*")
+
+
+def _outside_kept(message: str, rewrite: Any) -> tuple[str, int]:
+    """``rewrite(text) -> (text, count)`` applied to the parts of ``message`` outside
+    :data:`_KEEP` spans; the kept spans come back unchanged. Returns the text and the count."""
+    out: list[str] = []
+    total, end = 0, 0
+    for match in _KEEP.finditer(message):
+        text, count = rewrite(message[end : match.start()])
+        out += [text, match.group(0)]
+        total, end = total + count, match.end()
+    text, count = rewrite(message[end:])
+    return "".join([*out, text]), total + count
 
 
 def option_flags(command: Any) -> dict[str, str]:
@@ -77,8 +98,10 @@ def param_flags(app: Any) -> dict[str, str]:
 
 def with_flag(message: str, param: str, flag: str) -> str:
     """``message`` speaking of ``flag`` where it names ``param`` (see the module's scheme)."""
-    pattern = re.compile(rf"`?(?<![\w.\-]){re.escape(param)}(?![\w\-])(=?)`?")
-    rewritten, count = pattern.subn(lambda m: flag + (" " if m.group(1) else ""), message)
+    pattern = re.compile(rf"`?(?<![\w.\-,:]){re.escape(param)}(?![\w\-])(=?)`?")
+    rewritten, count = _outside_kept(
+        message, lambda text: pattern.subn(lambda m: flag + (" " if m.group(1) else ""), text)
+    )
     if count or flag in message:
         return rewritten
     return f"{message.rstrip()} ({flag})"
@@ -94,7 +117,7 @@ def advice_with_flags(message: str, flags: dict[str, str]) -> str:
         value = next(v for v in match.groups()[1:] if v is not None)
         return f"{flag} {value}"
 
-    return _ADVICE.sub(flagged, message)
+    return _outside_kept(message, lambda text: _ADVICE.subn(flagged, text))[0]
 
 
 def cli_message(exc: QAEvalError, flags: dict[str, str]) -> str:

@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "qaeval_core.cli.users",
     "qaeval_core.cli.demo",
     "qaeval_core.cli.report",
+    "qaeval_core.cli.audit",
     "qaeval_core.cli.calibrate",
     "qaeval_core.cli.estimate",
     "qaeval_core.cli.check",

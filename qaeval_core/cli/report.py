@@ -2,6 +2,10 @@
 
 The numbers are those of the app's agreement, explorer and leaderboard pages (both call
 :mod:`qaeval_core.analysis`); the fixed seed makes the JSON reproducible, so CI can diff it.
+With ``--calibration`` and no label from a random audit sample yet, the report still has every
+model's judge accuracy and mean probability, the PPI columns empty with the reason and the
+``qaeval audit`` command that deals the sample (issue 32, item 6). Both files are written only
+once everything is computed, each through a temporary file: a failed run leaves neither.
 """
 
 from __future__ import annotations
@@ -52,7 +56,8 @@ def add_commands(app: typer.Typer) -> None:
             str | None,
             typer.Option(
                 help="A saved calibration: add per-model accuracies with valid CIs (PPI from "
-                "its judge plus the random audit labels, human-only, judge-only)."
+                "its judge plus the random audit labels, human-only) and the judge's accuracy and "
+                "mean probability (also without audit labels: `qaeval audit` deals them)."
             ),
         ] = None,
         db: DbOption = None,
@@ -82,17 +87,23 @@ def add_commands(app: typer.Typer) -> None:
         )
         if calibration is not None:
             from qaeval_core.analysis.accuracy_report import add_model_accuracies
-            from qaeval_core.analysis.estimates import compare_models, estimate_accuracy
+            from qaeval_core.analysis.estimates import compare_estimates, estimate_accuracy
             from qaeval_core.workflows import estimation_frame
 
             frame = estimation_frame(url, dataset, calibration)
-            options = {"prediction": "judge_probability", "label": "gold_label"}
+            table = estimate_accuracy(
+                frame, prediction="judge_probability", label="gold_label", require_labels=False
+            )
+            db_arg = "" if db is None else f" --db {db}"
             add_model_accuracies(
                 result,
-                estimate_accuracy(frame, **options),
-                compare_models(frame, **options),
+                table,
+                compare_estimates(table),
                 calibration=calibration,
                 frame=frame,
+                audit_advice=f"Deal one with `qaeval audit --dataset {dataset} --n 30 "
+                f"--annotators NAME{db_arg}` (labelled items it draws count at once), then "
+                "run this report again.",
             )
         from qaeval_core.analysis.harness_report import add_harness_results, harness_results
 
@@ -100,9 +111,6 @@ def add_commands(app: typer.Typer) -> None:
             url, dataset, calibration=calibration, metrics=metric, config_hashes=config_hash
         )
         add_harness_results(result, harness)
-        for path in (output, json_path):
-            if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
         write_report(result, html_path=output, json_path=json_path)
         counts = result.numbers["counts"]
         configs = result.numbers["settings"].get("metric_configs") or {}

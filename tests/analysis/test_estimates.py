@@ -171,7 +171,7 @@ def test_multi_model_cells_count_for_each_model_and_the_overall_row_counts_items
     assert table.loc["a", "n_items"] == 80 and table.loc["c", "n_items"] == 40
     assert table.loc[ALL_MODELS, "n_items"] == 120 and table.loc[ALL_MODELS, "n_labelled"] == 60
     assert table.loc["a", "n_labelled"] == 40 and table.loc["b", "n_labelled"] == 20
-    assert table.loc["a", "judge_only_estimate"] == pytest.approx(
+    assert table.loc["a", "judge_mean_probability"] == pytest.approx(
         _small().query("qa_model != 'b'")["judge_probability"].mean()
     )
     for model in table.index:
@@ -210,7 +210,7 @@ def test_a_model_with_too_few_random_labels_gets_a_reason_not_an_error() -> None
     assert np.isnan(table.loc["b", "ppi_estimate"]) and np.isnan(
         table.loc["b", "human_only_ci_low"]
     )
-    assert not np.isnan(table.loc["b", "judge_only_estimate"])
+    assert not np.isnan(table.loc["b", "judge_mean_probability"])
     loose = estimate_accuracy(frame, min_labels=5).set_index("model")
     assert loose.loc["b", "reason"] == "" and not np.isnan(loose.loc["b", "ppi_estimate"])
 
@@ -301,11 +301,12 @@ def test_json_shape_and_pairwise_comparisons() -> None:
     assert set(data) == {"a", "b", "c", ALL_MODELS}
     a = data["a"]
     assert set(a) == {"n_items", "n_labelled", "n_not_random", "n_weighted", "ppi", "human_only",
-                      "judge_only", "reason"}  # fmt: skip
-    for kind in ("ppi", "human_only", "judge_only"):
+                      "judge_mean_probability", "judge_accuracy", "reason"}  # fmt: skip
+    for kind in ("ppi", "human_only", "judge_mean_probability", "judge_accuracy"):
         assert {"estimate", "ci_low", "ci_high"} <= set(a[kind])
     assert a["ppi"]["ci_low"] < a["ppi"]["estimate"] < a["ppi"]["ci_high"]
-    assert a["judge_only"]["ci_low"] is None and "no valid CI" in a["judge_only"]["note"]
+    for kind in ("judge_mean_probability", "judge_accuracy"):
+        assert a[kind]["ci_low"] is None and "no valid CI" in a[kind]["note"]
     assert data["b"]["ppi"] == {"estimate": None, "ci_low": None, "ci_high": None}
     assert data["b"]["reason"] == "only 0 random labels (needs >= 10)"
     pairs = compare_estimates(table).set_index(["model_a", "model_b"])
@@ -461,3 +462,34 @@ def test_cli_errors_are_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
     with pytest.raises(QAEvalError, match="must be a .json file"):
         monkeypatch.setenv("QAEVAL_DEBUG", "1")
         main(["estimate", str(src), "-o", str(tmp_path / "e.csv")])
+
+
+def test_the_judge_has_two_numbers_under_two_names() -> None:
+    """Issue 32.7: 'judge only' was the mean probability in ``estimate`` and the share judged
+    correct in the report. Now both, named: ``judge_mean_probability`` and ``judge_accuracy``
+    (from ``judge_correct``; unknown from a probability alone)."""
+    frame = pd.DataFrame(
+        {
+            "qa_model": ["a"] * 4,
+            "judge_probability": [0.9, 0.6, 0.4, 0.45],
+            "judge_correct": [True, True, False, True],
+            "gold_label": [2, 2, 0, 2],
+        }
+    )
+    row = estimate_accuracy(frame, min_labels=2).set_index("model").loc["a"]
+    assert row["judge_mean_probability"] == pytest.approx(0.5875)
+    assert row["judge_accuracy"] == pytest.approx(0.75)
+    alone = estimate_accuracy(frame.drop(columns="judge_correct"), min_labels=2)
+    assert alone["judge_accuracy"].isna().all()
+    decisions = estimate_accuracy(frame, prediction="judge_correct", min_labels=2)
+    assert (decisions["judge_accuracy"] == decisions["judge_mean_probability"]).all()
+
+
+def test_without_audit_labels_the_judge_numbers_come_with_the_reason() -> None:
+    frame = _small().assign(label_sample="queue")
+    with pytest.raises(InputError, match="not a random sample"):
+        estimate_accuracy(frame)
+    table = estimate_accuracy(frame, require_labels=False)
+    assert table.attrs["audit_labels"] is False
+    assert table["ppi_estimate"].isna().all() and table["judge_mean_probability"].notna().all()
+    assert table["reason"].str.startswith("no labels from a random audit sample yet").all()

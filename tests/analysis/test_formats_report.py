@@ -126,3 +126,15 @@ def test_a_saved_calibration_is_one_more_judge(
     assert small["n_scored"] == 12 and 0.0 <= small["accuracy"] <= 1.0
     assert large["accuracy"] >= small["accuracy"]  # a lenient f1/recall judge credits qa-large
     assert small["ppi"] is None and "human label" in small["reason"]
+    # Its accuracy is the share it judged correct (judge_correct), the report's and the
+    # Leaderboard's "judge accuracy" (issue 32.7), not the share of P(correct) >= 0.5.
+    from qaeval_core.workflows import estimation_frame
+
+    decided = estimation_frame(sqlite_url, "nq", "cal").set_index("item_id")["judge_correct"]
+    items = repo.list_items(sqlite_url, "nq").to_dict("records")
+    ids = [
+        int(r["item_id"])
+        for r in items
+        if r["qa_model"] == SMALL and (r["meta"] or {}).get("variant") == "remove_whitespace"
+    ]
+    assert small["accuracy"] == pytest.approx(decided.loc[ids].astype(float).mean())

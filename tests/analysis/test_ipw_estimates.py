@@ -163,8 +163,59 @@ def test_bad_sample_probability_is_a_clear_error() -> None:
         estimate_accuracy(frame.assign(sample_probability=frame["sample_probability"] * 0 + 1.5))
     bad = frame.astype({"sample_probability": object})
     bad.loc[labelled[0], "sample_probability"] = "often"
-    with pytest.raises(InputError, match="'often' is not a number"):
+    with pytest.raises(InputError, match=rf"row {labelled[0] + 1} has 'often', not a number"):
         estimate_accuracy(bad)
+
+
+def _one_heavy_row(p: object) -> pd.DataFrame:
+    """Two models with 20 labels each at probability 0.5, the first row of ``a`` at ``p``."""
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame(
+        {
+            "qa_model": np.repeat(["a", "b"], 40),
+            "judge_probability": rng.random(80),
+            "gold_label": np.where(np.arange(80) % 40 < 20, rng.random(80) < 0.7, np.nan),
+            "label_scale": "binary",
+            "sample_probability": np.where(np.arange(80) % 40 < 20, 0.5, np.nan),
+        }
+    ).astype({"sample_probability": object})
+    frame.loc[0, ["gold_label", "sample_probability"]] = [0.0, p]
+    return frame
+
+
+def test_one_label_with_a_tiny_probability_gives_no_certain_interval() -> None:
+    """Issue 31.4: one row at 1e-6 made its model '0.000 [0.000, 0.000]' and the comparison
+    'significant'. Its labels now weigh as about one uniform label: no estimate, and why."""
+    from qaeval_core.analysis.estimates import compare_estimates
+
+    table = estimate_accuracy(_one_heavy_row(1e-6)).set_index("model")
+    assert np.isnan(table.loc["a", "ppi_estimate"]) and np.isnan(table.loc["a", "ppi_ci_low"])
+    assert "weigh as 1.0 uniform ones (needs >= 10)" in table.loc["a", "reason"]
+    assert table.loc["b", "ppi_ci_high"] - table.loc["b", "ppi_ci_low"] > 0.1
+    pairs = compare_estimates(table.reset_index())
+    assert not pairs["significant"].any() and pairs["reason"].iloc[0] == "no PPI estimate for a"
+
+
+@pytest.mark.parametrize(
+    ("p", "shown"),
+    [(1e-9, "1e-09"), (1e-12, "1e-12"), (1e-300, "1e-300"), (5e-324, "4.94066e-324")],
+)
+def test_a_probability_below_the_floor_is_refused_with_its_row(p: float, shown: str) -> None:
+    with pytest.raises(InputError) as caught:
+        estimate_accuracy(_one_heavy_row(p))
+    message = str(caught.value)
+    assert "below the floor of 1e-06" in message and f"row 1 with {shown}" in message
+    assert "np.float64" not in message
+
+
+def test_a_400_digit_probability_is_refused_not_a_traceback() -> None:
+    with pytest.raises(InputError, match=r"row 1 with inf\.") as caught:
+        estimate_accuracy(_one_heavy_row(10**400))
+    assert "np.float64" not in str(caught.value)
+    with pytest.raises(
+        InputError, match=r"row 1 has '10000000000000000000\.\.\.\(402 characters\)'"
+    ):
+        estimate_accuracy(_one_heavy_row("1" + "0" * 400 + "x"))
 
 
 def test_cli_estimate_weights_sample_probability_and_says_what_it_left_out(

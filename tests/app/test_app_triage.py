@@ -299,7 +299,12 @@ def test_leaderboard_without_random_labels_says_so_and_links_to_assign(store: st
     assert "No random audit labels yet: 298 item(s) have a human label" in at.warning[0].value
     links = at.get("page_link")
     assert any("audit sample" in str(link.proto.label) for link in links)
-    assert "Judge only, all items (no valid CI)" in metrics(at)
+    assert "Judge accuracy, all items (no valid CI)" in metrics(at)
+    # Issue 32.9: the judge's numbers per model are still there, and no model is ranked.
+    board = table(at, "QA model", "Judge accuracy", "Judge mean prob.")
+    assert len(board) > 2 and (board["Rank"] == "").all()
+    assert board["Judge accuracy"].str.match(r"^0\.\d{3}$").all()
+    assert any(c.value.startswith("Rank: by PPI accuracy") for c in at.caption)
 
 
 def test_leaderboard_shows_three_estimates_ranking_and_a_comparison(store: str) -> None:
@@ -315,11 +320,11 @@ def test_leaderboard_shows_three_estimates_ranking_and_a_comparison(store: str) 
         f"{overall['ppi_estimate']:.3f} [{overall['ppi_ci_low']:.3f}, {overall['ppi_ci_high']:.3f}]"
     )
     assert shown["Random labels only"].startswith(f"{overall['human_only_estimate']:.3f} [")
-    assert shown["Judge only (no valid CI)"] == f"{overall['judge_only_estimate']:.3f}"
-    board = table(at, "QA model", "Judge only", "Why no estimate")
+    assert shown["Judge accuracy (no valid CI)"] == f"{overall['judge_accuracy']:.3f}"
+    board = table(at, "QA model", "Judge accuracy", "Why no estimate")
     no_missing_cells(board)
     assert board["QA model"].iloc[-1] == "(all)" and len(board) == len(want)
-    assert board["Judge only"].str.endswith("(no valid CI)").all()
+    assert (board["Judge accuracy"] != "").all() and (board["Judge mean prob."] != "").all()
     ppi = next(c for c in board.columns if c.startswith("PPI accuracy"))
     ranked = board[board["Rank"] != ""]
     estimates = ranked[ppi].str.split(" ").str[0].astype(float).tolist()
@@ -355,12 +360,18 @@ def test_ranking_chart_escapes_model_names() -> None:
         "ppi_se": [0.1, float("nan"), 0.1], "human_only_estimate": [0.5, float("nan"), 0.5],
         "human_only_ci_low": [-0.1, float("nan"), 0.3],
         "human_only_ci_high": [0.9, float("nan"), 0.7],
-        "judge_only_estimate": [0.4, 0.6, 0.5], "reason": ["", "only 1 random labels", ""],
+        "judge_mean_probability": [0.4, 0.6, 0.5], "judge_accuracy": [0.3, 0.7, 0.5],
+        "reason": ["", "only 1 random labels", ""],
     })  # fmt: skip
     fig = accuracy_estimates.ranking_chart(table)
     assert "<script>" not in json.dumps(fig.layout.yaxis.ticktext)
     shown = accuracy_estimates.estimates_table(table, 0.95)
     want = ["0.500 [0.200, 1.000]", "", "0.500 [0.300, 0.700]"]  # clipped to [0, 1]
     assert shown["PPI accuracy [95% CI]"].tolist() == want
-    assert shown["Rank"].tolist() == ["1", "", ""]
+    # Issue 32.9: m2 has no PPI estimate, so nobody is ranked (EVIL first only by name order).
+    assert shown["Rank"].tolist() == ["", "", ""]
     no_missing_cells(shown)
+    both = table.assign(ppi_estimate=[0.5, 0.7, 0.5], ppi_ci_low=[0.2, 0.5, 0.3],
+                        ppi_ci_high=[0.8, 0.9, 0.7])  # fmt: skip
+    ranked = accuracy_estimates.estimates_table(both, 0.95)
+    assert ranked["Rank"].tolist() == ["1", "2", ""] and ranked["QA model"].iloc[0] == "m2"

@@ -64,7 +64,10 @@ def test_report_metric_filter_and_errors(demo_url: str, tmp_path: Path, capsys) 
 
     code = cli_main(["report", "--db", demo_url, "-d", "nope", "-o", str(tmp_path / "x.html")])
     assert code == 1
-    assert "No dataset named 'nope' (known datasets: demo-nq301)" in capsys.readouterr().err
+    assert (
+        "No dataset named 'nope' (known datasets: demo-nq301, demo-nq301-loop)"
+        in capsys.readouterr().err
+    )
     code = cli_main(
         ["report", "--db", demo_url, "-d", DEMO, "-o", str(tmp_path / "x.html"), "-m", "bleu"]
     )

@@ -176,7 +176,7 @@ def test_route_label_and_estimate_in_the_browser(served: tuple[str, str], tmp_pa
         # 4. ... and the Leaderboard's three estimates per QA model.
         page.get_by_role("link", name="Leaderboard").click()
         expect(page.get_by_text("Model accuracy with valid confidence intervals")).to_be_visible()
-        for label in ("PPI: judge + random labels", "Random labels only", "Judge only"):
+        for label in ("PPI: judge + random labels", "Random labels only", "Judge accuracy"):
             expect(tile(label)).to_be_visible()
         expect(tile("PPI: judge + random labels")).to_contain_text(re.compile(r"0\.\d{3} \["))
         chart = page.get_by_test_id("stPlotlyChart").first
