@@ -7,6 +7,10 @@ Run from the repository root (scores are cached in experiments/cache, so reruns 
     .venv/bin/python experiments/calibration.py --robust --sizes 300 --no-panda-fit
         # + every normalising metric again at normalize="robust" (columns "<col>_robust");
         # writes calibration_robust_<dataset>.csv and summary_robust.md
+    .venv/bin/python experiments/calibration.py --robust-only --sizes 300 --no-panda-fit
+        # every normalising input at normalize="robust" only (what `qaeval calibrate` fits by
+        # default since issue 33); writes calibration_robustonly_<dataset>.csv and
+        # summary_robustonly.md
 
 PEDANTS (the ``qa-metrics`` anchor) is scored once in its own venv by
 ``experiments/pedants_anchor.py`` (see experiments/README.md); without that file its rows are
@@ -74,6 +78,16 @@ ROBUST_INPUTS = tuple(
     (f"{col}_robust", mid, {**params, "normalize": "robust"})
     for col, mid, params in DEFAULT_METRICS
     if "normalize" in metric_class(mid)._param_names()
+)
+
+
+#: ``--robust-only``: the default inputs with every normalising one at ``normalize="robust"``
+#: (the judge ``qaeval calibrate`` fits by default), the others as they are.
+ROBUST_ONLY_INPUTS = tuple(
+    (f"{col}_robust", mid, {**params, "normalize": "robust"})
+    if "normalize" in metric_class(mid)._param_names()
+    else (col, mid, params)
+    for col, mid, params in DEFAULT_METRICS
 )
 
 
@@ -296,9 +310,15 @@ def main() -> None:
     ap.add_argument("--no-panda-fit", action="store_true", help="skip the slow PANDA refit")
     ap.add_argument("--metrics-only", action="store_true", help="only the per-metric table")
     ap.add_argument("--robust", action="store_true", help="add the robust profile's columns")
+    ap.add_argument(
+        "--robust-only", action="store_true", help="every normalising input at robust only"
+    )
     args = ap.parse_args()
     tag = ""
-    if args.robust:
+    if args.robust_only:
+        common.METRICS = ROBUST_ONLY_INPUTS
+        tag = "_robustonly"
+    elif args.robust:
         common.METRICS = DEFAULT_METRICS + ROBUST_INPUTS
         tag = "_robust"
     RESULTS.mkdir(parents=True, exist_ok=True)
