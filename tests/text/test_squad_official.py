@@ -147,3 +147,19 @@ def test_f1_and_em_equal_torchmetrics_on_real_rows() -> None:
     # ... and the default reading is another one: the rows where the two F1s part
     spaced = get_metric("f1").score_batch(items).scores
     assert (abs(spaced - f1) > 1e-9).sum() > 100
+
+
+TOKEN_METRICS = [
+    "em", "contains", "f1", "precision", "recall", "word_match", "rouge1", "rouge2", "rougeL",
+    "bleu", "meteor", "vqa_accuracy", "soft_vqa_accuracy",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("metric_id", TOKEN_METRICS)
+def test_every_token_metric_reads_the_official_tokens_at_squad(metric_id: str) -> None:
+    """Hyphenated names are the issue's example: one token under the official rules, so
+    "BenGurion" and "Ben-Gurion" agree at ``squad`` and not at ``spaced``."""
+    item = [Item("Who founded Israel?", ("David Ben-Gurion",), "David BenGurion")]
+    spaced = get_metric(metric_id).score_batch(item).scores[0]
+    squad = get_metric(metric_id, normalize="squad").score_batch(item).scores[0]
+    assert squad > spaced
