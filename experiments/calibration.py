@@ -7,6 +7,10 @@ Run from the repository root (scores are cached in experiments/cache, so reruns 
     .venv/bin/python experiments/calibration.py --robust --sizes 300 --no-panda-fit
         # + every normalising metric again at normalize="robust" (columns "<col>_robust");
         # writes calibration_robust_<dataset>.csv and summary_robust.md
+    .venv/bin/python experiments/calibration.py --robust-only --sizes 300 --no-panda-fit
+        # every normalising input at normalize="robust" only (what `qaeval calibrate` fits by
+        # default since issue 33); writes calibration_robustonly_<dataset>.csv and
+        # summary_robustonly.md
 
 PEDANTS (the ``qa-metrics`` anchor) is scored once in its own venv by
 ``experiments/pedants_anchor.py`` (see experiments/README.md); without that file its rows are
@@ -36,6 +40,7 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +82,16 @@ ROBUST_INPUTS = tuple(
 )
 
 
+#: ``--robust-only``: the default inputs with every normalising one at ``normalize="robust"``
+#: (the judge ``qaeval calibrate`` fits by default), the others as they are.
+ROBUST_ONLY_INPUTS = tuple(
+    (f"{col}_robust", mid, {**params, "normalize": "robust"})
+    if "normalize" in metric_class(mid)._param_names()
+    else (col, mid, params)
+    for col, mid, params in DEFAULT_METRICS
+)
+
+
 def _feature_only(column: str) -> bool:
     return column.removesuffix("_robust") in FEATURE_ONLY
 
@@ -89,32 +104,21 @@ def _acc_row(
     return {"method": method, "accuracy": est, "lo": lo, "hi": hi, "balanced_accuracy": bal}
 
 
-def run_split(
+def _calibrated_methods(
     data: Data,
     scores: pd.DataFrame,
-    size: int,
-    seed: int,
-    *,
+    metrics: list[str],
+    cols: list[str],
+    tr: np.ndarray,
+    te: np.ndarray,
     panda_fit: bool,
-    n_boot: int,
-    tmp: Path,
+    add: Callable[..., None],
 ) -> list[dict]:
-    """Every method fitted on ``size`` labels (seed), measured on the remaining rows."""
+    """The methods besides the exported judge (thresholds, fusion, stackers, PANDA refit):
+    ``add`` records them; returns nothing extra (kept out with ``--judge-only``)."""
     y, g = data.y, data.groups
-    tr, te = held_out_split(len(y), size, groups=g, seed=seed)
-    cols = score_columns(scores)
-    metrics = [c for c in cols if not _feature_only(c)]
     Xtr, Xte = scores[cols].iloc[tr], scores[cols].iloc[te]
-    yt, yte, gte = y[tr], y[te], g[te]
-    rows: list[dict] = []
-
-    def add(method: str, pred: np.ndarray, **extra: object) -> None:
-        rows.append({**_acc_row(method, yte, np.asarray(pred, bool), gte, seed, n_boot), **extra})
-
-    for c in metrics:  # uncalibrated, at each metric's shipped threshold
-        add(f"uncal:{c}", scores[f"{c}__dec"].to_numpy()[te])
-    if "pedants" in scores.columns:
-        add("PEDANTS (qa-metrics)", scores["pedants__dec"].to_numpy()[te])
+    yt = y[tr]
     for c in metrics:  # the same metric with a threshold fitted on the N labels
         m = ThresholdClassifier().fit(Xtr[[c]], yt)
         add(f"thr:{c}", m.predict(Xte[[c]]), threshold=m.threshold_)
@@ -139,6 +143,38 @@ def run_split(
         m = PandaFitClassifier().fit(items_tr, yt, groups=g[tr])
         pred = m.predict(items_te)
         add("PANDA refitted (labels + shipped data)", pred, chosen=f"alpha={m.alpha_}")
+    return []
+
+
+def run_split(
+    data: Data,
+    scores: pd.DataFrame,
+    size: int,
+    seed: int,
+    *,
+    panda_fit: bool,
+    n_boot: int,
+    tmp: Path,
+    judge_only: bool = False,
+) -> list[dict]:
+    """Every method fitted on ``size`` labels (seed), measured on the remaining rows."""
+    y, g = data.y, data.groups
+    tr, te = held_out_split(len(y), size, groups=g, seed=seed)
+    cols = score_columns(scores)
+    metrics = [c for c in cols if not _feature_only(c)]
+    Xtr, Xte = scores[cols].iloc[tr], scores[cols].iloc[te]
+    yt, yte, gte = y[tr], y[te], g[te]
+    rows: list[dict] = []
+
+    def add(method: str, pred: np.ndarray, **extra: object) -> None:
+        rows.append({**_acc_row(method, yte, np.asarray(pred, bool), gte, seed, n_boot), **extra})
+
+    for c in metrics:  # uncalibrated, at each metric's shipped threshold
+        add(f"uncal:{c}", scores[f"{c}__dec"].to_numpy()[te])
+    if "pedants" in scores.columns:
+        add("PEDANTS (qa-metrics)", scores["pedants__dec"].to_numpy()[te])
+    if not judge_only:
+        rows += _calibrated_methods(data, scores, metrics, cols, tr, te, panda_fit, add)
 
     # The exported judge: what `qaeval calibrate` writes, saved, loaded back and applied.
     specs = []
@@ -296,9 +332,20 @@ def main() -> None:
     ap.add_argument("--no-panda-fit", action="store_true", help="skip the slow PANDA refit")
     ap.add_argument("--metrics-only", action="store_true", help="only the per-metric table")
     ap.add_argument("--robust", action="store_true", help="add the robust profile's columns")
+    ap.add_argument(
+        "--robust-only", action="store_true", help="every normalising input at robust only"
+    )
+    ap.add_argument(
+        "--judge-only",
+        action="store_true",
+        help="only the exported judge (and the uncalibrated metrics it is compared with)",
+    )
     args = ap.parse_args()
     tag = ""
-    if args.robust:
+    if args.robust_only:
+        common.METRICS = ROBUST_ONLY_INPUTS
+        tag = "_robustonly"
+    elif args.robust:
         common.METRICS = DEFAULT_METRICS + ROBUST_INPUTS
         tag = "_robust"
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -329,6 +376,7 @@ def main() -> None:
                         panda_fit=not args.no_panda_fit,
                         n_boot=args.n_boot,
                         tmp=Path(tmpdir),
+                        judge_only=args.judge_only,
                     )
                     judge = next(  # the paired rows after it depend on the anchors present
                         (r for r in reversed(rows) if r["method"].startswith("exported")), {}

@@ -7,9 +7,12 @@ Run from the repository root::
     .venv/bin/python experiments/invariance.py --datasets pedants_ae_augmented_train \
         --rows 150 --long 400
     .venv/bin/python experiments/invariance.py --table-only          # rebuild the .md from CSVs
-    # only the robust judge again, today's rows kept from the CSV (the SQuAD profile's scores
-    # do not change when the robust profile does):
+    # only the robust judge again, the spaced rows kept from the CSV (the spaced profile's
+    # scores do not change when the robust profile does):
     .venv/bin/python experiments/invariance.py --profiles robust
+    # issue 33: the default judge (robust since then) on NQ301 and MMLU-Pro
+    .venv/bin/python experiments/invariance.py --profiles robust \
+        --datasets kamalloo_nq301 answer_matching_mmlu_pro --rows 400
 
 Protocol, per dataset:
 
@@ -18,12 +21,14 @@ Protocol, per dataset:
    ``--long`` further test rows whose answer is over 20 words (the long-answer target needs
    several hundred copies, and most shared answers are short).
 2. Two exported judges are fitted with ``fit_judge`` on the same 300 rows:
-   *today* - the calibration defaults (``DEFAULT_METRICS``, SQuAD normalisation, neural metrics
-   on the raw answer); *robust* - the same columns with every input at ``normalize="robust"``
-   (:func:`~qaeval_core.workflows.calibration.profile_specs`, what ``qaeval calibrate
-   --normalize robust`` fits): the lexical metrics repair glued tokens in their tokens; PANDA,
-   extraction, embeddings, BERTScore, SMILE and A-VERT read the candidate's
-   :func:`~qaeval_core.text.profiles.reader_text` (formatting removed, glued
+   *spaced* - the calibration defaults before issue 33 (``DEFAULT_METRICS`` at each metric's
+   own reading: punctuation read as a space, neural metrics on the raw answer; called "today"
+   and "squad" until then); *robust* - the same columns with every input at
+   ``normalize="robust"`` (:func:`~qaeval_core.workflows.calibration.profile_specs`, what
+   ``qaeval calibrate`` fits by default since issue 33:
+   :data:`~qaeval_core.calibrate.inputs.DEFAULT_PROFILE`): the lexical metrics repair glued
+   tokens in their tokens; PANDA, extraction, embeddings, BERTScore, SMILE and A-VERT read the
+   candidate's :func:`~qaeval_core.text.profiles.reader_text` (formatting removed, glued
    tokens split and footnote digits dropped against the item's references).
 3. From every sampled test row, perturbed copies that keep the meaning (:func:`perturb`):
    markdown bold / a markdown link around the answer's mention, citation markers, a footnote
@@ -179,7 +184,7 @@ def run(
     rows: int,
     seed: int,
     long_rows: int = 0,
-    profiles: tuple[str, ...] = ("squad", "robust"),
+    profiles: tuple[str, ...] = ("spaced", "robust"),
     log=print,
 ) -> pd.DataFrame:
     data = load_data(name)
@@ -252,21 +257,21 @@ def run(
 
 
 def _rates(part: pd.DataFrame) -> list[str]:
-    """Copies, today's and the robust rate (%), overall and for answers over 20 words."""
+    """Copies, the spaced and the robust rate (%), overall and for answers over 20 words."""
     cells = []
     for long_only in (False, True):
         p = part[part["long"]] if long_only else part
-        n = int((p["profile"] == "squad").sum())
+        n = int((p["profile"] == "spaced").sum())
         rates = [
             p[p["profile"] == prof]["same"].mean() * 100 if n else float("nan")
-            for prof in ("squad", "robust")
+            for prof in ("spaced", "robust")
         ]
         cells += [str(n), *(f"{r:.1f}" for r in rates)]
     return cells
 
 
 _HEADER = (
-    "| {first} | copies | today | robust | copies (> 20 words) | today (> 20 words) "
+    "| {first} | copies | spaced | robust | copies (> 20 words) | spaced (> 20 words) "
     "| robust (> 20 words) |\n|---|---|---|---|---|---|---|"
 )
 
@@ -299,7 +304,8 @@ def table(frame: pd.DataFrame) -> str:
         lines += [
             f"\n### {ds}: {n_rows} held-out rows, {len(sub) // 2} perturbed copies\n",
             "Share of perturbed copies whose verdict equals the original's (%), with the count "
-            "of copies. *today*: SQuAD profile; *robust*: every input at "
+            "of copies. *spaced*: each metric's own reading (the calibration default before issue "
+            "33); *robust*: every input at "
             '`normalize="robust"` (neural inputs, PANDA and extraction read `reader_text`).\n',
             _HEADER.format(first="perturbation"),
         ]
@@ -310,9 +316,9 @@ def table(frame: pd.DataFrame) -> str:
             label = "**all**" if kind == "all" else kind
             lines.append(f"| {label} | " + " | ".join(_rates(part)) + " |")
         lines.append(
-            f"\nJudges (fit_judge on 300 labelled rows, seed 0): today = {judges.get('squad')}, "
-            f"robust = {judges.get('robust')}; accuracy on the sampled unperturbed rows: today "
-            f"{100 * accs.get('squad', float('nan')):.1f}%, robust "
+            f"\nJudges (fit_judge on 300 labelled rows, seed 0): spaced = {judges.get('spaced')}, "
+            f"robust = {judges.get('robust')}; accuracy on the sampled unperturbed rows: spaced "
+            f"{100 * accs.get('spaced', float('nan')):.1f}%, robust "
             f"{100 * accs.get('robust', float('nan')):.1f}%."
         )
     return "\n".join(lines) + "\n"
@@ -328,8 +334,8 @@ def main() -> None:
     ap.add_argument(
         "--profiles",
         nargs="+",
-        default=["squad", "robust"],
-        choices=["squad", "robust"],
+        default=["spaced", "robust"],
+        choices=["spaced", "robust"],
         help="judges to fit and score again; the other profile's rows are kept from the CSV",
     )
     args = ap.parse_args()
@@ -340,14 +346,16 @@ def main() -> None:
             path = RESULTS / f"invariance_rows_{name}.csv"
             if len(set(args.profiles)) < 2 and path.exists():
                 old = pd.read_csv(path, keep_default_na=False)
+                old["profile"] = old["profile"].replace({"squad": "spaced"})  # until issue 33
                 old = old[~old["profile"].isin(args.profiles)]
                 frame = pd.concat([old, frame], ignore_index=True)
-                order = {"squad": 0, "robust": 1}
+                order = {"spaced": 0, "robust": 1}
                 frame = frame.sort_values("profile", key=lambda s: s.map(order), kind="stable")
             frame.to_csv(path, index=False)
     order = ["kamalloo_nq301", "answer_matching_mmlu_pro", "pedants_ae_augmented_train"]
     paths = sorted(RESULTS.glob("invariance_rows_*.csv"), key=lambda p: _rank(p, order))
     frame = pd.concat([pd.read_csv(p, keep_default_na=False) for p in paths])
+    frame["profile"] = frame["profile"].replace({"squad": "spaced"})  # its name until issue 33
     frame["same"] = frame["same"].astype(str) == "True"
     frame["long"] = frame["long"].astype(str) == "True"
     text = "## Invariance to meaning-preserving formatting\n" + summary(frame) + table(frame)

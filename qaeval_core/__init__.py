@@ -14,7 +14,7 @@ The public API is small:
 >>> {"em", "contains", "f1"} <= set(qa.metric_ids())  # every registered metric
 True
 >>> qa.get_metric("f1", threshold=0.4)  # one metric object, parameters checked
-TokenF1(threshold=0.4, normalize='squad')
+TokenF1(threshold=0.4, normalize='spaced')
 >>> judge = qa.Judge.from_config("judge.json")  # a saved calibration  # doctest: +SKIP
 >>> qa.score_dataset(None, "mine", ["em", "f1"])  # a stored dataset  # doctest: +SKIP
 

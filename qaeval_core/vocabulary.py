@@ -49,10 +49,12 @@ AGGREGATES: tuple[Aggregate, ...] = ("majority", "dawid_skene")
 #: the tolerance of the best (the default when costs are measured); ``all``: every input.
 INPUT_RULES: tuple[str, ...] = ("cheap", "all")
 
-#: How metrics and judge inputs read answers (``normalize=``): SQuAD normalisation, or the
-#: robust reader that ignores formatting (:mod:`qaeval_core.text.profiles`).
-Profile = Literal["squad", "robust"]
-PROFILES: tuple[Profile, ...] = ("squad", "robust")
+#: How metrics and judge inputs read answers (``normalize=``, :mod:`qaeval_core.text.profiles`):
+#: ``spaced`` (a metric's default: SQuAD's steps with punctuation read as a space), ``squad``
+#: (the official SQuAD v1.1 rules: punctuation deleted), or ``robust`` (the reader that
+#: ignores formatting; what calibration fits by default).
+Profile = Literal["spaced", "squad", "robust"]
+PROFILES: tuple[Profile, ...] = ("spaced", "squad", "robust")
 
 #: The human score correlated with the metrics (:func:`qaeval_core.analysis.agreement`'s
 #: ``score``, ``qaeval report --score-policy``): the raters' mean, the final label, LAVE's soft.

@@ -30,7 +30,7 @@ from qaeval_core import analysis, workflows
 from qaeval_core.calibrate import active, summary
 from qaeval_core.calibrate.fit import CANDIDATES
 from qaeval_core.calibrate.guarantee import GuaranteeNotSupported
-from qaeval_core.calibrate.inputs import DEFAULT_METRICS, FEATURE_ONLY
+from qaeval_core.calibrate.inputs import DEFAULT_METRICS, DEFAULT_PROFILE, FEATURE_ONLY
 from qaeval_core.calibrate.options import (
     DEFAULT_CANDIDATES,
     CostPolicy,
@@ -140,10 +140,11 @@ def _fit_form(url: str, dataset: str) -> None:
         t1, t2, t3 = st.columns(3)
         robust = t1.toggle(
             "Read answers as a person does", key="calibrate_robust",
+            value=DEFAULT_PROFILE == "robust",
             help="The robust profile: every input that reads the answer's wording ignores "
             "markdown, HTML, citation markers, footnote digits, glued words and number or date "
-            "formats. Scoring with the saved judge reads answers the same way. Off: SQuAD "
-            "normalisation, comparable with papers.",
+            "formats. Scoring with the saved judge reads answers the same way. Off: each "
+            "metric's own reading (SQuAD's steps, punctuation read as a space).",
         )  # fmt: skip
         curves = t2.toggle("Learning curves", value=True, key="calibrate_curves")
         taught = t3.checkbox(
@@ -159,7 +160,7 @@ def _fit_form(url: str, dataset: str) -> None:
     if not submitted:
         return
     metrics = _metrics(chosen)
-    normalize = "robust" if robust else "squad"
+    normalize = "robust" if robust else "spaced"
     band = {
         "share": {"human_share": share / 100},
         "target": {"target_accuracy": float(target)},

@@ -88,7 +88,8 @@ def _known_configs(metric_id: str) -> dict[str, str]:
             variant = with_profile(metric, profile)
         except (QAEvalError, TypeError, ValueError):
             continue
-        words = "default settings" if profile == "squad" else f"default settings, {profile} reading"
+        default = variant.config_hash() == metric.config_hash()
+        words = "default settings" if default else f"default settings, {profile} reading"
         out.setdefault(variant.config_hash(), words)
     return out
 

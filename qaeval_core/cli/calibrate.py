@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from qaeval_core.calibrate.inputs import DEFAULT_PROFILE
 from qaeval_core.calibrate.options import (
     DEFAULT_CANDIDATES,
     DEFAULT_RISK,
@@ -157,12 +158,13 @@ def add_commands(app: typer.Typer) -> None:
             str,
             typer.Option(
                 "--normalize",
-                help="squad (default): inputs read answers with SQuAD normalisation; robust: "
-                "every input that takes normalize reads them with the robust profile "
-                "(markdown, citations, footnote digits, glued words, number and date formats "
-                "change no verdict). The judge config records it.",
+                help="robust (default): every input that takes normalize reads answers with the "
+                "robust profile (markdown, citations, footnote digits, glued words, number and "
+                "date formats change no verdict); spaced: SQuAD's steps with punctuation read "
+                "as a space (each metric's own default); squad: the official SQuAD v1.1 rules. "
+                "The judge config records it.",
             ),
-        ] = "squad",
+        ] = DEFAULT_PROFILE,
         remeasure_costs: Annotated[
             bool,
             typer.Option(
@@ -217,9 +219,10 @@ def add_commands(app: typer.Typer) -> None:
         OUTPUT` applies to new data. By default each input's cost is measured first and only
         the cheapest input families within 0.3 accuracy points of the best are used
         (`--inputs all` for every input, `--max-cost` to cap the cost). Measured costs are
-        cached for this machine; `--remeasure-costs` measures them again. `--normalize
-        robust` builds a judge whose inputs read answers as a person does (formatting and
-        glued footnote digits ignored); `qaeval score --config` then reads them the same way.
+        cached for this machine; `--remeasure-costs` measures them again. By default
+        the judge's inputs read answers as a person does (formatting and glued footnote digits
+        ignored: `--normalize robust`); `qaeval score --config` then reads them the same way;
+        `--normalize spaced` fits on the metrics' own reading.
         `--guarantee 0.95 --risk 0.1` chooses the widest triage band on which, with 90%
         confidence, the judge is right on at least 95% of what it decides alone, and records
         that guarantee in OUTPUT; when the labels cannot support it, it says how many more would.

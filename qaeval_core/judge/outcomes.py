@@ -13,7 +13,8 @@ wrong the way a model that answers them wrongly is. The judge therefore names a 
   markers, mojibake removed), so "**I don't know.**", "<p>Unknown</p>" or a lone "[1]" count;
 * ``hedged``: several mutually exclusive answers ("1945 or 1946", "(B) or (C)", "it is either
   Paris or Lyon", "Paris, or possibly Lyon", "Michelangelo or Leonardo da Vinci" to a question
-  asking for one painter); NAQT counts them incorrect;
+  asking for one painter, "Jane Austen, Charlotte Bronte or Emily Bronte" or "A/B/C" to one
+  asking for one author: :mod:`.alternatives`); NAQT counts them incorrect;
 * ``extraction_failed``: a long answer to a question that needs a number or a date, holding none
   (no candidate answer of the kind asked could be found);
 * ``judge_error``: a metric failed on this row (it raised, or gave a non-finite score; the
@@ -48,9 +49,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-from rapidfuzz import fuzz
 
 from qaeval_core.errors import InputError
+from qaeval_core.judge.alternatives import both_in_one_reference, list_hedge, names_hedge
 from qaeval_core.metrics.extract import answer_kind, type_match
 from qaeval_core.schema import Item
 from qaeval_core.text.normalize import normalize
@@ -265,16 +266,6 @@ _UNIT_WORDS = frozenset(
 )
 
 
-def _both_in_one_reference(a: str, b: str, references: Sequence[str]) -> bool:
-    """Whether one reference names both alternatives (then listing them is the answer)."""
-    na, nb = normalize(a), normalize(b)
-    for ref in references:
-        padded = f" {normalize(str(ref or ''))} "
-        if na and nb and f" {na} " in padded and f" {nb} " in padded:
-            return True
-    return False
-
-
 def _number_value(text: str) -> tuple[float, int] | None:
     nums = extract_numbers(text)
     return nums[0] if nums else None
@@ -292,7 +283,7 @@ def _number_hedge(text: str, references: Sequence[str]) -> str | None:
         after = (m.group("vw") or "").lower()
         if (ua and ub and ua != ub) or (word and after in _UNIT_WORDS and after != word):
             continue  # "37°c or 98°f", "one year or 365.25 days": one value, two units
-        if _both_in_one_reference(m.group("a"), m.group("b"), references):
+        if both_in_one_reference(m.group("a"), m.group("b"), references):
             continue
         return text[m.start() : m.end("ub")]
     return None
@@ -312,137 +303,9 @@ def _phrase_hedge(text: str, references: Sequence[str]) -> str | None:
             a, b = m.group("a").strip(), m.group("b").strip()
             if not normalize(a) or not normalize(b) or normalize(a) == normalize(b):
                 continue
-            if _both_in_one_reference(a, b, references):
+            if both_in_one_reference(a, b, references):
                 continue
             return m.group(0).strip()
-    return None
-
-
-# -- "X or Y": several candidates for one asked entity --------------------------------------------
-#: Lower-case words that may sit inside a name ("Leonardo da Vinci", "Charlotte of Mecklenburg")
-_NAME_PARTICLES = frozenset(
-    re.findall(r"\w+", "da de del della der di du van von den la le of the al bin ibn y and")
-)
-#: Words after "or" that make it an idiom, not an alternative ("or so", "or more", "or not").
-_OR_IDIOMS = frozenset(
-    re.findall(
-        r"\w+",
-        """so more less not other others similar something somewhere someone anything everything
-        whatever both either neither even rather else""",
-    )
-)
-#: Where an alternative ends: clause punctuation, brackets and quotes.
-_SIDE_BREAK = re.compile(r"[,.;:!?()\[\]{}\"\n\u201c\u201d]")
-#: The plain connective between two alternatives (", or" is an apposition: "Bulla Aurea, or
-#: Golden Bull" names one thing twice; the hedged forms of it are in _HEDGE_PHRASES).
-_PLAIN_OR = re.compile(r"(?<![,(])\s+or\s+", re.IGNORECASE)
-#: A question that asks for one thing: a wh-word (or "name the") somewhere in it.
-_ONE_THING = re.compile(r"\b(?:who|whom|whose|which|what|where|name\s+the)\b", re.IGNORECASE)
-#: ... unless it asks for several, or for a manner or a reason, or offers the alternatives.
-_SEVERAL_THINGS = re.compile(
-    r"\b(?:(?:who|what|which|where)\s+(?:are|were)|(?:two|three|four|five|several|some|all|both"
-    r"|many|examples?|ways|types|kinds|list|or)\b|how\b(?!\s+(?:many|much))|why\b)",
-    re.IGNORECASE,
-)
-
-
-def _asks_for_one(question: str) -> bool:
-    """Whether ``question`` asks for one entity ("who painted the Mona Lisa", "which city ...")
-    rather than several ("who were the Beatles", "name two ..."), a manner or reason ("how",
-    "why"), or a choice it spells out ("is it tea or coffee?"). Precision first: a question
-    without a wh-word is not known to ask for one thing."""
-    q = str(question or "")
-    return bool(_ONE_THING.search(q)) and not _SEVERAL_THINGS.search(q)
-
-
-def _is_name_word(word: str) -> bool:
-    return word[:1].isupper()
-
-
-def _name_run(words: list[str]) -> list[str]:
-    """The proper name nearest the "or" among ``words`` (ordered from the "or" outwards): a
-    run of capitalised words with name particles or numbers between them ("Leonardo da Vinci"
-    out of "it was painted by Leonardo da Vinci"); empty when the nearest word is not
-    capitalised. Lower-case alternatives are not read: they are too often synonyms or two
-    modifiers of one noun ("game or prey", "biological or physical anthropology")."""
-    run: list[str] = []
-    pending: list[str] = []
-    for w in words:
-        if _is_name_word(w):
-            run += pending + [w]
-            pending = []
-        elif run and (w.lower() in _NAME_PARTICLES or w.isdigit()):
-            pending.append(w)
-        else:
-            break
-    return run
-
-
-def _matches_reference(norm_side: str, norm_refs: Sequence[str]) -> bool:
-    """Whether an alternative is (part of) a reference or contains one, on word boundaries."""
-    padded = f" {norm_side} "
-    return any(r and (f" {r} " in padded or padded in f" {r} ") for r in norm_refs)
-
-
-def _initials(norm_text: str) -> str:
-    return "".join(w[0] for w in norm_text.split())
-
-
-def _content_words(norm_text: str) -> list[str]:
-    return [w for w in norm_text.split() if len(w) > 1 and w not in _NAME_PARTICLES]
-
-
-def _same_thing(other: str, named: str) -> bool:
-    """Whether two normalised alternatives plausibly name one thing: a shared, near-equal or
-    prefix content word ("2008 Sichuan earthquake" / "Great Sichuan earthquake", "Hasidic
-    Judaism" / "Chasidic Judaism", "RD" / "RDN") or initials ("USA" / "United States of
-    America")."""
-    for a in _content_words(other):
-        for b in _content_words(named):
-            if a.startswith(b) or b.startswith(a) or fuzz.ratio(a, b) >= 80:
-                return True
-    o, n = other.replace(" ", ""), named.replace(" ", "")
-    return o == _initials(named) or n == _initials(other)
-
-
-def _alternatives_hedge(text: str, question: str, references: Sequence[str]) -> str | None:
-    """A hedge between names: one alternative is a reference, the other names something else
-    ("Michelangelo or Leonardo da Vinci" to "Who painted the Mona Lisa?", reference "Leonardo
-    da Vinci").
-
-    Fires only when every one of these holds (precision first, as the other rules):
-    the question asks for one entity (:func:`_asks_for_one`); a plain "or" joins two proper
-    names (:func:`_name_run`; not ", or", "(or ...)", "or so", "or more"); no reference itself
-    offers alternatives ("rock or paper"); exactly one alternative matches a reference (both:
-    aliases of the answer; neither: the answer is wrong anyway and the combiner says so); the
-    other does not name the same thing (:func:`_same_thing`), shares no word with the question,
-    and does not sit in one reference with it ("Trinidad or Tobago" against "Trinidad and Tobago").
-    """
-    if not _asks_for_one(question):
-        return None
-    norm_refs = [r for r in (normalize(str(x or "")) for x in references) if r]
-    if not norm_refs or any(" or " in f" {r} " for r in norm_refs):
-        return None  # a reference that itself offers alternatives ("rock or paper")
-    question_words = set(_content_words(normalize(question)))
-    for m in _PLAIN_OR.finditer(text):
-        left_text = _SIDE_BREAK.split(text[: m.start()])[-1]
-        right_text = _SIDE_BREAK.split(text[m.end() :])[0]
-        right_words = right_text.split()
-        if not right_words or right_words[0].lower() in _OR_IDIOMS:
-            continue
-        left, right = _name_run(left_text.split()[::-1])[::-1], _name_run(right_words)
-        a, b = normalize(" ".join(left)), normalize(" ".join(right))
-        if len(a) < 2 or len(b) < 2 or a == b:
-            continue  # a single letter is a choice letter or an initial, not a name
-        a_ref, b_ref = _matches_reference(a, norm_refs), _matches_reference(b, norm_refs)
-        if a_ref == b_ref:
-            continue  # both aliases of the answer, or neither is the answer: not decided here
-        named, other = (a, b) if a_ref else (b, a)
-        if _same_thing(other, named) or set(_content_words(other)) & question_words:
-            continue  # an alias, or words the question itself uses
-        if _both_in_one_reference(a, b, references):
-            continue
-        return f"{' '.join(left)} or {' '.join(right)}"
     return None
 
 
@@ -452,15 +315,19 @@ def hedge(candidate: str, references: Sequence[str] = (), question: str = "") ->
     choice letters ("(B) or (C)"), an explicit hedge ("either X or Y", "X, or possibly Y",
     "X, but it could also be Y"), or, when ``question`` asks for one entity, a reference and
     another candidate joined by "or" ("Michelangelo or Leonardo da Vinci",
-    :func:`_alternatives_hedge`). Alternatives one reference lists together do not count."""
+    :func:`.alternatives.names_hedge`), or a list of three or more names ending in "or" or
+    joined by slashes ("Jane Austen, Charlotte Bronte or Emily Bronte", "A/B/C",
+    :func:`.alternatives.list_hedge`). Alternatives one reference lists together do not count."""
     text = str(candidate or "")
-    if " or " not in f" {text.lower()} " and "could also be" not in text.lower():
+    low = text.lower()
+    if " or " not in f" {low} " and "could also be" not in low and text.count("/") < 2:
         return None
     return (
         _number_hedge(text, references)
         or _choice_hedge(text)
         or _phrase_hedge(text, references)
-        or _alternatives_hedge(text, str(question or ""), references)
+        or list_hedge(text, str(question or ""), references)  # the whole list as evidence
+        or names_hedge(text, str(question or ""), references)
     )
 
 

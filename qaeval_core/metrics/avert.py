@@ -60,7 +60,7 @@ the margin (correct share minus the best other share) is a confidence (paper, se
 
 ``normalize="robust"`` ranks each candidate as read against its references
 (:func:`qaeval_core.text.profiles.reader_text`: formatting removed, glued tokens split, footnote
-digits dropped); the default ``"squad"`` ranks it as given.
+digits dropped); the default ``"spaced"`` (and ``"squad"``) ranks it as given.
 
 Why it is one module: it is one paper's method end to end (enhancement templates, the correct /
 wrong / refusal groups, distractor choice, embedding or cross-encoder ranking), and each step is
@@ -402,8 +402,8 @@ class AVert(ProfileParam, Metric):
         argmax, which for two groups equals share >= 0.5.
     backend : embedding encoder backend (:mod:`qaeval_core.models.backends`); ``"auto"`` and
         the other score-preserving ones are not part of the configuration hash.
-    normalize : ``"squad"`` (default) ranks the candidate as given; ``"robust"`` ranks its
-        :func:`qaeval_core.text.profiles.reader_text`.
+    normalize : ``"spaced"`` (default) or ``"squad"`` ranks the candidate as given;
+        ``"robust"`` ranks its :func:`qaeval_core.text.profiles.reader_text`.
     """
 
     id = "avert"
@@ -429,7 +429,7 @@ class AVert(ProfileParam, Metric):
         threshold: float = 0.5,
         device: str | None = None,
         backend: str = "auto",
-        normalize: str = "squad",
+        normalize: str = "spaced",
     ) -> None:
         self.ranker = ranker
         self.model = model

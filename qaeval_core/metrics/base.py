@@ -166,7 +166,7 @@ def get_metric(metric_id: str, **params: Any) -> Metric:
     >>> from qaeval_core.schema import Item
     >>> contains = get_metric("contains")
     >>> contains
-    Contains(threshold=0.5, normalize='squad')
+    Contains(threshold=0.5, normalize='spaced')
     >>> result = contains.score_batch([Item("Capital of France?", ("Paris",), "It is Paris."),
     ...                                Item("Capital of France?", ("Paris",), "Lyon")])
     >>> result.scores.tolist(), result.decisions.tolist()
@@ -174,7 +174,7 @@ def get_metric(metric_id: str, **params: Any) -> Metric:
     >>> result.details[0]
     {'best_reference': 'Paris'}
     >>> get_metric("f1", threshold=0.4).get_params()
-    {'threshold': 0.4, 'normalize': 'squad'}
+    {'threshold': 0.4, 'normalize': 'spaced'}
     """
     cls = metric_class(metric_id)
     known = cls._param_names()

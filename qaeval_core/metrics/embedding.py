@@ -26,9 +26,9 @@ vectors, whichever runs first (the other finds them cached).
 
 ``normalize="robust"`` encodes each candidate as read against its references
 (:func:`qaeval_core.text.profiles.reader_text`: formatting removed, glued tokens split, footnote
-digits dropped); the default ``"squad"`` encodes the candidate as given (and keeps the config
-hash both metrics had before the parameter existed). Both metrics read the same text, so they
-still share one forward pass per unique string.
+digits dropped); the default ``"spaced"`` (and ``"squad"``) encodes the candidate as given
+(the default keeps the config hash both metrics had before the parameter existed). Both
+metrics read the same text, so they still share one forward pass per unique string.
 
 Default thresholds (0.6 for ``embed_cosine``, 0.7 for ``bertscore`` F1) are round values in
 the flat optimum of balanced accuracy against the human labels of the NQ-301 and MMLU-Pro
@@ -134,8 +134,8 @@ class EmbeddingCosine(_EmbeddingMetric):
     device : ``None`` = CUDA when available, else CPU.
     backend : encoder backend, ``"auto"`` (default), ``"torch"``, ``"onnx"`` or
         ``"onnx-int8"`` (only this last one changes scores, and the configuration hash).
-    normalize : ``"squad"`` (default) encodes the candidate as given; ``"robust"`` encodes
-        its :func:`qaeval_core.text.profiles.reader_text`.
+    normalize : ``"spaced"`` (default) or ``"squad"`` encodes the candidate as given;
+        ``"robust"`` encodes its :func:`qaeval_core.text.profiles.reader_text`.
     """
 
     id = "embed_cosine"
@@ -149,7 +149,7 @@ class EmbeddingCosine(_EmbeddingMetric):
         threshold: float = 0.6,
         device: str | None = None,
         backend: str = "auto",
-        normalize: str = "squad",
+        normalize: str = "spaced",
     ) -> None:
         self.model = model
         self.scale = scale
@@ -211,7 +211,7 @@ class BERTScore(_EmbeddingMetric):
         device: str | None = None,
         batch_size: int | None = None,
         backend: str = "auto",
-        normalize: str = "squad",
+        normalize: str = "spaced",
     ) -> None:
         self.model = model
         self.score = score

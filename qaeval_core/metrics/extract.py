@@ -438,7 +438,8 @@ class Extract(ProfileParam, Metric):
         (:func:`qaeval_core.text.profiles.reader_text`: formatting removed, glued tokens split,
         footnote digits dropped) before extraction and hands ``normalize="robust"`` to the
         inner metric when it takes that parameter and ``metric_params`` does not set it;
-        "squad" (default) does neither.
+        "squad" hands ``normalize="squad"`` (the official SQuAD v1.1 rules) to the inner metric
+        the same way; "spaced" (default) does neither.
     """
 
     id = "extract"
@@ -458,7 +459,7 @@ class Extract(ProfileParam, Metric):
         short_tokens: int = 5,
         threshold: float | None = None,
         device: str | None = None,
-        normalize: str = "squad",
+        normalize: str = "spaced",
     ) -> None:
         self.normalize = check_profile(normalize)
         self.metric = metric
@@ -474,7 +475,7 @@ class Extract(ProfileParam, Metric):
             raise ConfigError("extract cannot wrap itself; give metric=<another metric id>.")
         params = dict(self.metric_params or {})
         takes = "normalize" in metric_class(self.metric)._param_names()
-        if self.normalize != "squad" and "normalize" not in params and takes:
+        if self.normalize != "spaced" and "normalize" not in params and takes:
             params["normalize"] = self.normalize
         return get_metric(self.metric, **params)
 

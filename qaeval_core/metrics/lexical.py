@@ -4,8 +4,13 @@ plumbing every lexical metric shares (:class:`LexicalMetric`); ROUGE / BLEU / ME
 
 Every metric compares the candidate with each reference and keeps the best reference (max over
 references, as SQuAD and LAVE do), reporting it in ``details["best_reference"]`` together with
-the subscores. Text goes through the SQuAD normalisation of :mod:`qaeval_core.text.normalize`
-(lowercase, punctuation to spaces, articles dropped, spaces collapsed) before any comparison.
+the subscores. By default (``normalize="spaced"``) text goes through SQuAD's steps with
+punctuation read as a space (:mod:`qaeval_core.text.normalize`: lowercase, punctuation to
+spaces, articles dropped, spaces collapsed) before any comparison; ``normalize="squad"`` is the
+official SQuAD v1.1 rules exactly (punctuation deleted: "Ben-Gurion" one token, "2.5" reads
+"25"; :func:`qaeval_core.text.squad.squad_v1_normalize`, equal to torchmetrics' SQuAD in the
+tests). The spaced reading stays the default because it measures better on the shared labelled
+data (``experiments/results/squad_vs_spaced.md``).
 
 Speed matters because lexical metrics run on every item of every dataset and inside
 calibration loops. The math lives in pure functions over memoised per-string data (the
@@ -26,11 +31,12 @@ Conventions (and where they differ from the ``qa-metrics`` package of the PANDA 
 * ``precision`` / ``recall`` / ``f1``: SQuAD bag of tokens with multiplicity
   (``Counter`` intersection), precision = overlap / candidate tokens. qa-metrics uses token
   *sets*, lemmatises, and swaps precision and recall.
-* Empty token lists follow SQuAD: 1.0 when both sides are empty, else 0.0.
+* Empty token lists follow SQuAD (and torchmetrics): 1.0 when both sides are empty, else 0.0.
 * ``normalize="robust"`` (every metric here) reads both sides through the robust profile of
   :mod:`qaeval_core.text.profiles` (formatting removed, numbers and dates canonical, lemmas, glued
   tokens repaired against each reference); it goes one pair at a time in Python, so it is
-  slower than the SQuAD paths, which stay untouched.
+  slower than the default ``spaced`` paths, which stay untouched; ``normalize="squad"`` goes
+  the same pair-at-a-time way with the official tokens.
 
 Why it is one module: EM, containment and token precision / recall / F1 share the batch
 normalisation, the reference bookkeeping and EM's two paths (the optional C kernel and the numpy
@@ -167,7 +173,7 @@ def contains_batch(
 
 
 def token_prf(candidate: str, reference: str) -> tuple[float, float, float]:
-    """SQuAD token precision, recall and F1 of one candidate against one reference.
+    """Token precision, recall and F1 (``spaced`` tokens) of one candidate against one reference.
 
     >>> token_prf("It is Paris", "Paris")
     (0.3333333333333333, 1.0, 0.5)
@@ -353,7 +359,7 @@ class LexicalMetric(Metric):
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
         with _gc_paused():
             cands, refs = _columns(items)
-            if self.uses_memo and getattr(self, "normalize", "squad") == "squad":
+            if self.uses_memo and getattr(self, "normalize", "spaced") == "spaced":
                 _prime(cands, refs)
             scores, details = self._compute(cands, refs)
         return MetricResult(scores, self.decide(scores), details)
@@ -366,19 +372,23 @@ class LexicalMetric(Metric):
 
 @register
 class ExactMatch(ProfileParam, LexicalMetric):
-    """Exact match after SQuAD normalisation (1 or 0)."""
+    """Exact match after normalisation (1 or 0; ``spaced`` by default, SQuAD's EM at
+    ``normalize="squad"``)."""
 
     id = "em"
-    description = "Exact match: normalised candidate equals a normalised reference (SQuAD)."
+    description = (
+        "Exact match: normalised candidate equals a normalised reference (punctuation read as "
+        "spaces; normalize='squad': official SQuAD v1.1 EM)."
+    )
     uses_memo = False
 
-    def __init__(self, *, threshold: float = 0.5, normalize: str = "squad") -> None:
+    def __init__(self, *, threshold: float = 0.5, normalize: str = "spaced") -> None:
         self.threshold = threshold
         self.normalize = check_profile(normalize)
 
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
         with _gc_paused():
-            if self.normalize != "squad":
+            if self.normalize != "spaced":
                 cands, refs = _columns(items)
                 _, best = robust_batch(cands, refs, "em", profile=self.normalize)
                 details = best_references(refs, best)
@@ -429,12 +439,12 @@ class Contains(ProfileParam, LexicalMetric):
     id = "contains"
     description = "Easy match: a normalised reference occurs in the candidate on token boundaries."
 
-    def __init__(self, *, threshold: float = 0.5, normalize: str = "squad") -> None:
+    def __init__(self, *, threshold: float = 0.5, normalize: str = "spaced") -> None:
         self.threshold = threshold
         self.normalize = check_profile(normalize)
 
     def _compute(self, cands, refs):
-        if self.normalize != "squad":
+        if self.normalize != "spaced":
             rows, best = robust_batch(cands, refs, "contains", profile=self.normalize)
             return rows[:, 0].copy(), best_references(refs, best)
         scores, best = contains_batch(cands, refs)
@@ -446,12 +456,12 @@ class _TokenOverlap(ProfileParam, LexicalMetric):
 
     key: ClassVar[str] = "f1"
 
-    def __init__(self, *, threshold: float = 0.5, normalize: str = "squad") -> None:
+    def __init__(self, *, threshold: float = 0.5, normalize: str = "spaced") -> None:
         self.threshold = threshold
         self.normalize = check_profile(normalize)
 
     def _compute(self, cands, refs):
-        if self.normalize != "squad":
+        if self.normalize != "spaced":
             prf, best = robust_batch(cands, refs, self.key, profile=self.normalize)
         else:
             prf, best = token_prf_batch(cands, refs, key=self.key)
@@ -465,11 +475,14 @@ class _TokenOverlap(ProfileParam, LexicalMetric):
 
 @register
 class TokenPrecision(_TokenOverlap):
-    """Share of the candidate's tokens found in the reference (SQuAD bag, max over refs)."""
+    """Share of the candidate's tokens found in the reference (bag of tokens, max over refs)."""
 
     id = "precision"
     key = "precision"
-    description = "Token precision: overlap / candidate tokens (SQuAD bag, max over references)."
+    description = (
+        "Token precision: overlap / candidate tokens (bag of tokens, punctuation read as spaces, "
+        "max over references)."
+    )
 
 
 @register
@@ -479,16 +492,23 @@ class TokenRecall(_TokenOverlap):
 
     id = "recall"
     key = "recall"
-    description = "Token recall: overlap / reference tokens (SQuAD bag, max over references)."
+    description = (
+        "Token recall: overlap / reference tokens (bag of tokens, punctuation read as spaces, "
+        "max over references)."
+    )
 
 
 @register
 class TokenF1(_TokenOverlap):
-    """SQuAD token F1, max over references."""
+    """Token F1, max over references: SQuAD's formula on ``spaced`` tokens by default; the
+    official SQuAD v1.1 F1 at ``normalize="squad"``."""
 
     id = "f1"
     key = "f1"
-    description = "Token F1 (SQuAD bag of tokens with multiplicity, max over references)."
+    description = (
+        "Token F1 (bag of tokens with multiplicity, punctuation read as spaces, max over "
+        "references; normalize='squad': official SQuAD v1.1 F1)."
+    )
 
 
 @register
@@ -498,12 +518,12 @@ class WordMatch(ProfileParam, LexicalMetric):
     id = "word_match"
     description = "Share of the reference's distinct words present in the candidate."
 
-    def __init__(self, *, threshold: float = 0.5, normalize: str = "squad") -> None:
+    def __init__(self, *, threshold: float = 0.5, normalize: str = "spaced") -> None:
         self.threshold = threshold
         self.normalize = check_profile(normalize)
 
     def _compute(self, cands, refs):
-        if self.normalize != "squad":
+        if self.normalize != "spaced":
             rows, best = robust_batch(cands, refs, "word_match", profile=self.normalize)
             return rows[:, 0].copy(), best_references(refs, best)
         scores, best = word_match_batch(cands, refs)

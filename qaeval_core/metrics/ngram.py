@@ -1,5 +1,5 @@
 """ROUGE-1/2/L, BLEU and METEOR: the reference implementations (rouge-score, NLTK) on the
-SQuAD tokens every lexical metric shares.
+tokens every lexical metric shares (``spaced`` by default, ``squad`` or ``robust`` on request).
 
 These are the n-gram and alignment metrics of machine translation and summarisation that the
 papers report as baselines. They are not re-written: rouge-score and NLTK compute them, fed
@@ -32,10 +32,10 @@ __all__ = ["Rouge1", "Rouge2", "RougeL", "Bleu", "Meteor"]
 
 
 class _TokenizerAdapter:
-    """rouge-score tokenizer interface over our memoised SQuAD tokens.
+    """rouge-score tokenizer interface over our memoised ``spaced`` tokens.
 
     rouge-score's default tokenizer drops every non-ASCII letter ("München" -> "m nchen");
-    SQuAD tokens keep them and match what the other lexical metrics see.
+    ``spaced`` tokens keep them and match what the other lexical metrics see.
     """
 
     def tokenize(self, text: str) -> tuple[str, ...]:
@@ -64,7 +64,7 @@ class _Rouge(ProfileParam, LexicalMetric):
 
     rouge_type: ClassVar[str] = "rouge1"
 
-    def __init__(self, *, threshold: float = 0.5, normalize: str = "squad") -> None:
+    def __init__(self, *, threshold: float = 0.5, normalize: str = "spaced") -> None:
         self.threshold = threshold
         self.normalize = check_profile(normalize)
 
@@ -77,7 +77,7 @@ class _Rouge(ProfileParam, LexicalMetric):
         for i, (cand, rs) in enumerate(zip(cands, refs, strict=True)):
             top, top_j, top_s = -1.0, -1, None
             for j, ref in enumerate(rs):
-                if prof == "squad":
+                if prof == "spaced":
                     s = scorer.score(ref, cand)[rt]
                 else:
                     ctoks, rtoks = pair_tokens(cand, ref, prof)
@@ -105,7 +105,7 @@ class Rouge1(_Rouge):
 
     id = "rouge1"
     rouge_type = "rouge1"
-    description = "ROUGE-1 F-measure (rouge-score, SQuAD tokens, max over references)."
+    description = "ROUGE-1 F-measure (rouge-score, spaced tokens, max over references)."
 
 
 @register
@@ -114,7 +114,7 @@ class Rouge2(_Rouge):
 
     id = "rouge2"
     rouge_type = "rouge2"
-    description = "ROUGE-2 F-measure (rouge-score, SQuAD tokens, max over references)."
+    description = "ROUGE-2 F-measure (rouge-score, spaced tokens, max over references)."
 
 
 @register
@@ -123,7 +123,7 @@ class RougeL(_Rouge):
 
     id = "rougeL"
     rouge_type = "rougeL"
-    description = "ROUGE-L F-measure (rouge-score, SQuAD tokens, max over references)."
+    description = "ROUGE-L F-measure (rouge-score, spaced tokens, max over references)."
 
 
 @register
@@ -147,7 +147,7 @@ class Bleu(ProfileParam, LexicalMetric):
         auto_order: bool = True,
         epsilon: float = 0.1,
         threshold: float = 0.5,
-        normalize: str = "squad",
+        normalize: str = "spaced",
     ) -> None:
         self.max_order = max_order
         self.auto_order = auto_order
@@ -165,7 +165,7 @@ class Bleu(ProfileParam, LexicalMetric):
             hyp = list(norm_tokens(cand))
             top, top_j, top_n = -1.0, -1, 0
             for j, ref in enumerate(rs):
-                if self.normalize == "squad":
+                if self.normalize == "spaced":
                     rtoks = list(norm_tokens(ref))
                 else:
                     hyp, rtoks = map(list, pair_tokens(cand, ref, self.normalize))
@@ -210,7 +210,7 @@ class Meteor(ProfileParam, LexicalMetric):
         gamma: float = 0.5,
         synonyms: bool = True,
         threshold: float = 0.5,
-        normalize: str = "squad",
+        normalize: str = "spaced",
     ) -> None:
         self.alpha = alpha
         self.beta = beta
@@ -246,7 +246,7 @@ class Meteor(ProfileParam, LexicalMetric):
             hyp = list(norm_tokens(cand))
             top, top_j = -1.0, -1
             for j, ref in enumerate(rs):
-                if self.normalize == "squad":
+                if self.normalize == "spaced":
                     rtoks = list(norm_tokens(ref))
                 else:
                     hyp, rtoks = map(list, pair_tokens(cand, ref, self.normalize))

@@ -395,7 +395,7 @@ class Panda(ProfileParam, Metric):
     model_path : a model file written by ``PandaClassifier.save``; None uses the shipped
         default (trained on the PANDA augmented training set, see scripts/train_panda.py).
     threshold : correct when P(correct) >= threshold.
-    normalize : "squad" (default) feeds the raw strings; "robust" feeds the candidate as
+    normalize : "spaced" (default) or "squad" feeds the raw strings; "robust" feeds the candidate as
         read against the item's references (:func:`qaeval_core.text.profiles.reader_text`:
         formatting removed, glued tokens split, footnote digits dropped) and candidate and
         references with numbers and dates canonical
@@ -411,7 +411,7 @@ class Panda(ProfileParam, Metric):
     repairs_glue = True
 
     def __init__(
-        self, *, model_path: str | None = None, threshold: float = 0.5, normalize: str = "squad"
+        self, *, model_path: str | None = None, threshold: float = 0.5, normalize: str = "spaced"
     ) -> None:
         self.model_path = model_path
         self.threshold = threshold
@@ -428,13 +428,11 @@ class Panda(ProfileParam, Metric):
         for i, it in enumerate(items):
             refs = [str(r) for r in it.references if r is not None and str(r).strip()] or [""]
             cand = it.candidate or ""
-            if prof != "squad":
+            if prof == "robust":
                 cand = profile_text(reader_text(cand, refs), prof)
             for r in refs:
                 owner.append(i)
-                triples.append(
-                    (cand, r if prof == "squad" else profile_text(r, prof), it.question or "")
-                )
+                triples.append((cand, profile_text(r, prof), it.question or ""))
         n = len(items)
         scores = np.zeros(n)
         if not triples:

@@ -88,7 +88,7 @@ class _Feature(ProfileParam, Metric):
     kind = "lexical"
     version = "1"
 
-    def __init__(self, *, threshold: float = 0.5, normalize: str = "squad") -> None:
+    def __init__(self, *, threshold: float = 0.5, normalize: str = "spaced") -> None:
         self.threshold = threshold
         self.normalize = check_profile(normalize)
 
@@ -96,7 +96,7 @@ class _Feature(ProfileParam, Metric):
         raise NotImplementedError
 
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
-        if self.normalize != "squad":
+        if self.normalize == "robust":
             prof = self.normalize
             items = [
                 replace(

@@ -34,7 +34,7 @@ variant's decision can never accept a paraphrase, which is the point of SMILE.
 
 ``normalize="robust"`` scores each candidate as read against its references
 (:func:`qaeval_core.text.profiles.reader_text`: formatting removed, glued tokens split, footnote
-digits dropped); the default ``"squad"`` reads it as given.
+digits dropped); the default ``"spaced"`` (and ``"squad"``) reads it as given.
 
 Both variants report the semantic and lexical subscores, the best n-gram and the 0-5 bin.
 Scores are clipped to [0, 1] (raw cosines can be slightly negative).
@@ -263,8 +263,8 @@ class Smile(ProfileParam, Metric):
         very long answers.
     backend : embedding encoder backend (:mod:`qaeval_core.models.backends`); ``"auto"`` and
         the other score-preserving ones are not part of the configuration hash.
-    normalize : ``"squad"`` (default) reads the candidate as given; ``"robust"`` reads its
-        :func:`qaeval_core.text.profiles.reader_text`.
+    normalize : ``"spaced"`` (default) or ``"squad"`` reads the candidate as given;
+        ``"robust"`` reads its :func:`qaeval_core.text.profiles.reader_text`.
 
     Examples
     --------
@@ -294,7 +294,7 @@ class Smile(ProfileParam, Metric):
         max_ngrams: int = 256,
         device: str | None = None,
         backend: str = "auto",
-        normalize: str = "squad",
+        normalize: str = "spaced",
     ) -> None:
         self.variant = variant
         self.w = w
@@ -457,7 +457,7 @@ class SmilePaper(Smile):
         max_ngrams: int = 256,
         device: str | None = None,
         backend: str = "auto",
-        normalize: str = "squad",
+        normalize: str = "spaced",
     ) -> None:
         super().__init__(
             variant="paper",

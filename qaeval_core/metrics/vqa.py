@@ -36,7 +36,7 @@ def _vqa_aggregate(sims: Sequence[float], *, full_at: int, loo_min: int) -> floa
 
 def _pair_strings(candidate: str, reference: str, profile: str) -> tuple[str, str]:
     """Normalised candidate and reference under ``profile`` (SQuAD: the memoised strings)."""
-    if profile == "squad":
+    if profile == "spaced":
         return normalize(candidate), normalize(reference)
     ctoks, rtoks = pair_tokens(candidate, reference, profile)
     return " ".join(ctoks), " ".join(rtoks)
@@ -48,7 +48,7 @@ def vqa_accuracy(
     *,
     full_at: int = 3,
     loo_min: int = 10,
-    profile: str = "squad",
+    profile: str = "spaced",
 ) -> tuple[float, int]:
     """VQA accuracy: min(#references equal to the candidate / 3, 1), averaged over the
     leave-one-out subsets with 10 references. Returns (accuracy, number of matches).
@@ -56,7 +56,7 @@ def vqa_accuracy(
     >>> vqa_accuracy("two", ["2", "two", "two"])
     (0.6666666666666666, 2)
     """
-    if profile != "squad":
+    if profile != "spaced":
         pairs = [_pair_strings(candidate, r, profile) for r in references]
         sims = [1.0 if c == r else 0.0 for c, r in pairs]
         return _vqa_aggregate(sims, full_at=full_at, loo_min=loo_min), int(sum(sims))
@@ -71,7 +71,7 @@ def soft_vqa_accuracy(
     *,
     full_at: int = 3,
     loo_min: int = 10,
-    profile: str = "squad",
+    profile: str = "spaced",
 ) -> tuple[float, list[float]]:
     """Soft VQA accuracy (Hu et al. 2022, the LAVE baseline): VQA accuracy with the equality
     replaced by ``max(0, 1 - CER)``, CER = Levenshtein distance / reference length (characters,
@@ -101,7 +101,7 @@ class _VQA(ProfileParam, LexicalMetric):
         full_at: int = 3,
         loo_min: int = 10,
         threshold: float = 0.3,
-        normalize: str = "squad",
+        normalize: str = "spaced",
     ) -> None:
         self.full_at = full_at
         self.loo_min = loo_min

@@ -1,9 +1,11 @@
-"""SQuAD normalisation for the lexical metrics: memoised per string, or in bulk for a column.
+"""The ``spaced`` normalisation for the lexical metrics: memoised per string, or in bulk.
 
-Every lexical metric compares normalised strings (lowercase, punctuation to spaces, articles
-dropped, spaces collapsed: :func:`qaeval_core.text.squad.normalize_answer`). That step is most of
-their cost, so it has two fast forms that give identical results (the tests check them against
-``normalize_answer`` on hostile strings):
+Every lexical metric at its default ``normalize="spaced"`` compares normalised strings
+(lowercase, punctuation to spaces, articles dropped, spaces collapsed:
+:func:`qaeval_core.text.squad.normalize_answer`; the official SQuAD v1.1 rules, which delete
+punctuation, are ``normalize="squad"``: :func:`qaeval_core.text.squad.squad_v1_normalize`).
+That step is most of their cost, so it has two fast forms that give identical results (the
+tests check them against ``normalize_answer`` on hostile strings):
 
 * :func:`normalize` / :func:`normalize_many` memoise each string, because references are shared
   by many candidates and several metrics of one run reuse a normalisation;
@@ -167,7 +169,7 @@ def _remember(memo: dict[str, Any], keys: Sequence[str], values: Sequence[Any]) 
 
 
 def normalize(text: str) -> str:
-    """SQuAD-normalised ``text``, memoised; same result as
+    """``text`` in the ``spaced`` reading, memoised; same result as
     :func:`qaeval_core.text.squad.normalize_answer`.
 
     >>> normalize("The Eiffel-Tower, Paris!")
@@ -203,7 +205,7 @@ def bag_of_tokens(toks: list[str]) -> tuple[dict[str, int], int]:
 
 
 def token_bag(text: str) -> tuple[dict[str, int], int]:
-    """Token counts and token total of ``text`` (the SQuAD bag of words), memoised."""
+    """Token counts and token total of ``text`` (the ``spaced`` bag of words), memoised."""
     value = _BAGS.get(text)
     if value is None:
         value = bag_of_tokens(normalize(text).split())

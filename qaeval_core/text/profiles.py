@@ -1,8 +1,13 @@
 """Normalisation profiles: the one place that says how a lexical metric reads an answer.
 
-``squad`` (the default, for comparability with every paper) is SQuAD normalisation:
-lowercase, punctuation to spaces, articles dropped (:mod:`.normalize`). ``robust`` reads model
-output the way a person does, so that formatting changes no verdict:
+``spaced`` (a metric's default) is SQuAD's steps with punctuation read as a space: lowercase,
+punctuation to spaces, articles dropped (:mod:`.normalize`). ``squad`` is the official SQuAD
+v1.1 evaluation rules exactly (punctuation *deleted*: "Ben-Gurion" is one token;
+:func:`.squad.squad_v1_normalize`), for numbers comparable with published SQuAD scores; the
+metrics that read text rather than tokens (embeddings, SMILE, PANDA ...) read it as given under
+both. ``robust`` (what calibration fits by default: ``DEFAULT_PROFILE`` of
+:mod:`qaeval_core.calibrate.inputs`) reads model output the way a person does, so that
+formatting changes no verdict:
 
 1. :func:`.robust.canonical_text`: markdown, HTML, citation markers, mojibake and LaTeX
    removed; dates and numbers in one spelling (memoised per string);
@@ -20,10 +25,11 @@ output the way a person does, so that formatting changes no verdict:
    words as written, so a plural glued to a word splits too ("Romancitizens" -> "roman
    citizen" against "citizens").
 
-Every metric that normalises takes ``normalize="squad"|"robust"`` and goes through
+Every metric that normalises takes ``normalize="spaced"|"squad"|"robust"`` and goes through
 :func:`pair_tokens` / :func:`text_tokens` / :func:`profile_text`. :class:`ProfileParam` keeps
-the config hash of ``normalize="squad"`` equal to the hash the metric had before the parameter
-existed, so stored scores stay valid.
+the config hash of the default ``normalize="spaced"`` equal to the hash the metric had before
+the parameter existed (and before ``spaced`` had its own name: it was called ``squad`` until
+issue 33), so stored scores and judge files without the field keep their meaning.
 
 :func:`clean_answer` is the public "what would a reader see" text (formatting removed, wording
 kept) for callers that need it outside the lexical metrics (for example a judge that calls an
@@ -62,7 +68,10 @@ from qaeval_core.text.robust import (
     number_word_digits,
     strip_formatting,
 )
-from qaeval_core.text.squad import PUNCT_RE  # the punctuation SQuAD turns to spaces
+from qaeval_core.text.squad import (
+    PUNCT_RE,  # the punctuation ``spaced`` turns to spaces
+    squad_v1_tokens,
+)
 from qaeval_core.vocabulary import PROFILES, Profile
 
 if TYPE_CHECKING:
@@ -96,8 +105,9 @@ def check_profile(profile: str) -> str:
     ``normalize`` (the parameter metrics and calibration take it as)."""
     if profile not in PROFILES:
         raise InputError(
-            f"normalize must be {' or '.join(PROFILES)}, got {profile!r}; use normalize='squad' "
-            "(SQuAD, the default) or normalize='robust' (formatting-insensitive).",
+            f"normalize must be one of {', '.join(PROFILES)}, got {profile!r}; use "
+            "normalize='robust' (formatting-insensitive), normalize='spaced' (SQuAD's steps, "
+            "punctuation read as a space) or normalize='squad' (the official SQuAD v1.1 rules).",
             param="normalize",
         )
     return profile
@@ -105,8 +115,8 @@ def check_profile(profile: str) -> str:
 
 def clean_answer(text: str | None, profile: str = "robust") -> str:
     """The answer as a reader sees it: with ``robust``, markdown, HTML, citation markers,
-    mojibake and LaTeX removed (wording kept); with ``squad``, the text stripped of outer white
-    space. Use :func:`is_empty_answer` to ask whether anything is left.
+    mojibake and LaTeX removed (wording kept); with ``spaced`` or ``squad``, the text stripped
+    of outer white space. Use :func:`is_empty_answer` to ask whether anything is left.
 
     >>> clean_answer("**Paris**[1]")
     'Paris'
@@ -125,8 +135,9 @@ def is_empty_answer(text: str | None, profile: str = "robust") -> bool:
 
 
 def profile_text(text: str, profile: str) -> str:
-    """The text a profile compares before tokenising: unchanged for ``squad``, the canonical
-    text for ``robust`` (for metrics with their own tokeniser: PANDA, extraction, shape)."""
+    """The text a profile compares before tokenising: unchanged for ``spaced`` and ``squad``,
+    the canonical text for ``robust`` (for metrics with their own tokeniser: PANDA, extraction,
+    shape)."""
     return canonical_text(text) if profile == "robust" else text
 
 
@@ -317,10 +328,12 @@ def _robust_tokens(text: str) -> tuple[str, ...]:
     return tuple(lemma(t.lower()) for t in _cased_tokens(text))
 
 
-def text_tokens(text: str, profile: str = "squad") -> tuple[str, ...]:
+def text_tokens(text: str, profile: str = "spaced") -> tuple[str, ...]:
     """A string's tokens under ``profile`` with no reference at hand (no glue repair)."""
-    if profile == "squad":
+    if profile == "spaced":
         return norm_tokens(text)
+    if profile == "squad":
+        return squad_v1_tokens(text)
     return _robust_tokens(text)
 
 
@@ -359,12 +372,14 @@ def _repaired(candidate: str, reference: str) -> tuple[str, ...]:
 
 
 def pair_tokens(
-    candidate: str, reference: str, profile: str = "squad"
+    candidate: str, reference: str, profile: str = "spaced"
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Candidate and reference tokens under ``profile``; with ``robust`` the candidate's glued
     tokens are repaired against this reference (:func:`split_glued`)."""
-    if profile == "squad":
+    if profile == "spaced":
         return norm_tokens(candidate), norm_tokens(reference)
+    if profile == "squad":
+        return squad_v1_tokens(candidate), squad_v1_tokens(reference)
     return _repaired(candidate, reference), _robust_tokens(reference)
 
 
@@ -493,9 +508,10 @@ def reader_text(candidate: Any, references: Iterable[Any]) -> str:
 
 
 def reader_items(items: Sequence[Item], profile: str) -> Sequence[Item]:
-    """``items`` unchanged under ``squad``; under ``robust``, each candidate replaced by its
-    :func:`reader_text` against that item's references (what the neural metrics encode)."""
-    if check_profile(profile) == "squad":
+    """``items`` unchanged under ``spaced`` and ``squad``; under ``robust``, each candidate
+    replaced by its :func:`reader_text` against that item's references (what the neural metrics
+    encode)."""
+    if check_profile(profile) != "robust":
         return items
     return [replace(it, candidate=reader_text(it.candidate, it.references)) for it in items]
 
@@ -521,15 +537,17 @@ def clear_profile_caches() -> None:
 
 
 class ProfileParam:
-    """Mixin of metrics with a ``normalize`` parameter: the default ``"squad"`` is left out of
-    the config, so scores stored before the parameter existed keep their config hash. A metric
+    """Mixin of metrics with a ``normalize`` parameter: the default ``"spaced"`` is left out of
+    the config, so scores stored before the parameter existed keep their config hash (and
+    ``"squad"``, the official rules since issue 33, is kept in it: scores and judge files
+    written when ``"squad"`` meant today's ``"spaced"`` never recorded it). A metric
     whose robust reading repairs glue against the references (``repairs_glue = True``: through
     :func:`reader_text` or :func:`pair_tokens`) records :data:`READER_VERSION` in its robust
     config, so a change of that repair changes the hash and stored robust scores are not
     reused."""
 
     normalize: str
-    default_profile: ClassVar[str] = "squad"
+    default_profile: ClassVar[str] = "spaced"
     repairs_glue: ClassVar[bool]  # set by the metric families; False when not set
 
     def config(self) -> dict[str, Any]:

@@ -16,7 +16,12 @@ import pandas as pd
 from qaeval_core import analysis
 from qaeval_core.calibrate.cost import input_family, measure_costs
 from qaeval_core.calibrate.fit import CalibrationReport, check_candidates, fit_judge, fit_steps
-from qaeval_core.calibrate.inputs import FEATURE_ONLY, metric_specs, question_groups
+from qaeval_core.calibrate.inputs import (
+    DEFAULT_PROFILE,
+    FEATURE_ONLY,
+    metric_specs,
+    question_groups,
+)
 from qaeval_core.calibrate.options import (
     DEFAULT_CANDIDATES,
     CostPolicy,
@@ -72,11 +77,12 @@ class DatasetCalibration:
 
 
 def profile_specs(
-    specs: Sequence[tuple[str, Metric]], normalize: str = "squad"
+    specs: Sequence[tuple[str, Metric]], normalize: str = DEFAULT_PROFILE
 ) -> list[tuple[str, Metric]]:
     """The inputs at one normalisation profile: every metric that takes ``normalize`` at
-    ``normalize``, the others as they are; the columns keep their names. With ``"squad"``
-    (the default) nothing changes. A judge fitted on them records those parameters, so
+    ``normalize`` (default :data:`~qaeval_core.calibrate.inputs.DEFAULT_PROFILE`, robust),
+    the others as they are; the columns keep their names. With ``"spaced"`` (each metric's
+    own default) nothing changes. A judge fitted on them records those parameters, so
     ``qaeval score --config`` reads answers the same way."""
     check_profile(normalize)
     return [(column, with_profile(metric, normalize)) for column, metric in specs]
@@ -179,7 +185,7 @@ def calibrate_dataset(
     max_labels: int | None = None,
     candidates: Sequence[str] = DEFAULT_CANDIDATES,
     name: str | None = None,
-    normalize: str = "squad",
+    normalize: str = DEFAULT_PROFILE,
     knowledge: bool = False,
     cv: CrossValidation = CrossValidation(),
     triage: TriagePolicy = TriagePolicy(),
@@ -207,9 +213,11 @@ def calibrate_dataset(
     as before. Measured costs are cached per machine (:mod:`qaeval_core.calibrate.cost`), so a
     second calibration on this machine reads them back; ``remeasure=True`` measures them again.
 
-    ``normalize="robust"`` fits a judge whose every input that normalises reads the answer
-    with the robust profile (:func:`profile_specs`): formatting, glued tokens and footnote
-    digits change no verdict.
+    ``normalize="robust"`` (the default, :data:`~qaeval_core.calibrate.inputs.DEFAULT_PROFILE`)
+    fits a judge whose every input that normalises reads the answer with the robust profile
+    (:func:`profile_specs`): formatting, glued tokens and footnote digits change no verdict.
+    ``normalize="spaced"`` fits on the metrics as they read by default (SQuAD's steps,
+    punctuation read as a space), ``normalize="squad"`` on the official SQuAD v1.1 rules.
 
     ``knowledge=True`` adds the taught-answer inputs (issue 24, item 2): each used row's
     similarity to its question's accepted aliases and known wrong answers, made by the *other*
@@ -326,7 +334,7 @@ def labelled_data(
     item_ids: Sequence[int],
     *,
     metrics: Sequence[str] | None = None,
-    normalize: str = "squad",
+    normalize: str = DEFAULT_PROFILE,
 ) -> LabelledData:
     """Verdicts and stored scores/decisions of ``item_ids`` (as fitted by
     :func:`calibrate_dataset`, which stores the scores it computes) for the calibration's

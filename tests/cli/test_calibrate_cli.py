@@ -162,8 +162,9 @@ def _glued(text: str, reference: str) -> str:
 def test_a_robust_judge_round_trips_and_reads_glued_answers_like_the_originals(
     tmp_path: Path,
 ) -> None:
-    """``--normalize robust``: every input that normalises is fitted at the robust profile, the
-    config records it, and ``qaeval score --config`` then reads "isParis1" as "is Paris"."""
+    """By default (``--normalize robust`` since issue 33) every input that normalises is fitted
+    at the robust profile, the config records it, and ``qaeval score --config`` then reads
+    "isParis1" as "is Paris"; ``--normalize spaced`` fits the metrics' own reading."""
     db = str(tmp_path / "store.sqlite")
     assert (
         main(["import", str(write_labelled_dataset(tmp_path / "d.jsonl")), "-d", "toy", "--db", db])
@@ -171,7 +172,7 @@ def test_a_robust_judge_round_trips_and_reads_glued_answers_like_the_originals(
     )
     out = tmp_path / "robust.json"
     flags = ["--metrics", "panda,f1,recall,number_agree", "--inputs", "all", "--db", db]
-    assert main(["calibrate", "-d", "toy", "-o", str(out), "--normalize", "robust", *flags]) == 0
+    assert main(["calibrate", "-d", "toy", "-o", str(out), *flags]) == 0  # the default
     judge = Judge.from_config(out)
     assert judge.fitted_on["normalize"] == "robust"
     assert {f.column: f.params.get("normalize") for f in judge.features} == dict.fromkeys(
@@ -197,9 +198,9 @@ def test_a_robust_judge_round_trips_and_reads_glued_answers_like_the_originals(
     np.testing.assert_allclose(scored["glued"]["judge_score"], scored["plain"]["judge_score"])
     assert scored["glued"]["judge_correct"].tolist() == scored["plain"]["judge_correct"].tolist()
 
-    # The SQuAD judge on the same labels does not read them alike (PANDA moves).
+    # The spaced judge on the same labels does not read them alike (PANDA moves).
     squad = tmp_path / "squad.json"
-    assert main(["calibrate", "-d", "toy", "-o", str(squad), *flags]) == 0
+    assert main(["calibrate", "-d", "toy", "-o", str(squad), "--normalize", "spaced", *flags]) == 0
     assert "normalize" not in {k for f in Judge.from_config(squad).features for k in f.params}
     frames = {}
     for name, path in (("plain", new), ("glued", glued)):
@@ -269,7 +270,7 @@ def test_judging_a_scored_dataset_scores_nothing_again(tmp_path: Path, monkeypat
         (["--max-labels", "5"], "too few to calibrate"),
         (["--folds", "1"], "--folds must be >= 2"),
         (["--name", "taken"], "already exists"),
-        (["--normalize", "fancy"], "--normalize must be squad or robust"),
+        (["--normalize", "fancy"], "--normalize must be one of spaced, squad, robust"),
     ],
 )
 def test_bad_calibrate_flags_fail_before_any_work(

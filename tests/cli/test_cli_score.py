@@ -63,7 +63,7 @@ def test_metrics_lists_ids_defaults_and_model_needs(capsys) -> None:
     code, out, _ = run(capsys, "metrics", "--json")
     assert code == 0
     rows = {r["id"]: r for r in json.loads(out)}
-    assert rows["f1"]["defaults"] == {"threshold": 0.5, "normalize": "squad"}
+    assert rows["f1"]["defaults"] == {"threshold": 0.5, "normalize": "spaced"}
     assert rows["f1"]["kind"] == "lexical" and rows["f1"]["needs_models"] is False
     assert rows["bertscore"]["needs_models"] is True
     code, out, _ = run(capsys, "metrics")

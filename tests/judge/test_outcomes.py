@@ -416,3 +416,74 @@ def test_outcome_table_counts_reasons_and_accuracy_with_and_without_refusals() -
     assert report.numbers["judge_outcomes"][-1]["model"] == "(all)"
     assert any(heading.startswith("Judge outcomes") for heading, _, _ in report.sections)
     json.loads(report.to_json())  # NaN-free strict JSON
+
+
+# -- lists of alternatives (issue 33, item 2) ---------------------------------------------------
+AUSTEN = "who wrote pride and prejudice"
+
+
+@pytest.mark.parametrize(
+    ("text", "evidence"),
+    [
+        # three alternatives: the case of the issue, with and without the serial comma
+        ("Jane Austen, Charlotte Bronte or Emily Bronte",
+         "Jane Austen, Charlotte Bronte or Emily Bronte"),
+        ("It was either Jane Austen, Charlotte Bronte, or Emily Bronte.",
+         "Jane Austen, Charlotte Bronte or Emily Bronte"),
+        ("Jane Austen/Charlotte Bronte/Emily Bronte", "Jane Austen/Charlotte Bronte/Emily Bronte"),
+        # four: the reference last
+        ("Charlotte Bronte, Emily Bronte, Anne Bronte or Jane Austen",
+         "Charlotte Bronte, Emily Bronte, Anne Bronte or Jane Austen"),
+        # five
+        ("It is likely Jane Austen, Mary Shelley, George Eliot, Charlotte Bronte, or Emily Bronte",
+         "Jane Austen, Mary Shelley, George Eliot, Charlotte Bronte or Emily Bronte"),
+        ("Austen/Shelley/Eliot/Bronte", "Austen/Shelley/Eliot/Bronte"),
+    ],
+)  # fmt: skip
+def test_a_list_of_names_for_one_asked_entity_is_a_hedge(text: str, evidence: str) -> None:
+    """Issue 33: "Jane Austen, Charlotte Bronte or Emily Bronte" was judged correct; only
+    two-way "X or Y" was caught."""
+    refs = ["Jane Austen"] if "Jane" in text else ["Austen"]
+    assert hedge(text, refs, AUSTEN) == evidence
+    item = Item(question=AUSTEN, references=refs, candidate=text)
+    assert answer_reason(item) == ("hedged", evidence)
+
+
+@pytest.mark.parametrize(
+    ("question", "refs", "text"),
+    [
+        (AUSTEN, ["Jane Austen"], "Jane Austen, in 1813"),
+        (AUSTEN, ["Jane Austen"], "Jane Austen, Charlotte Bronte and Emily Bronte"),  # no "or"
+        # a reference that is itself a list
+        ("What are the colours of the flag?", ["red, white and blue"], "Red, White or Blue"),
+        ("Who sang Highway to Hell?", ["AC/DC"], "AC/DC"),
+        ("Who were the band's members?", ["Lennon/McCartney/Harrison"],
+         "Lennon/McCartney/Harrison"),
+        # the question asks for several things, or offers the alternatives
+        ("Who were the novelists of the period?", ["Jane Austen"],
+         "Jane Austen, Charlotte Bronte or Emily Bronte"),
+        ("Name three novelists", ["Jane Austen"], "Jane Austen, Charlotte Bronte or Emily Bronte"),
+        ("Which did Austen write: Emma, Dracula or Ivanhoe?", ["Emma"], "Emma, Dracula or Ivanhoe"),
+        # no name is a reference (wrong, and the combiner says so), or all are aliases
+        (AUSTEN, ["Jane Austen"], "Mary Shelley, Charlotte Bronte or Emily Bronte"),
+        (MONA_LISA, ["Leonardo da Vinci"], "Leonardo, Da Vinci or Leonardo da Vinci"),
+        # lower-case lists are too often synonyms
+        ("What is the animal called?", ["puppy"], "puppy, pup or whelp"),
+        (AUSTEN, [], "Jane Austen, Charlotte Bronte or Emily Bronte"),  # no reference
+    ],
+)  # fmt: skip
+def test_lists_the_guards_keep_are_not_a_hedge(question: str, refs: list[str], text: str) -> None:
+    assert answer_reason(Item(question=question, references=refs, candidate=text)).reason is None
+
+
+def test_a_hedged_list_is_not_correct_by_default() -> None:
+    """The judge's verdict: forced incorrect whatever the combiner says (as two-way hedges)."""
+    frame = pd.DataFrame(
+        {"question": [AUSTEN] * 2, "references": [["Jane Austen"]] * 2,
+         "candidate": ["Jane Austen", "Charlotte Bronte, Emily Bronte or Jane Austen"]}
+    )  # fmt: skip
+    judge = _judge()
+    assert judge.with_forced_incorrect(("not_attempted",)).judge(frame)["judge_correct"].all()
+    out = judge.judge(frame)
+    assert out["judge_reason"].tolist() == ["matched", "hedged"]
+    assert out["judge_correct"].tolist() == [True, False]

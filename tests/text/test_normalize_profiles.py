@@ -296,6 +296,7 @@ def test_adjacent_citations_are_not_a_markdown_link() -> None:
 
 def test_clean_answer_and_empty_answers() -> None:
     assert clean_answer("**Paris**[1]") == "Paris"
+    assert clean_answer("  **Paris**  ", "spaced") == "**Paris**"
     assert clean_answer("  **Paris**  ", "squad") == "**Paris**"
     assert is_empty_answer("** **[1]")
     assert not is_empty_answer("**Paris**")
@@ -331,12 +332,14 @@ def _legacy_hash(metric_id: str) -> str:
 
 
 @pytest.mark.parametrize("metric_id", PROFILED)
-def test_squad_default_keeps_the_config_hash(metric_id: str) -> None:
+def test_spaced_default_keeps_the_config_hash(metric_id: str) -> None:
     default = get_metric(metric_id)
     assert "normalize" not in default.config()["params"]
     assert default.config_hash() == _legacy_hash(metric_id)
-    assert get_metric(metric_id, normalize="squad").config_hash() == default.config_hash()
+    assert get_metric(metric_id, normalize="spaced").config_hash() == default.config_hash()
     assert get_metric(metric_id, normalize="robust").config_hash() != default.config_hash()
+    # "squad" is the official SQuAD v1.1 rules since issue 33: other numbers, another hash
+    assert get_metric(metric_id, normalize="squad").config_hash() != default.config_hash()
 
 
 def test_stored_hashes_are_unchanged() -> None:
@@ -357,9 +360,9 @@ HOSTILE = [
 
 
 @pytest.mark.parametrize("metric_id", PROFILED)
-def test_squad_profile_scores_equal_the_default(metric_id: str) -> None:
+def test_spaced_profile_scores_equal_the_default(metric_id: str) -> None:
     a = get_metric(metric_id).score_batch(HOSTILE)
-    b = get_metric(metric_id, normalize="squad").score_batch(HOSTILE)
+    b = get_metric(metric_id, normalize="spaced").score_batch(HOSTILE)
     assert a.scores.tolist() == b.scores.tolist()
 
 

@@ -121,10 +121,12 @@ def test_memoised_and_cleared() -> None:
 
 def test_reader_items_and_with_profile() -> None:
     items = [Item("q", ("Tokyo",), "isTokyo1")]
+    assert reader_items(items, "spaced") is items
     assert reader_items(items, "squad") is items
     assert [it.candidate for it in reader_items(items, "robust")] == ["is Tokyo"]
     f1 = get_metric("f1")
-    assert with_profile(f1, "squad") is f1
+    assert with_profile(f1, "spaced") is f1
+    assert with_profile(f1, "squad").get_params()["normalize"] == "squad"
     assert with_profile(f1, "robust").get_params()["normalize"] == "robust"
     extract = get_metric("extract", metric="f1", short_tokens=3)
     robust = with_profile(extract, "robust")
@@ -153,12 +155,12 @@ OLD_ROBUST = {"panda": "28c0d62fa3e8bd53", "extract": "c425f0dc18fc711d"}
 
 
 @pytest.mark.parametrize(("metric_id", "params"), list(BEFORE))
-def test_squad_default_keeps_the_config_hash(metric_id: str, params: tuple) -> None:
+def test_spaced_default_keeps_the_config_hash(metric_id: str, params: tuple) -> None:
     want = BEFORE[(metric_id, params)]
     default = get_metric(metric_id, **dict(params))
     assert default.config_hash() == want
     assert "normalize" not in default.config()["params"]
-    assert get_metric(metric_id, **dict(params), normalize="squad").config_hash() == want
+    assert get_metric(metric_id, **dict(params), normalize="spaced").config_hash() == want
     robust = get_metric(metric_id, **dict(params), normalize="robust")
     assert robust.config_hash() != want
     assert robust.config()["reader"] == READER_VERSION
@@ -257,5 +259,6 @@ def test_squad_neural_scores_are_unchanged_by_the_parameter() -> None:
     items = _items([ORIGINAL, *GLUED])
     for metric_id in NEURAL:
         a = get_metric(metric_id, device="cpu").score_batch(items).scores
-        b = get_metric(metric_id, device="cpu", normalize="squad").score_batch(items).scores
-        assert a.tolist() == b.tolist()
+        for profile in ("spaced", "squad"):  # both read the text as given
+            b = get_metric(metric_id, device="cpu", normalize=profile).score_batch(items).scores
+            assert a.tolist() == b.tolist()
