@@ -184,3 +184,38 @@ def test_tab_goes_from_user_name_to_password_to_log_in(served: tuple[str, str], 
     expect(page.get_by_role("button", name="Log in")).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.get_by_text("Signed in as laptop")).to_be_visible()
+
+
+def test_tab_in_the_new_password_form_skips_the_show_password_buttons(
+    served: tuple[str, str], page: Any
+) -> None:
+    """Issue 33: Tab from "New password" landed on the field's show-password eye; it now goes
+    field -> field -> "Change password", and the eye still works with the mouse."""
+    from playwright.sync_api import expect
+
+    base, url = served
+    repo.add_user(url, "fresh", "annotator", "temporary-pw", must_change_password=True)
+    page.goto(base)
+    expect(page.get_by_text("No account yet?")).to_be_visible(timeout=120_000)
+    page.get_by_label("User name").fill("fresh")
+    page.get_by_role("textbox", name="Password").fill("temporary-pw")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Choose a new password")).to_be_visible()
+    new = page.get_by_role("textbox", name="New password", exact=True)
+    again = page.get_by_role("textbox", name="Repeat the new password")
+    page.wait_for_function(  # the component has run on the form's eyes
+        "() => { const b = [...document.querySelectorAll(\"button[aria-label='Show password']\")];"
+        " return b.length >= 2 && b.every((x) => x.getAttribute('tabindex') === '-1'); }"
+    )
+    new.focus()
+    page.keyboard.type("a-new-password-1")
+    page.keyboard.press("Tab")
+    expect(again).to_be_focused()
+    page.keyboard.type("a-new-password-1")
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name="Change password")).to_be_focused()
+    page.get_by_role("button", name="Show password").first.click()  # the mouse still shows it
+    expect(new).to_have_attribute("type", "text")
+    page.get_by_role("button", name="Change password").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_text("Signed in as fresh")).to_be_visible()
