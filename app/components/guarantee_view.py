@@ -93,22 +93,28 @@ def remember_outcome(dataset: str, result: GuaranteeFit | Guarantee | None) -> d
 
 
 def closest_band(fit: GuaranteeFit) -> str:
-    """The tested band that came nearest to passing, in words ("" when none was testable)."""
+    """Why no band: where the walk stopped, in words ("" when the fit has no tests).
+
+    Fixed-sequence testing walks from the largest share routed to people down and stops at
+    the first band that fails; bands after it are never tested, however small their p-value
+    (that is what keeps the promise), so the first failure is the reason, not the smallest p.
+    """
     tests = fit.tests
-    if not isinstance(tests, pd.DataFrame) or tests.empty or "p_value" not in tests:
+    needed = {"tested", "rejected", "p_value", "share", "n_right", "n_decided"}
+    if not isinstance(tests, pd.DataFrame) or tests.empty or not needed <= set(tests.columns):
         return ""
-    tried = tests[tests["testable"].astype(bool)] if "testable" in tests else tests
-    if tried.empty:
+    failed = tests[tests["tested"].astype(bool) & ~tests["rejected"].astype(bool)]
+    if failed.empty:
         return (
             " No band leaves the judge enough labelled items to test: every share it decides "
             "alone has too few labels."
         )
-    best = tried.loc[tried["p_value"].idxmin()]
+    first = failed.iloc[0]
     return (
-        f" Nearest: with {percent(float(best['share']))} of items to people the judge was "
-        f"right on {int(best['n_right'])} of the {int(best['n_decided'])} labelled items it "
-        f"decides alone (p = {float(best['p_value']):.3f}; the risk allows at most "
-        f"{fit.risk:g})."
+        f" The test walks from the most items to people down and stops at the first band that "
+        f"fails: with {percent(float(first['share']))} of items to people the judge was right "
+        f"on {int(first['n_right'])} of the {int(first['n_decided'])} labelled items it decides "
+        f"alone (p = {float(first['p_value']):.3f}, above the risk {fit.risk:g})."
     )
 
 

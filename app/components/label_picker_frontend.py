@@ -334,21 +334,22 @@ function makeController(root) {
     const here = d.item.external_id;
     let kind = null;
     let text = "";
+    let moved = false;
     if (ack && ack.nonce !== ctl.shownAck) {
       ctl.shownAck = ack.nonce;
       kind = ack.status;
       text = ack.text || "";
-      if (text && ack.item && String(ack.item) !== String(here)) text += ` Now item ${here}.`;
+      moved = !!(text && ack.item && String(ack.item) !== String(here));
     } else if (d.flash && d.flash.text) {
       kind = d.flash.kind;
       text = d.flash.text;
     }
     if (refused.length) {
       const what = refused.join(", ");
-      ctl.status("refused", `Not applied to item ${here}: ${what} was pressed while it was ` +
-        `loading; press it again now.` + (text ? ` (${text})` : ""));
+      ctl.status("refused", `Not applied to item ${here}: ${what} pressed while it loaded; ` +
+        "press it again." + (text ? ` (${text})` : ""));
     } else if (text) {
-      ctl.status(kind, text);
+      ctl.status(kind, moved ? `${text} · now showing item ${here}` : text);
     } else if (changed) {
       ctl.showPick();
     }

@@ -111,19 +111,18 @@ def main() -> None:
         on_select=partial(_pick_row, flag_ids),
         selection_mode="single-row",
     )
-    _flagged_item(url, flags)
     open_flags = flags[flags["resolved_at"].isna()]
-    if open_flags.empty:
-        return
-    labels = {
-        int(r.flag_id): f"#{r.flag_id} {r.external_id} ({r.user}): {str(r.reason)[:80]}"
-        for r in open_flags.itertuples()
-    }
-    st.selectbox("Resolve flag", list(labels), format_func=labels.__getitem__, index=None,
-                 key="flags_pick", placeholder="Choose an open flag")  # fmt: skip
-    st.text_input("What was decided", key="flags_resolution",
-                  placeholder="e.g. reference fixed and re-imported; item dropped")  # fmt: skip
-    st.button("Mark resolved", key="flags_resolve", on_click=_resolve, args=(url, user.name))
+    if not open_flags.empty:
+        labels = {
+            int(r.flag_id): f"#{r.flag_id} {r.external_id} ({r.user}): {str(r.reason)[:80]}"
+            for r in open_flags.itertuples()
+        }
+        st.selectbox("Resolve flag", list(labels), format_func=labels.__getitem__, index=None,
+                     key="flags_pick", placeholder="Choose an open flag")  # fmt: skip
+        st.text_input("What was decided", key="flags_resolution",
+                      placeholder="e.g. reference fixed and re-imported; item dropped")  # fmt: skip
+        st.button("Mark resolved", key="flags_resolve", on_click=_resolve, args=(url, user.name))
+    _flagged_item(url, flags)
 
 
 if __name__ == "__main__":

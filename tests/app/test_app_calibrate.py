@@ -189,7 +189,9 @@ def test_a_guarantee_the_labels_cannot_support_says_how_many_more(store: str) ->
     assert "calibration labels cannot support a guarantee" in message
     more = re.search(r"About (\d+) more labels would be needed", message)
     assert more is not None and int(more.group(1)) > 0, message
-    assert "Nearest: with " in message or "enough labelled items to test" in message
+    assert "stops at the first band that fails: with " in message or (
+        "enough labelled items to test" in message
+    )
     assert not at.status, [s.label for s in at.status]  # no frozen "Step 6 of 8" box
     assert "More labels needed" not in {m.label for m in at.metric}
     assert any(h.value == "Guarantee: not supported" for h in at.subheader)
