@@ -1,7 +1,7 @@
 """Screens on a laptop, in a real Chromium at 1366x768 (issue 21, items 5, 7 and 11).
 
 * Item 5: after a keyboard label and Enter, the question, the label buttons, the Save button
-  and the status line ("Saved: ...") all lie inside the 1366x768 viewport, unscrolled: the
+  and the status line ("Saved item ...: ...") all lie inside the 1366x768 viewport, unscrolled: the
   annotator sees the feedback of every key without scrolling.
 * Item 7: reopening a skipped, unlabelled item (after the queue ran out) does not show the
   previous item's "Saved: unclear" as if it were this item's.
@@ -119,7 +119,7 @@ def test_save_and_status_are_on_screen_at_1366x768_after_a_keyboard_label(
     page.keyboard.press("Enter")
     _wait_item(page, "f1")
     status = page.locator("[data-qp=status]")
-    expect(status).to_contain_text("Saved: unclear")
+    expect(status).to_contain_text("Saved item f0: unclear")
     page.keyboard.press("y")
     expect(page.get_by_role("button", name="Clearly correct")).to_have_attribute(
         "aria-pressed", "true"
@@ -219,3 +219,29 @@ def test_tab_in_the_new_password_form_skips_the_show_password_buttons(
     page.get_by_role("button", name="Change password").focus()
     page.keyboard.press("Enter")
     expect(page.get_by_text("Signed in as fresh")).to_be_visible()
+
+
+def test_assign_inputs_the_items_choice_ignores_are_disabled_in_the_browser(
+    served: tuple[str, str], page: Any
+) -> None:
+    """Issue 33: N / FIRST / LAST stayed live under "All items" (the deal form only read the
+    choice on submit); the choice now reruns the page and disables what it ignores."""
+    from playwright.sync_api import expect
+
+    base, url = served
+    repo.add_user(url, "boss", "researcher", "pw-boss")
+    log_in(page, "boss", "pw-boss", base=base)
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Assign", exact=True).click()
+    n = page.get_by_role("spinbutton", name="N", exact=True)
+    first = page.get_by_role("spinbutton", name="FIRST", exact=True)
+    last = page.get_by_role("spinbutton", name="LAST", exact=True)
+    expect(n).to_be_disabled(timeout=60_000)
+    expect(first).to_be_disabled()
+    expect(last).to_be_disabled()
+    page.get_by_text("The next N items nobody has yet").click()
+    expect(n).to_be_enabled()
+    expect(first).to_be_disabled()
+    page.get_by_text("Items FIRST to LAST (import order)").click()
+    expect(first).to_be_enabled()
+    expect(last).to_be_enabled()
+    expect(n).to_be_disabled()
