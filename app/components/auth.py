@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from app.components import password_tab
 from qaeval_core.errors import NotFoundError, QAEvalError
 from qaeval_core.store import auth as passwords
 from qaeval_core.store import login_sessions, repo
@@ -187,6 +188,7 @@ def password_change_form(user: SessionUser, *, forced: bool = False) -> None:
             "Your password is a temporary one (set by `qaeval demo` or an admin). Choose a new "
             f"one of at least {passwords.MIN_PASSWORD_LENGTH} characters before you go on."
         )
+    password_tab.skip_show_password_buttons(key="own_password_tab")
     with st.form("own_password", clear_on_submit=True):
         new = st.text_input(
             "New password", type="password", key="own_pw_new", autocomplete="new-password"

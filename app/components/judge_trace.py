@@ -25,11 +25,19 @@ import pandas as pd
 import streamlit as st
 
 from app.components import safe_text
+from app.components import triage_widgets as tw
 from qaeval_core.errors import QAEvalError
 from qaeval_core.judge import Judge
 from qaeval_core.store import repo
 
-__all__ = ["TIER_NAMES", "item_judge_trace", "show_judge_trace", "tier_text", "trace_section"]
+__all__ = [
+    "TIER_NAMES",
+    "item_judge_trace",
+    "show_judge_trace",
+    "tier_text",
+    "trace_picker",
+    "trace_section",
+]
 
 #: Who decided an item (``judge_tier`` / the trace's ``tier``), in words.
 TIER_NAMES = {
@@ -129,3 +137,14 @@ def trace_section(url: str, calibration: str | None, item: dict[str, Any], *, ke
         safe_text.show_error(exc)
         return
     show_judge_trace(judged, key=key)
+
+
+def trace_picker(url: str, dataset: str, item: dict[str, Any], *, key: str) -> None:
+    """The trace of an item opened from a table of items (Explorer's tables, Flags): pick the
+    saved judge (the dataset's newest preselected), then the toggle (issue 33: the trace was
+    reachable from Explorer's "Final labels" only)."""
+    calibration = tw.calibration_picker(
+        url, key=f"{key}_calibration", dataset=dataset, optional=True,
+        label="Judge for the trace",
+    )  # fmt: skip
+    trace_section(url, calibration, item, key=key)

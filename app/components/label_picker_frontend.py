@@ -57,7 +57,8 @@ label { display: block; font-size: 0.85rem; margin-top: 0.4rem; }
 .status { flex: 1; min-height: 1.4rem; margin: 0; padding: 0.3rem 0.6rem; border-radius: 0.4rem;
   font-size: 0.9rem; }
 .status.success { background: rgba(33, 195, 84, 0.15); }
-.status.info { background: rgba(28, 131, 225, 0.12); }
+.status.info, .status.pick { background: rgba(28, 131, 225, 0.12); }
+.status.idle { opacity: 0.75; }
 .status.warning, .status.refused { background: rgba(255, 189, 69, 0.3); }
 .status.error { background: rgba(255, 43, 43, 0.15); }
 .status.pending { background: rgba(128, 128, 128, 0.15); }
@@ -95,7 +96,7 @@ function makeController(root) {
   const ctl = {
     root, data: null, view: null, itemId: null, pick: { value: null, rule: null },
     pending: null, shownAt: 0, lastAct: 0, active: 0, focus: undefined, gen: 0,
-    shownAck: null, trigger: null, flagOpen: false,
+    shownAck: null, trigger: null, flagOpen: false, refused: [],
   };
   const now = () => performance.now() / 1000;
   const cap = () => Number((ctl.data && ctl.data.idle_cap) || 60);
@@ -126,8 +127,26 @@ function makeController(root) {
   };
 
   ctl.refuse = (what) => {
+    if (!ctl.refused.includes(what)) ctl.refused.push(what);
     ctl.status("refused", `Not applied: ${what} (the next item is loading; press it again ` +
       "when it appears).");
+  };
+
+  // What the status line says about the item on screen and its pick: it replaces the last
+  // acknowledgement as soon as the person acts on this item, so "Saved item A" never stays
+  // beside item B's label or flag box (issue 33).
+  ctl.name = () => (ctl.data ? ctl.data.item.external_id : "");
+  ctl.showPick = () => {
+    const d = ctl.data;
+    if (!d) return;
+    const label = d.labels.find((l) => l.value === ctl.pick.value);
+    if (!label) {
+      const keys = d.labels.map((l) => l.key).join(", ");
+      return ctl.status("idle", `Item ${ctl.name()}: pick a label (${keys}), then Enter.`);
+    }
+    const rule = ctl.pick.rule === null ? "" : ` · rule ${ctl.pick.rule}`;
+    ctl.status("pick", `Item ${ctl.name()}: ${label.title.toLowerCase()}${rule} picked; ` +
+      "Enter saves.");
   };
 
   ctl.drawPick = () => {
@@ -143,11 +162,13 @@ function makeController(root) {
     if (ctl.pending) return ctl.refuse("label");
     ctl.pick.value = v;
     ctl.drawPick();
+    ctl.showPick();
   };
   ctl.setRule = (r) => {
     if (ctl.pending) return ctl.refuse("rule");
     ctl.pick.rule = r === null || r === ctl.pick.rule ? null : r;
     ctl.drawPick();
+    ctl.showPick();
   };
 
   ctl.save = () => {
@@ -165,6 +186,7 @@ function makeController(root) {
     const box = root.querySelector("[data-qp=flagbox]");
     box.hidden = false;
     ctl.flagOpen = true;
+    ctl.status("info", `Item ${ctl.name()}: why does it need review? Enter sends, Esc cancels.`);
     box.querySelector("input").focus();
   };
 
@@ -238,7 +260,7 @@ function makeController(root) {
     saverow.appendChild(el("button", { class: "save", "data-qp": "save",
       onclick: () => ctl.save() }, el("kbd", { text: "Enter" }),
       d.review ? "Save edit" : "Save & next"));
-    saverow.appendChild(el("div", { class: "status info", "data-qp": "status", role: "status",
+    saverow.appendChild(el("div", { class: "status idle", "data-qp": "status", role: "status",
       "aria-live": "polite" }));
     right.appendChild(saverow);
     const nav = el("div", { class: "nav" });
@@ -283,6 +305,7 @@ function makeController(root) {
   ctl.update = (d) => {
     ctl.data = d;
     const ack = d.ack;
+    let refused = [];
     if (ctl.pending) {
       const answered = ack && ack.nonce === ctl.pending.nonce;
       if (!answered && d.view === ctl.view) {
@@ -290,9 +313,12 @@ function makeController(root) {
         return;  // an older run's page: keep the item and keep refusing keys
       }
       ctl.pending = null;
+      refused = ctl.refused;
+      ctl.refused = [];
       root.host && root.host.removeAttribute("data-qp-pending");
     }
-    if (d.view !== ctl.view) {
+    const changed = d.view !== ctl.view;
+    if (changed) {
       ctl.view = d.view;
       ctl.itemId = d.item.id;
       ctl.pick = { value: d.pick ? d.pick.value : null, rule: d.pick ? d.pick.rule : null };
@@ -303,11 +329,29 @@ function makeController(root) {
       ctl.render(d);
       root.host && root.host.setAttribute("data-qp-item", String(d.item.external_id));
     }
+    // The acknowledgement names the item it answered; on another item it says which one is
+    // shown now, and a key refused while this item loaded is reported for this item.
+    const here = d.item.external_id;
+    let kind = null;
+    let text = "";
+    let moved = false;
     if (ack && ack.nonce !== ctl.shownAck) {
       ctl.shownAck = ack.nonce;
-      ctl.status(ack.status, ack.text);
+      kind = ack.status;
+      text = ack.text || "";
+      moved = !!(text && ack.item && String(ack.item) !== String(here));
     } else if (d.flash && d.flash.text) {
-      ctl.status(d.flash.kind, d.flash.text);
+      kind = d.flash.kind;
+      text = d.flash.text;
+    }
+    if (refused.length) {
+      const what = refused.join(", ");
+      ctl.status("refused", `Not applied to item ${here}: ${what} pressed while it loaded; ` +
+        "press it again." + (text ? ` (${text})` : ""));
+    } else if (text) {
+      ctl.status(kind, moved ? `${text} · now showing item ${here}` : text);
+    } else if (changed) {
+      ctl.showPick();
     }
     if (d.focus !== ctl.focus) {
       ctl.focus = d.focus;
@@ -328,7 +372,10 @@ function makeController(root) {
       else if (field === "reason" && e.key === "Enter") { e.preventDefault(); ctl.sendFlag(); }
       else if (e.key === "Escape") {
         target.blur();
-        if (target.dataset.qp === "reason") root.querySelector("[data-qp=flagbox]").hidden = true;
+        if (target.dataset.qp === "reason") {
+          root.querySelector("[data-qp=flagbox]").hidden = true;
+          ctl.showPick();
+        }
       }
       return;
     }

@@ -137,20 +137,21 @@ def llm_controls(url: str) -> tuple[bool, dict[str, str]]:
         "judge then asks it only about the items the cheap judge doubts most, and people get "
         "what is still doubtful. The share each gets is read off a cross-validated curve.",
     )  # fmt: skip
+    off = "" if on else " Used only with 'Add an LLM tier' on."
     model = l2.text_input(
-        "LLM", DEFAULT_JUDGE_LLM, key="calibrate_llm_model",
+        "LLM", DEFAULT_JUDGE_LLM, key="calibrate_llm_model", disabled=not on,
         help=f"{DEFAULT_JUDGE_LLM}: the packaged Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF); or "
         "a .gguf file, a transformers folder or hub name; with an endpoint, the model name "
-        "the endpoint serves.",
+        f"the endpoint serves.{off}",
     )  # fmt: skip
     endpoint = l3.text_input(
         "Endpoint URL (optional)", key="calibrate_llm_url", placeholder="http://host:8000/v1",
-        help="An OpenAI-compatible endpoint returning log-probabilities (vLLM, llama.cpp "
-        "server). Empty: the model runs on this machine.",
+        disabled=not on, help="An OpenAI-compatible endpoint returning log-probabilities "
+        f"(vLLM, llama.cpp server). Empty: the model runs on this machine.{off}",
     )  # fmt: skip
     prompt = l4.selectbox(
-        "Prompt", list(PROMPTS), key="calibrate_llm_prompt",
-        help="naqt: the annotators' rules, yes/no; lave: LAVE's 1-3 rating.",
+        "Prompt", list(PROMPTS), key="calibrate_llm_prompt", disabled=not on,
+        help=f"naqt: the annotators' rules, yes/no; lave: LAVE's 1-3 rating.{off}",
     )  # fmt: skip
     hint = install_hint(DEFAULT_JUDGE_LLM)
     if hint is not None:

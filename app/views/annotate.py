@@ -35,6 +35,7 @@ S = st.session_state
 
 _DEFAULTS: dict[str, Any] = {
     "ann_item": None,  # the item on screen (id) or None
+    "ann_item_name": None,  # its external id: every acknowledgement names its item
     "ann_review": False,  # editing an earlier label
     "ann_view": 0,  # increases each time an item is opened: messages name the view they saw
     "ann_pick": None,  # preloaded pick for review mode
@@ -52,6 +53,7 @@ _DEFAULTS: dict[str, Any] = {
 def _open(item: ann.QueueItem | None, *, review: bool, user_id: int, url: str) -> None:
     """Show ``item`` as a new view; in review mode preload the user's current label."""
     S.ann_item = item.id if item else None
+    S.ann_item_name = item.external_id if item else None
     S.ann_review = review and item is not None
     S.ann_view = int(S.ann_view) + 1
     S.ann_started = time.time()
@@ -68,8 +70,15 @@ def _open_next(user_id: int, dataset: str, url: str) -> None:
 
 def _ack(nonce: str, status: str, text: str) -> None:
     """Answer the message ``nonce``; the answer belongs to the view on screen now (an action
-    that opens another item moves it there: :func:`handle_message`)."""
-    S.ann_ack = {"nonce": nonce, "status": status, "text": text, "view": S.ann_view}
+    that opens another item moves it there: :func:`handle_message`). ``item`` names the item
+    the message acted on, so the picker never shows it as the next item's state (issue 33)."""
+    S.ann_ack = {
+        "nonce": nonce,
+        "status": status,
+        "text": text,
+        "view": S.ann_view,
+        "item": S.ann_item_name,
+    }
 
 
 def _shown_ack() -> dict[str, Any] | None:
@@ -103,7 +112,11 @@ def _save(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str)
     )
     rule = f" · rule {rec.rule}" if rec.rule else ""
     verb = "Updated" if S.ann_review else "Saved"
-    _ack(nonce, "success", f"{verb}: {rec.value.title}{rule} · {rec.seconds or 0:.1f} s active")
+    _ack(
+        nonce,
+        "success",
+        f"{verb} item {S.ann_item_name}: {rec.value.title}{rule} · {rec.seconds or 0:.1f} s active",
+    )
     if S.ann_review:
         nxt = ann.following_item(url, user_id, dataset, after=item_id)
         if nxt is not None:
@@ -117,7 +130,8 @@ def _skip(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str)
     _ack(
         nonce,
         "info",
-        "Skipped: it stays out of your queue (filter 'skipped') until you revisit it.",
+        f"Skipped item {S.ann_item_name}: it stays out of your queue (filter 'skipped') until "
+        "you revisit it.",
     )
     _open_next(user_id, dataset, url)
 
@@ -125,7 +139,11 @@ def _skip(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str)
 def _flag(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
     reason = str(msg.get("reason") or "")
     ann.flag_item(url, user_id, int(S.ann_item), reason, login=auth.login_token())
-    _ack(nonce, "info", "Flagged for review: a researcher will see your reason.")
+    _ack(
+        nonce,
+        "info",
+        f"Flagged item {S.ann_item_name} for review: a researcher will see your reason.",
+    )
     _open_next(user_id, dataset, url)
 
 
@@ -183,8 +201,8 @@ def handle_message(msg: dict[str, Any] | None, user_id: int, dataset: str, url: 
         _ack(
             nonce,
             "refused",
-            "Not applied: the item changed before your key arrived. Check the item on screen "
-            "and press the key again.",
+            f"Not applied to item {S.ann_item_name}: the item changed before your key arrived. "
+            "Check the item on screen and press the key again.",
         )
         return
     try:

@@ -42,6 +42,13 @@ def _deal_items(choice: str, n: int, first: int, last: int) -> dict[str, object]
     return {}
 
 
+def _used_with(how: str, which: str) -> str:
+    """The help of an input read by one "Items" choice only: which, and whether it is now."""
+    name = next(k for k, v in ITEM_CHOICES.items() if v == how)
+    now = "" if ITEM_CHOICES[which] == how else f" Ignored now ('{which}')."
+    return f"Used with Items '{name}'.{now}"
+
+
 def show_deal_notes(result: ann.DealResult) -> None:
     """What a deal left alone and why (:meth:`~qaeval_core.store.annotation.DealResult.notes`)."""
     for note in result.notes():
@@ -49,7 +56,10 @@ def show_deal_notes(result: ann.DealResult) -> None:
 
 
 def _deal_form(dataset: str, people: list[str], url: str, user: str) -> None:
-    with st.form("deal"):
+    # Not an st.form: the "Items" choice reruns the page, so N / FIRST / LAST are disabled,
+    # with the reason, under a choice that ignores them (issue 33). Nothing is dealt before
+    # "Deal".
+    with st.container(border=True):
         safe_text.section("Deal items")
         chosen = st.multiselect("Annotators", people, key="deal_annotators")
         c1, c2, c3 = st.columns(3)
@@ -61,9 +71,19 @@ def _deal_form(dataset: str, people: list[str], url: str, user: str) -> None:
         )  # fmt: skip
         which = st.radio("Items", list(ITEM_CHOICES), horizontal=True, key="deal_which")
         i1, i2, i3, i4 = st.columns(4)
-        n = i1.number_input("N", 1, 10_000_000, 40, key="deal_n")
-        first = i2.number_input("FIRST", 1, 10_000_000, 1, key="deal_first")
-        last = i3.number_input("LAST", 1, 10_000_000, 40, key="deal_last")
+        how = ITEM_CHOICES[which]
+        n = i1.number_input(
+            "N", 1, 10_000_000, 40, key="deal_n", disabled=how != "next",
+            help=_used_with("next", which),
+        )  # fmt: skip
+        first = i2.number_input(
+            "FIRST", 1, 10_000_000, 1, key="deal_first", disabled=how != "range",
+            help=_used_with("range", which),
+        )  # fmt: skip
+        last = i3.number_input(
+            "LAST", 1, 10_000_000, 40, key="deal_last", disabled=how != "range",
+            help=_used_with("range", which),
+        )  # fmt: skip
         quota = i4.number_input(
             "Max new items per annotator", 0, 10_000_000, 0, key="deal_quota",
             help="0: no limit. Items the quota leaves stay undealt (the result says how many).",
@@ -77,7 +97,7 @@ def _deal_form(dataset: str, people: list[str], url: str, user: str) -> None:
             help="Shuffled uses the same seeded order for everyone, so overlap labels come early.",
         )
         seed = c5.number_input("Seed", 0, 2**31 - 1, 0, key="deal_seed")
-        submitted = st.form_submit_button("Deal", type="primary", key="deal_submit")
+        submitted = st.button("Deal", type="primary", key="deal_submit")
     if not submitted:
         return
     overlap = {

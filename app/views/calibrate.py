@@ -24,7 +24,12 @@ from app.components import analysis_widgets as aui
 from app.components import auth, llm_tier, safe_text
 from app.components.cost_frontier import cost_section
 from app.components.effort_curve import effort_section
-from app.components.guarantee_view import guarantee_section, guarantee_text, unsupported_section
+from app.components.guarantee_view import (
+    guarantee_section,
+    guarantee_text,
+    remember_outcome,
+    unsupported_section,
+)
 from app.components.triage_widgets import band_text, cell
 from qaeval_core import analysis, workflows
 from qaeval_core.calibrate import active, summary
@@ -51,6 +56,8 @@ from qaeval_core.workflows.calibration import calibration_steps
 _RESULT = "calibrate_result"
 #: The last fit's guarantee that the labels could not support (shown instead of results).
 _UNSUPPORTED = "calibrate_unsupported"
+#: What changed in the guarantee since the fit before the last one (words; "" for none).
+_CHANGE = "calibrate_guarantee_change"
 #: What "score with fast CPU metrics" runs (seconds for thousands of items).
 FAST_METRICS = ("em", "f1", "contains", "rougeL")
 MEASURE_NAMES = {"accuracy": "accuracy", "balanced_accuracy": "balanced acc.", "f1": "F1"}
@@ -75,6 +82,14 @@ class FitRun:
     llm_error: str | None = None
 
 
+def _used_with(control: str, band_by: str) -> str:
+    """Which "Leave to people" choices read ``control``, and whether the current one does."""
+    uses = {"share": ("share",), "target": ("target", "guarantee"), "risk": ("guarantee",)}
+    names = [k for k, v in BAND_CHOICES.items() if v in uses[control]]
+    now = "" if BAND_CHOICES[band_by] in uses[control] else f" Ignored now ('{band_by}')."
+    return f"Used when leaving to people {' or '.join(repr(n) for n in names)}.{now}"
+
+
 def _metrics(columns: list[str]) -> list[Metric] | None:
     """The chosen default columns as metrics (None: the library's whole default set)."""
     if set(columns) == {c for c, _, _ in DEFAULT_METRICS}:
@@ -85,7 +100,9 @@ def _metrics(columns: list[str]) -> list[Metric] | None:
 def _fit_form(url: str, dataset: str) -> None:
     defaults = [c for c, _, _ in DEFAULT_METRICS]
     n_taught, n_taught_questions = knowledge_counts(url, dataset)
-    with st.form("calibrate_form"):
+    # Not an st.form: a choice must rerun the page so the controls it ignores are disabled with
+    # the reason (issue 33); the fit still starts only on "Fit".
+    with st.container(border=True):
         chosen = st.multiselect(
             "Metrics",
             defaults,
@@ -119,13 +136,19 @@ def _fit_form(url: str, dataset: str) -> None:
             "at least the target accuracy with 1 - risk confidence (a guarantee tested on "
             "the labels).",
         )  # fmt: skip
-        share = b2.slider("Human share (%)", 0, 50, 10, key="calibrate_share")
+        how = BAND_CHOICES[band_by]
+        share = b2.slider(
+            "Human share (%)", 0, 50, 10, key="calibrate_share", disabled=how != "share",
+            help=_used_with("share", band_by),
+        )  # fmt: skip
         target = b3.number_input(
-            "Target accuracy", 0.5, 1.0, 0.9, 0.01, "%.3f", key="calibrate_target"
-        )
+            "Target accuracy", 0.5, 1.0, 0.9, 0.01, "%.3f", key="calibrate_target",
+            disabled=how == "share", help=_used_with("target", band_by),
+        )  # fmt: skip
         risk = b4.number_input(
             "Risk (guarantee)", 0.01, 0.5, 0.1, 0.01, "%.2f", key="calibrate_risk",
-            help="The chance allowed that the guarantee fails: 0.1 is 90% confidence.",
+            disabled=how != "guarantee", help="The chance allowed that the guarantee fails: 0.1 "
+            "is 90% confidence. " + _used_with("risk", band_by),
         )  # fmt: skip
         i1, i2 = st.columns(2)
         inputs = i1.radio(
@@ -156,7 +179,7 @@ def _fit_form(url: str, dataset: str) -> None:
             "The saved judge keeps a snapshot of them. None accepted yet: nothing to use.",
         )  # fmt: skip
         use_llm, llm_fields = llm_tier.llm_controls(url)
-        submitted = st.form_submit_button("Fit", type="primary", key="calibrate_fit")
+        submitted = st.button("Fit", type="primary", key="calibrate_fit")
     if not submitted:
         return
     metrics = _metrics(chosen)
@@ -184,8 +207,9 @@ def _fit_form(url: str, dataset: str) -> None:
     names += [LLM_STEP] if llm is not None else []
     names += [QUALITY_STEP]
     names += [CURVES_STEP] if curves else []
-    try:
-        with st.status("Fitting ...", expanded=True) as status:
+    progress_box = st.empty()  # emptied when the guarantee is refused: one message, not a
+    try:  # progress box frozen at its step (issue 33)
+        with progress_box.container(), st.status("Fitting ...", expanded=True) as status:
             shown = FitProgress(status)
             steps = Steps(shown, names)
             fit = calibrate_dataset(
@@ -215,8 +239,10 @@ def _fit_form(url: str, dataset: str) -> None:
                 )  # fmt: skip
             shown.finish(f"Fitted on {fit.report.n_labels} labels{_tier_note(fit, tier)}.")
     except GuaranteeNotSupported as exc:  # stated in words below, with the labels needed
+        progress_box.empty()
         st.session_state.pop(_RESULT, None)
-        st.session_state[_UNSUPPORTED] = {"dataset": dataset, "fit": exc.fit}
+        outcome = remember_outcome(dataset, exc.fit)
+        st.session_state[_UNSUPPORTED] = {"dataset": dataset, "fit": exc.fit, **outcome}
         return
     except (QAEvalError, ValueError) as exc:
         st.error(str(exc), icon=":material/error:")
@@ -224,6 +250,8 @@ def _fit_form(url: str, dataset: str) -> None:
     # A plain dict: Streamlit re-executes this file as __main__ on every run, so an instance of
     # the previous run's FitRun class would fail isinstance checks on the next one.
     st.session_state.pop(_UNSUPPORTED, None)
+    if triage.guarantee is not None:
+        st.session_state[_CHANGE] = remember_outcome(dataset, fit.judge.guarantee)["change"]
     st.session_state[_RESULT] = {
         "dataset": dataset,
         "fit": fit,
@@ -407,7 +435,7 @@ def _results(url: str, user: auth.SessionUser, run: FitRun) -> None:
     else:
         judge = effort_section(run.fit.judge, report.effort_curve, key="calibrate_band",
                                n_items=n_items)  # fmt: skip
-        guarantee_section(run.fit.judge, judge)
+        guarantee_section(run.fit.judge, judge, change=st.session_state.get(_CHANGE, ""))
 
     st.subheader("Save")
     with st.form("calibrate_save"):
@@ -527,7 +555,7 @@ def _labels_needed(frames: analysis.Frames, run: FitRun | None) -> None:
     conf = c4.selectbox("Confidence", [0.9, 0.95, 0.99], index=1, key="calibrate_conf")
     deff = active.design_effect_from_width(p, int(n), measured)
     more = active.labels_needed_for_ci(p, int(n), float(width), float(conf), design_effect=deff)
-    st.metric("More labels needed", more)
+    st.metric("More labels for this interval width", more)
     st.caption(
         f"Wilson interval for a proportion of {p:.3f}"
         + (f", inflated by the design effect {deff:.2f} that the fit's grouped bootstrap CI "
@@ -552,7 +580,7 @@ def main() -> None:
         _results(url, user, run)
     unsupported = st.session_state.get(_UNSUPPORTED)
     if run is None and isinstance(unsupported, dict) and unsupported["dataset"] == dataset:
-        unsupported_section(unsupported["fit"])
+        unsupported_section(unsupported["fit"], change=unsupported.get("change", ""))
     _saved(url)
     _active(url, dataset, run)
 

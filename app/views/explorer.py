@@ -102,14 +102,16 @@ def main() -> None:
         caption="Pick a metric: where does it disagree with people, and why?",
     )
     url = auth.store_url()
-    c1, c2 = st.columns(2)
+    c1, _ = st.columns(2)
     with c1:
         dataset = aui.dataset_picker(url, key="explorer_dataset")
     assert dataset is not None
     frames = aui.load_frames(url, dataset)
     metric_tab, final_tab = st.tabs(["Metric vs humans", "Final labels"])
     with metric_tab:
-        _metric(url, frames, c2)
+        # The metric picker lives in the tab that reads it: above the tabs it stayed live on
+        # "Final labels", which ignores it (issue 33).
+        _metric(url, dataset, frames, st.columns(2)[0])
     with final_tab:
         _final_labels(url, dataset, frames)
 
@@ -154,7 +156,7 @@ def _final_labels(url: str, dataset: str, frames: analysis.Frames) -> None:
     judge_trace.trace_section(url, calibration, detail.item, key="explorer_final_trace")
 
 
-def _metric(url: str, frames: analysis.Frames, picker: Any) -> None:
+def _metric(url: str, dataset: str, frames: analysis.Frames, picker: Any) -> None:
     """Confusion, score distribution and worst disagreements of one metric."""
     if not frames.metric_ids:
         aui.offer_scoring(url, frames.items["dataset"].iloc[0], key="explorer_score")
@@ -208,7 +210,9 @@ def _metric(url: str, frames: analysis.Frames, picker: Any) -> None:
     st.caption("Select a row to open the item.")
     names = dict(zip(item_ids, worst["external_id"].astype(str), strict=True))
     item_id = aui.item_picker("Item", item_ids, key=ITEM_KEY, format_func=names.get)
-    aui.show_item(analysis.item_detail(url, int(item_id)), key="explorer_detail")
+    detail = analysis.item_detail(url, int(item_id))
+    aui.show_item(detail, key="explorer_detail")
+    judge_trace.trace_picker(url, dataset, detail.item, key="explorer_trace")
 
 
 if __name__ == "__main__":  # Streamlit runs pages as __main__; tests import helpers

@@ -8,9 +8,14 @@ item skipped until they revisit it.
 
 from __future__ import annotations
 
+from functools import partial
+
+import pandas as pd
 import streamlit as st
 
-from app.components import auth
+from app.components import analysis_widgets as aui
+from app.components import auth, judge_trace
+from qaeval_core import analysis
 from qaeval_core.analysis.formatting import display_frame
 from qaeval_core.errors import QAEvalError
 from qaeval_core.store import repo
@@ -30,6 +35,31 @@ FLAG_HEADERS = {
     "resolved_by": "Resolved by",
     "resolution": "What was decided",
 }
+
+
+TABLE_KEY = "flags_table"
+ITEM_KEY = "flags_item"
+
+
+def _pick_row(flag_ids: list[int]) -> None:
+    """Selecting a row opens its flagged item below the table."""
+    rows = st.session_state[TABLE_KEY].selection.rows
+    if rows:
+        st.session_state[ITEM_KEY] = flag_ids[rows[0]]
+
+
+def _flagged_item(url: str, flags: pd.DataFrame) -> None:
+    """The flagged item in full, with the judge's trace (issue 33: it could not be opened)."""
+    st.subheader("Flagged item")
+    names = {
+        int(r.flag_id): f"#{r.flag_id} · item {r.external_id} · {r.dataset}"
+        for r in flags.itertuples()
+    }
+    items = {int(r.flag_id): int(r.item_id) for r in flags.itertuples()}
+    flag_id = aui.item_picker("Flag", list(names), key=ITEM_KEY, format_func=names.get)
+    detail = analysis.item_detail(url, items[flag_id])
+    aui.show_item(detail, key="flags_detail")
+    judge_trace.trace_picker(url, str(detail.item["dataset"]), detail.item, key="flags_trace")
 
 
 def _resolve(url: str, user: str) -> None:
@@ -67,25 +97,32 @@ def main() -> None:
     if flags.empty:
         st.success("No open flags." if show != "all" else "Nobody flagged an item yet.")
         return
-    st.caption(f"{len(flags)} flag(s), newest first. Text is shown as typed (never as markup).")
+    st.caption(
+        f"{len(flags)} flag(s), newest first. Text is shown as typed (never as markup). "
+        "Select a row to open its item below."
+    )
+    flag_ids = flags["flag_id"].astype(int).tolist()
     st.dataframe(
         display_frame(flags[list(FLAG_HEADERS)], FLAG_HEADERS),
         hide_index=True,
         width="stretch",
         column_config={"Question": st.column_config.TextColumn(width="medium")},
+        key=TABLE_KEY,
+        on_select=partial(_pick_row, flag_ids),
+        selection_mode="single-row",
     )
     open_flags = flags[flags["resolved_at"].isna()]
-    if open_flags.empty:
-        return
-    labels = {
-        int(r.flag_id): f"#{r.flag_id} {r.external_id} ({r.user}): {str(r.reason)[:80]}"
-        for r in open_flags.itertuples()
-    }
-    st.selectbox("Resolve flag", list(labels), format_func=labels.__getitem__, index=None,
-                 key="flags_pick", placeholder="Choose an open flag")  # fmt: skip
-    st.text_input("What was decided", key="flags_resolution",
-                  placeholder="e.g. reference fixed and re-imported; item dropped")  # fmt: skip
-    st.button("Mark resolved", key="flags_resolve", on_click=_resolve, args=(url, user.name))
+    if not open_flags.empty:
+        labels = {
+            int(r.flag_id): f"#{r.flag_id} {r.external_id} ({r.user}): {str(r.reason)[:80]}"
+            for r in open_flags.itertuples()
+        }
+        st.selectbox("Resolve flag", list(labels), format_func=labels.__getitem__, index=None,
+                     key="flags_pick", placeholder="Choose an open flag")  # fmt: skip
+        st.text_input("What was decided", key="flags_resolution",
+                      placeholder="e.g. reference fixed and re-imported; item dropped")  # fmt: skip
+        st.button("Mark resolved", key="flags_resolve", on_click=_resolve, args=(url, user.name))
+    _flagged_item(url, flags)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.components import auth, safe_text
+from app.components import auth, password_tab, safe_text
 from qaeval_core.errors import QAEvalError
 from qaeval_core.store import auth as passwords
 from qaeval_core.store import repo
@@ -26,6 +26,7 @@ TEMPORARY = (
 
 def _add_form(url: str) -> None:
     safe_text.section("Add a user")
+    password_tab.skip_show_password_buttons(key="users_password_tab")  # both password forms
     with st.form("add_user", clear_on_submit=True):
         c1, c2 = st.columns(2)
         name = c1.text_input("User name", key="user_name")

@@ -99,6 +99,42 @@ def _summary(frame: Any, labels: list[str], seconds: dict[str, float] | None = N
     console.print(table)
 
 
+def metric_blocks(rows: list[dict[str, Any]], width: int) -> list[str]:
+    """One block per metric, wrapped at word and parameter boundaries to ``width`` columns.
+
+    A table squeezed five columns into 80 and folded the defaults into one-word lines (issue
+    33); a block gives each metric the full width: the id with its kind, then the description
+    and the defaults indented under it.
+    """
+    import textwrap
+
+    width = max(40, int(width))
+    indent = "    "
+    lines: list[str] = []
+    for r in rows:
+        models = "loads models" if r["needs_models"] else "no models"
+        lines.append("")
+        lines.append(f"{r['id']}  ({r['kind']}, {models})")
+        lines.extend(
+            textwrap.wrap(
+                str(r["description"]), width, initial_indent=indent, subsequent_indent=indent
+            )
+        )
+        params = [f"{k}={v!r}" for k, v in r["defaults"].items()]
+        text = "defaults: " + (", ".join(params) if params else "none")
+        lines.extend(
+            textwrap.wrap(
+                text,
+                width,
+                initial_indent=indent,
+                subsequent_indent=indent + "  ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        )
+    return lines
+
+
 def add_commands(app: typer.Typer) -> None:
     @app.command("metrics")
     def metrics_(
@@ -107,8 +143,6 @@ def add_commands(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """List every metric: id, kind, whether it loads models, default parameters."""
-        from rich.table import Table
-
         from qaeval_core.metrics.base import metric_class, metric_ids
 
         rows = []
@@ -126,18 +160,15 @@ def add_commands(app: typer.Typer) -> None:
         if as_json:
             console.print_json(json.dumps(to_jsonable(rows)))
             return
-        table = Table(title="qaeval metrics (use --metrics id or id:param=value,...)")
-        table.add_column("id", no_wrap=True)
-        for col in ("kind", "models", "defaults", "description"):
-            table.add_column(col, overflow="fold")
-        for r in rows:
-            defaults = ", ".join(f"{k}={v!r}" for k, v in r["defaults"].items())
-            table.add_row(
-                r["id"], r["kind"], "yes" if r["needs_models"] else "no", defaults, r["description"]
-            )
-        console.print(table)
-        groups = "; ".join(f"{k}: {v}" for k, v in GROUPS.items())
-        console.print(f"Groups for --metrics: {groups}.", markup=False, soft_wrap=True)
+        console.print(
+            "qaeval metrics (use --metrics id or id:param=value,...; --json for machines)",
+            markup=False,
+        )
+        for line in metric_blocks(rows, console.width):
+            console.print(line, markup=False, soft_wrap=True)
+        console.print("\nGroups for --metrics:", markup=False)
+        for name, meaning in GROUPS.items():
+            console.print(f"    {name}: {meaning}", markup=False, soft_wrap=True)
 
     @app.command("score")
     def score_(

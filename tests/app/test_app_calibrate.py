@@ -8,6 +8,7 @@ AppTest cannot read plotly figures' pixels or click downloads; the charts are ch
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -80,7 +81,7 @@ def test_fit_shows_quality_and_saves_a_calibration(store: str) -> None:
     # the label budget starts from the fit's numbers
     inputs = {n.label: n.value for n in at.number_input}
     assert inputs["Labels so far"] == used and 0.5 < inputs["Accuracy estimate"] < 1
-    assert int(shown["More labels needed"]) >= 0
+    assert int(shown["More labels for this interval width"]) >= 0
 
     at.text_input(key="calibrate_name").input("nq-lexical")
     at.button(key="calibrate_save_submit").click().run()
@@ -141,7 +142,7 @@ def test_order_queue_by_disagreement(store: str) -> None:
 
 def _fit_with_guarantee(at: AppTest, target: float, risk: float) -> AppTest:
     at.toggle(key="calibrate_curves").set_value(False)
-    at.radio(key="calibrate_band_by").set_value("a guaranteed accuracy")
+    at.radio(key="calibrate_band_by").set_value("a guaranteed accuracy").run()  # opens the risk
     at.number_input(key="calibrate_target").set_value(target)
     at.number_input(key="calibrate_risk").set_value(risk)
     return fit(at)
@@ -179,16 +180,82 @@ def test_a_guaranteed_band_is_stated_in_words_and_saved(store: str) -> None:
 
 
 def test_a_guarantee_the_labels_cannot_support_says_how_many_more(store: str) -> None:
+    """Issue 33: the refusal is one message (not supported, why, how many more labels, what
+    changed since the last fit); no progress box is left frozen at its step, and no second
+    "More labels needed" number contradicts it."""
     at = _fit_with_guarantee(open_page(logged_in("res")), 0.9, 0.1)
-    warned = " ".join(w.value for w in at.warning).replace("\\", "")
-    assert "calibration labels cannot support a guarantee" in warned
-    more = {m.label: m.value for m in at.metric}["More labels needed (estimate)"]
-    assert int(more) > 0 and f"About {more} more labels would be needed" in warned
+    warned = [w.value.replace("\\", "") for w in at.warning]
+    (message,) = [w for w in warned if "Not supported." in w]
+    assert "calibration labels cannot support a guarantee" in message
+    more = re.search(r"About (\d+) more labels would be needed", message)
+    assert more is not None and int(more.group(1)) > 0, message
+    assert "stops at the first band that fails: with " in message or (
+        "enough labelled items to test" in message
+    )
+    assert not at.status, [s.label for s in at.status]  # no frozen "Step 6 of 8" box
+    assert "More labels needed" not in {m.label for m in at.metric}
+    assert any(h.value == "Guarantee: not supported" for h in at.subheader)
+    # The same request again, on the same labels: the message says nothing changed.
+    at = _fit_with_guarantee(at, 0.9, 0.1)
+    warned = [w.value.replace("\\", "") for w in at.warning]
+    (message,) = [w for w in warned if "Not supported." in w]
+    assert "+0 labels since the previous fit" in message
+    assert "still not supported" in message
     # a target no number of labels reaches says so instead
     at = _fit_with_guarantee(at, 0.999, 0.1)
     warned = " ".join(w.value for w in at.warning).replace("\\", "")
     assert "lower the target accuracy" in warned
     assert not any(h.value == "Cross-validated quality" for h in at.subheader)
+
+
+def test_controls_the_chosen_band_ignores_are_disabled_with_the_reason(store: str) -> None:
+    """Issue 33: human share, target accuracy and risk stayed live under choices that ignore
+    them; so did the LLM fields with the tier off."""
+    at = open_page(logged_in("res"))
+    radio = at.radio(key="calibrate_band_by")
+    expected = {  # choice -> (share, target, risk) disabled
+        "a share of the items": (False, True, True),
+        "enough for a target accuracy": (True, False, True),
+        "a guaranteed accuracy": (True, False, False),
+    }
+    for choice, (share_off, target_off, risk_off) in expected.items():
+        radio.set_value(choice)
+        at.run()
+        assert not at.exception, at.exception
+        share = at.slider(key="calibrate_share")
+        target = at.number_input(key="calibrate_target")
+        risk = at.number_input(key="calibrate_risk")
+        assert (share.disabled, target.disabled, risk.disabled) == (
+            share_off,
+            target_off,
+            risk_off,
+        ), choice
+        for widget, off in ((share, share_off), (target, target_off), (risk, risk_off)):
+            assert ("Ignored now" in (widget.help or "")) == off, (choice, widget.help)
+        radio = at.radio(key="calibrate_band_by")
+    assert at.text_input(key="calibrate_llm_model").disabled
+    assert at.selectbox(key="calibrate_llm_prompt").disabled
+    at.toggle(key="calibrate_llm").set_value(True).run()
+    assert not at.text_input(key="calibrate_llm_model").disabled
+    assert not at.text_input(key="calibrate_llm_url").disabled
+
+
+def test_guarantee_change_note_explains_a_flip_after_more_labels() -> None:
+    """Issue 33: the demo's guarantee was supported, and after 22 more labels it was not, with
+    no hint why."""
+    from app.components.guarantee_view import change_note
+
+    before = {"n_labels": 200, "target": 0.9, "risk": 0.1, "supported": True,
+              "routed": 0.68, "p_value": 0.093}  # fmt: skip
+    now = {"n_labels": 222, "target": 0.9, "risk": 0.1, "supported": False,
+           "routed": None, "p_value": None}  # fmt: skip
+    note = change_note(before, now)
+    assert "+22 labels since the previous fit (200 labels)" in note
+    assert "68% of items to people (p = 0.093, under the risk 0.1)" in note
+    assert "a band that passed close to the risk can fail" in note
+    assert "now supported" in change_note(now, before)
+    assert change_note(None, now) == ""
+    assert "previous fit asked for 85%" in change_note({**before, "target": 0.85}, now)
 
 
 def test_taught_answers_checkbox_counts_them_and_the_saved_judge_keeps_them(store: str) -> None:

@@ -166,7 +166,7 @@ def _fit_with_llm(at: AppTest, llm_url: str) -> AppTest:
     at.number_input(key="calibrate_boot").set_value(200)
     at.radio(key="calibrate_inputs").set_value("all")
     at.toggle(key="calibrate_curves").set_value(False)
-    at.toggle(key="calibrate_llm").set_value(True)
+    at.toggle(key="calibrate_llm").set_value(True).run()  # the LLM fields open with the tier
     at.text_input(key="calibrate_llm_model").input("demo-llm")
     at.text_input(key="calibrate_llm_url").input(llm_url)
     at.button(key="calibrate_fit").click().run()
@@ -325,7 +325,7 @@ def test_the_llm_tiers_refusals_come_before_the_fit(
     as `qaeval calibrate --llm` and Python callers, in the library's words, before any fit."""
     at = _calibrate_page()
     at.radio(key="calibrate_band_by").set_value(band)
-    at.toggle(key="calibrate_llm").set_value(True)
+    at.toggle(key="calibrate_llm").set_value(True).run()  # the LLM fields open with the tier
     at.text_input(key="calibrate_llm_model").input("demo-llm")
     for key, value in fields.items():
         at.text_input(key=key).input(value)

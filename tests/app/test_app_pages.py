@@ -268,7 +268,8 @@ def test_label_save_advance_and_time_recorded(store: str) -> None:
     assert picker_data(at)["ack"]["status"] == "error"
     send(at, "save", value=2, rule=1, note="full name", active=2.0, wall=2.0)
     data = picker_data(at)
-    assert "Saved: clearly correct · rule 1" in data["ack"]["text"]
+    assert data["ack"]["text"].startswith("Saved item q0: clearly correct · rule 1")
+    assert data["ack"]["item"] == "q0"  # it names its item, not the one now shown
     assert data["item"]["question"] == "Capital of France?"
     history = repo.label_history_frame(store, "ds")
     assert len(history) == 1
@@ -305,7 +306,7 @@ def test_skip_back_edit_keeps_history(store: str) -> None:
     assert at.session_state["ann_item"] == second and data["review"] is True
     assert data["pick"]["value"] == 0 and data["pick"]["rule"] == 6
     send(at, "save", value=1)
-    assert "Updated: unclear" in picker_data(at)["ack"]["text"]
+    assert "Updated item q1: unclear" in picker_data(at)["ack"]["text"]
     # After the edit we are back in the queue, at the next unlabelled item.
     assert at.session_state["ann_review"] is False
     assert at.session_state["ann_item"] == third

@@ -149,3 +149,58 @@ def test_assign_progress_uses_the_one_percentage_format(store: str) -> None:
     done = frame_with(at, "annotator", "done")
     mine = ann.user_progress(store, "ann", DEMO).fraction
     assert done["done"].tolist() == pytest.approx([100.0 * mine])  # drawn as "%.1f%%"
+
+
+# -- issue 33: open a flagged item; the judge's trace from every table of items ----------------
+def _save_a_judge(url: str) -> str:
+    """A small saved judge on the demo dataset (F1 with a threshold): enough for a trace."""
+    import numpy as np
+
+    from qaeval_core.calibrate import feature_scores, fit_judge
+    from qaeval_core.calibrate.options import CrossValidation
+    from qaeval_core.metrics.base import get_metric
+    from qaeval_core.store import repo
+
+    items = repo.load_items(url, DEMO)
+    scores, decisions, specs = feature_scores(items, [get_metric("f1")])
+    y = np.asarray(pd.DataFrame(decisions).iloc[:, 0], dtype=bool).copy()
+    y[::7] = ~y[::7]  # both classes, not a copy of the input
+    judge, _ = fit_judge(
+        scores, y, specs, candidates=["threshold"], groups=[it.question for it in items],
+        default_decisions=decisions, cv=CrossValidation(n_splits=3, n_boot=50), name="f1-judge",
+    )  # fmt: skip
+    repo.save_calibration(url, "f1-judge", judge.to_config(), dataset=DEMO)
+    return "f1-judge"
+
+
+def test_a_flagged_item_opens_from_flags_with_the_judge_trace(store: str) -> None:
+    """Issue 33: a flagged item could not be opened from Flags, and the trace was reachable
+    only from Explorer -> Final labels."""
+    judge = _save_a_judge(store)
+    at = open_page("flags.py")
+    flags = frame_with(at, "Reason")
+    shown = flags["Item"].iloc[0]
+    texts = [t.value for t in at.text]
+    assert any(t.startswith(f"Item {shown} · dataset {DEMO}") for t in texts), texts
+    assert at.selectbox(key="flags_trace_calibration").value == judge
+    at.toggle(key="flags_trace_toggle").set_value(True).run()
+    assert not at.exception, at.exception
+    assert any(t.value.startswith("Judge: ") for t in at.text), [t.value for t in at.text]
+
+
+def test_explorer_metric_table_offers_the_trace_and_its_picker_stays_in_its_tab(
+    store: str,
+) -> None:
+    """Issue 33: the metric picker sat above the tabs, live on "Final labels" which ignores it;
+    the worst-disagreements table opened an item without its trace."""
+    _save_a_judge(store)
+    at = open_page("explorer.py")
+    metric_tab, final_tab = at.tabs
+    assert [s.key for s in metric_tab.selectbox].count("explorer_metric") == 1
+    assert "explorer_metric" not in [s.key for s in final_tab.selectbox]
+    assert "explorer_metric" not in [s.key for s in at.main.columns[0].selectbox]
+    at.toggle(key="explorer_trace_toggle").set_value(True).run()
+    assert not at.exception, at.exception
+    assert any(t.value.startswith("Judge: ") for t in at.tabs[0].text), [
+        t.value for t in at.text
+    ] + [e.value for e in at.error]

@@ -117,9 +117,10 @@ def test_item_picker_follows_the_dataset(
 # -- problems 2 and 7: the Assign page -------------------------------------------------------
 def deal(at: AppTest, people: list[str], **choices: object) -> AppTest:
     at.multiselect(key="deal_annotators").set_value(people)
+    if "deal_which" in choices:  # the choice reruns the page and opens the inputs it reads
+        at.radio(key="deal_which").set_value(choices.pop("deal_which")).run()
     for key, value in choices.items():
-        widget = at.radio(key=key) if key == "deal_which" else at.number_input(key=key)
-        widget.set_value(value)
+        at.number_input(key=key).set_value(value)
     at.button(key="deal_submit").click().run()
     return ok(at)
 
@@ -148,6 +149,24 @@ def test_deal_after_queue_it_for_me_says_why_and_release_frees_the_items(store: 
     )
     deal(at, ["ann", "ann2"])
     assert said(at, "Dealt 298 new assignment(s)")
+
+
+def test_deal_inputs_the_items_choice_ignores_are_disabled_with_the_reason(store: str) -> None:
+    """Issue 33: N, FIRST and LAST stayed live under "All items", which ignores them."""
+    at = logged_in("res")
+    at.switch_page("views/assign.py").run()
+    expected = {  # choice -> N, FIRST, LAST disabled
+        "All items": (True, True, True),
+        "The next N items nobody has yet": (False, True, True),
+        "Items FIRST to LAST (import order)": (True, False, False),
+    }
+    for choice, off in expected.items():
+        at.radio(key="deal_which").set_value(choice).run()
+        ok(at)
+        inputs = [at.number_input(key=k) for k in ("deal_n", "deal_first", "deal_last")]
+        assert tuple(w.disabled for w in inputs) == off, choice
+        for widget, disabled in zip(inputs, off, strict=True):
+            assert ("Ignored now" in (widget.help or "")) == disabled, (choice, widget.help)
 
 
 def test_deal_the_next_forty_items_with_a_quota(store: str) -> None:

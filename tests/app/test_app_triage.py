@@ -66,10 +66,10 @@ def fit(at: AppTest, **band: object) -> AppTest:
     at.number_input(key="calibrate_boot").set_value(200)
     at.toggle(key="calibrate_curves").set_value(False)
     if "share" in band:
-        at.radio(key="calibrate_band_by").set_value("a share of the items")
+        at.radio(key="calibrate_band_by").set_value("a share of the items").run()
         at.slider(key="calibrate_share").set_value(band["share"])
     else:
-        at.radio(key="calibrate_band_by").set_value("enough for a target accuracy")
+        at.radio(key="calibrate_band_by").set_value("enough for a target accuracy").run()
         at.number_input(key="calibrate_target").set_value(band["target"])
     at.button(key="calibrate_fit").click().run()
     assert not at.exception, at.exception

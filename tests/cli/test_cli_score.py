@@ -70,6 +70,27 @@ def test_metrics_lists_ids_defaults_and_model_needs(capsys) -> None:
     assert code == 0 and "soft_vqa_accuracy" in out and "Groups for --metrics" in out
 
 
+def test_metrics_listing_is_readable_in_an_80_column_terminal() -> None:
+    """Issue 33: the table folded the defaults into one-word lines ("ranker='embed", "ding',")
+    at 80 columns. Each metric is now a block; no line is wider than the terminal and no
+    parameter is cut in two."""
+    from typer.testing import CliRunner
+
+    from qaeval_core.cli.main import app
+    from qaeval_core.metrics.base import metric_class, metric_ids
+
+    result = CliRunner().invoke(app, ["metrics"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    text = " ".join(line.strip() for line in lines)
+    for mid in metric_ids():
+        assert any(line.startswith(f"{mid}  (") for line in lines), mid
+        for key, value in metric_class(mid).default_params().items():
+            assert f"{key}={value!r}" in text, (mid, key)  # whole, on one line
+    assert "Groups for --metrics" in result.output
+
+
 @pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
 def test_score_a_file_writes_one_column_per_metric(
     capsys, items_file: Path, tmp_path: Path, suffix: str

@@ -40,7 +40,7 @@ DEMO_ROWS = (0, 11, 18, 22, 46, 73, 100, 111, 163, 186)
 #: generated tokens (LAVE's rationale text is compared, not only its rating), no verdict cache
 #: (so every pass runs the model).
 CHEAP = {
-    "lave": {"max_new_tokens": 8, "num_shots": 0, "device": "cpu"},
+    "lave": {"model": "smollm2", "max_new_tokens": 8, "num_shots": 0, "device": "cpu"},
     "llm_judge": {"model": "smollm2", "cache": False, "device": "cpu"},
 }
 

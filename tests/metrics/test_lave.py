@@ -237,3 +237,68 @@ def test_local_smollm2_plumbing(llm_cache_dir) -> None:
     assert det["backend"] == "local:smollm2"
     assert res.scores[0] in (0.0, 0.5, 1.0)
     assert (det["rating"] is None) == bool(det.get("parse_error"))
+
+
+# -- the default model (issue 33) -------------------------------------------------------------
+class _FakeChat:
+    """A backend that rates everything 1, as SmolLM2-135M does."""
+
+    name = "fake"
+
+    def generate(self, conversations: Any) -> list[str]:
+        return ["It is wrong. So rating=1" for _ in conversations]
+
+
+def test_the_default_model_is_the_packaged_qwen_where_the_llm_extra_is_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 33: LAVE defaulted to SmolLM2-135M, which rates every answer 1, even where the
+    packaged Qwen was installed. The model chosen is recorded in the config (its hash moves)."""
+    import qaeval_core.metrics.lave as lave
+
+    monkeypatch.setattr(lave, "packaged_installed", lambda alias: True)
+    with_qwen = Lave()
+    assert with_qwen.model == "qwen-coder-1.5b"
+    monkeypatch.setattr(lave, "packaged_installed", lambda alias: False)
+    without = Lave()
+    assert without.model == "smollm2"
+    assert with_qwen.config()["params"]["model"] == "qwen-coder-1.5b"
+    assert with_qwen.config_hash() != without.config_hash()
+    assert Lave.version == "2"  # the default numbers changed
+    assert Lave(model="judge-7b").model == "judge-7b"  # a model given is kept
+
+
+def test_the_packaged_qwen_runs_through_llama_cpp_with_the_demonstrations_shared(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import qaeval_core.llm.packaged as packaged
+    from qaeval_core.llm.llama_chat import LlamaCppChat
+    from qaeval_core.metrics.lave import _shared_prefix
+
+    gguf = tmp_path / "qwen.gguf"
+    monkeypatch.setattr(packaged, "assemble_packaged", lambda alias: gguf)
+    backend = Lave(model="qwen-coder-1.5b").backend()
+    assert isinstance(backend, LlamaCppChat) and backend.path == str(gguf)
+    # Every item with the same demonstrations resets the cache to the same prefix.
+    a = build_prompt("Who wrote Hamlet?", ["Shakespeare"], "Marlowe")
+    b = build_prompt("Capital of France?", ["Paris"], "Paris")
+    assert _shared_prefix(a) == _shared_prefix(b) and a.startswith(_shared_prefix(a))
+    assert "Who wrote Hamlet" not in _shared_prefix(a)
+
+
+def test_smollm2_ratings_carry_the_at_chance_warning(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from qaeval_core.metrics.lave import AT_CHANCE_WARNING
+
+    monkeypatch.setattr(Lave, "backend", lambda self: _FakeChat())
+    items = [Item("Who wrote Hamlet?", ("William Shakespeare",), "Shakespeare")]
+    with caplog.at_level("WARNING", logger="qaeval_core.metrics.lave"):
+        res = Lave(model="smollm2").score_batch(items)
+    assert res.details[0]["warning"] == AT_CHANCE_WARNING
+    assert "at chance" in AT_CHANCE_WARNING and "qaeval[llm]" in AT_CHANCE_WARNING
+    assert any("at chance" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    res = Lave(model="smollm2", url="http://127.0.0.1:9/v1").score_batch(items)  # a server's
+    assert "warning" not in res.details[0]  # model named smollm2 is not the packaged one
+    assert not caplog.records

@@ -54,12 +54,14 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str,
     repo.import_items(url, "alpha", _rows("a", 5), source="browser test")
     repo.import_items(url, "beta", _rows("z", 5), source="browser test")
     repo.import_items(url, "race", _rows("r", 40), source="browser test")
-    for name in ("typist", "mover", "racer"):
+    repo.import_items(url, "acks", _rows("c", 12), source="browser test")
+    for name in ("typist", "mover", "racer", "acker"):
         repo.add_user(url, name, "annotator", f"pw-{name}")
     ann.deal(url, "keys", ["typist"])
     ann.deal(url, "alpha", ["mover"])
     ann.deal(url, "beta", ["mover"])
     ann.deal(url, "race", ["racer"])
+    ann.deal(url, "acks", ["acker"])
     with streamlit_app(url, tmp) as base:
         yield base, url, tmp
 
@@ -144,7 +146,7 @@ def test_label_key_and_enter_within_50_ms_never_land_on_the_wrong_item(
                 timeout=30_000,
             )
             if _showing(page) == nxt:
-                assert _status(page).startswith("Saved: "), _status(page)
+                assert _status(page).startswith(f"Saved item {item}: "), _status(page)
                 break
             refused += 1  # visibly refused: press again, as a person would
         else:
@@ -187,6 +189,49 @@ def test_a_key_pressed_while_the_next_item_loads_is_refused_not_carried_over(
     got = _labels(url, "race")
     assert got == [(f"r{i}", 0) for i in range(20)], got  # every save is the n picked for it
     assert refused_seen > 0, "no key was ever pressed while an item was loading"
+
+
+def test_an_acknowledgement_names_its_item_and_never_outlives_it(
+    served: tuple[str, str, Path], browser_page: Any
+) -> None:
+    """Issue 33: a key pressed while the next item loaded was refused for ~0.1 s, then covered
+    by the previous item's "Saved: clearly incorrect" on the new, unlabelled item; the
+    acknowledgement never named its item and stayed beside the flag-reason box after R."""
+    base, url, _ = served
+    page = browser_page
+    log_in(page, "acker", "pw-acker", base=base, by_keyboard=True)
+    _wait_item(page, "c0")
+    first = _status(page)
+    assert first.startswith("Item c0: pick a label"), first  # never an empty status box
+    for i in range(8):
+        item, nxt = f"c{i}", f"c{i + 1}"
+        _wait_item(page, item)
+        page.keyboard.press("n")
+        assert _status(page).startswith(f"Item {item}: clearly incorrect picked"), _status(page)
+        page.keyboard.press("Enter")
+        page.keyboard.press("y")  # on its way to the server: refused, or the next item's own
+        _wait_item(page, nxt)
+        time.sleep(0.4)  # the late reruns of the page must not bring the old state back
+        status = _status(page)
+        pressed = page.locator("[data-value][aria-pressed=true]")
+        if "Not applied" in status:
+            assert status.startswith(f"Not applied to item {nxt}: "), status
+            assert pressed.count() == 0
+        elif pressed.count():  # the y reached the new item after it was shown
+            assert status.startswith(f"Item {nxt}: clearly correct picked"), status
+        else:
+            assert status.lower().startswith(f"saved item {item}: clearly incorrect"), status
+            assert status.endswith(f" · now showing item {nxt}"), status
+        assert "Saved" not in status or f"Saved item {item}:" in status, status
+        # Whatever was shown, the next key on this item replaces it with this item's state.
+        page.keyboard.press("u")
+        assert _status(page).startswith(f"Item {nxt}: unclear picked"), _status(page)
+    page.keyboard.press("r")
+    status = _status(page)
+    assert status.startswith("Item c8: why does it need review?"), status
+    page.keyboard.press("Escape")
+    assert _status(page).startswith("Item c8: unclear picked"), _status(page)
+    assert [v for _, v in _labels(url, "acks")] == [0] * 8
 
 
 def test_label_keys_work_after_changing_dataset(

@@ -1,7 +1,7 @@
 """Screens on a laptop, in a real Chromium at 1366x768 (issue 21, items 5, 7 and 11).
 
 * Item 5: after a keyboard label and Enter, the question, the label buttons, the Save button
-  and the status line ("Saved: ...") all lie inside the 1366x768 viewport, unscrolled: the
+  and the status line ("Saved item ...: ...") all lie inside the 1366x768 viewport, unscrolled: the
   annotator sees the feedback of every key without scrolling.
 * Item 7: reopening a skipped, unlabelled item (after the queue ran out) does not show the
   previous item's "Saved: unclear" as if it were this item's.
@@ -119,7 +119,7 @@ def test_save_and_status_are_on_screen_at_1366x768_after_a_keyboard_label(
     page.keyboard.press("Enter")
     _wait_item(page, "f1")
     status = page.locator("[data-qp=status]")
-    expect(status).to_contain_text("Saved: unclear")
+    expect(status).to_contain_text("Saved item f0: unclear")
     page.keyboard.press("y")
     expect(page.get_by_role("button", name="Clearly correct")).to_have_attribute(
         "aria-pressed", "true"
@@ -184,3 +184,64 @@ def test_tab_goes_from_user_name_to_password_to_log_in(served: tuple[str, str], 
     expect(page.get_by_role("button", name="Log in")).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.get_by_text("Signed in as laptop")).to_be_visible()
+
+
+def test_tab_in_the_new_password_form_skips_the_show_password_buttons(
+    served: tuple[str, str], page: Any
+) -> None:
+    """Issue 33: Tab from "New password" landed on the field's show-password eye; it now goes
+    field -> field -> "Change password", and the eye still works with the mouse."""
+    from playwright.sync_api import expect
+
+    base, url = served
+    repo.add_user(url, "fresh", "annotator", "temporary-pw", must_change_password=True)
+    page.goto(base)
+    expect(page.get_by_text("No account yet?")).to_be_visible(timeout=120_000)
+    page.get_by_label("User name").fill("fresh")
+    page.get_by_role("textbox", name="Password").fill("temporary-pw")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Choose a new password")).to_be_visible()
+    new = page.get_by_role("textbox", name="New password", exact=True)
+    again = page.get_by_role("textbox", name="Repeat the new password")
+    page.wait_for_function(  # the component has run on the form's eyes
+        "() => { const b = [...document.querySelectorAll(\"button[aria-label='Show password']\")];"
+        " return b.length >= 2 && b.every((x) => x.getAttribute('tabindex') === '-1'); }"
+    )
+    new.focus()
+    page.keyboard.type("a-new-password-1")
+    page.keyboard.press("Tab")
+    expect(again).to_be_focused()
+    page.keyboard.type("a-new-password-1")
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name="Change password")).to_be_focused()
+    page.get_by_role("button", name="Show password").first.click()  # the mouse still shows it
+    expect(new).to_have_attribute("type", "text")
+    page.get_by_role("button", name="Change password").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_text("Signed in as fresh")).to_be_visible()
+
+
+def test_assign_inputs_the_items_choice_ignores_are_disabled_in_the_browser(
+    served: tuple[str, str], page: Any
+) -> None:
+    """Issue 33: N / FIRST / LAST stayed live under "All items" (the deal form only read the
+    choice on submit); the choice now reruns the page and disables what it ignores."""
+    from playwright.sync_api import expect
+
+    base, url = served
+    repo.add_user(url, "boss", "researcher", "pw-boss")
+    log_in(page, "boss", "pw-boss", base=base)
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Assign", exact=True).click()
+    n = page.get_by_role("spinbutton", name="N", exact=True)
+    first = page.get_by_role("spinbutton", name="FIRST", exact=True)
+    last = page.get_by_role("spinbutton", name="LAST", exact=True)
+    expect(n).to_be_disabled(timeout=60_000)
+    expect(first).to_be_disabled()
+    expect(last).to_be_disabled()
+    page.get_by_text("The next N items nobody has yet").click()
+    expect(n).to_be_enabled()
+    expect(first).to_be_disabled()
+    page.get_by_text("Items FIRST to LAST (import order)").click()
+    expect(first).to_be_enabled()
+    expect(last).to_be_enabled()
+    expect(n).to_be_disabled()
