@@ -86,7 +86,9 @@ try:
         expect(page.get_by_text("Cross-validated quality", exact=True)).to_be_visible(
             timeout=240_000
         )
-        expect(page.get_by_text("More labels for this interval width", exact=True)).to_be_visible(timeout=300_000)
+        expect(page.get_by_text("More labels for this interval width", exact=True)).to_be_visible(
+            timeout=300_000
+        )
         page.wait_for_timeout(3000)
         h = page.evaluate(
             "Math.max(...[...document.querySelectorAll("

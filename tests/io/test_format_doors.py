@@ -220,7 +220,8 @@ def _write_lighteval(tmp: Path, column: str, value: Any) -> Path:
     target = tmp / "details" / "acme" / "m" / "2024" / src.name
     target.parent.mkdir(parents=True)
     cols = {k: [repr(r[k]) if k == column else r[k] for r in rows] for k in rows[0]}
-    cols[column][1] = value  # the first row str() of its value (as lighteval <= 0.10 wrote), the second bad
+    # The first row keeps str() of its value (as lighteval <= 0.10 wrote); the second is bad.
+    cols[column][1] = value
     pq.write_table(pa.table(cols), target)
     return target
 
