@@ -47,16 +47,25 @@ def window_cosines(tokens: np.ndarray, ref: np.ndarray, width: int) -> np.ndarra
     >>> window_cosines(t, np.array([0.0, 1.0]), 2).round(3).tolist()
     [0.707, 1.0]
     """
-    n = len(tokens)
-    if n == 0:
+    return _window_cosines(_running_sum(tokens), ref, width)
+
+
+def _running_sum(tokens: np.ndarray) -> np.ndarray:
+    """Row ``k`` is the sum of the first ``k`` token rows (row 0 is zeros)."""
+    run = np.zeros((len(tokens) + 1, tokens.shape[1]))
+    np.cumsum(tokens, axis=0, out=run[1:])
+    return run
+
+
+def _window_cosines(run: np.ndarray, ref: np.ndarray, width: int) -> np.ndarray:
+    n = len(run) - 1
+    if n <= 0:
         return np.zeros(0)
     width = max(1, min(int(width), n))
-    run = np.vstack([np.zeros((1, tokens.shape[1])), np.cumsum(tokens, axis=0, dtype=np.float64)])
     sums = run[width:] - run[:-width]
-    norms = np.linalg.norm(sums, axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cos = (sums @ ref) / norms
-    return np.nan_to_num(cos, nan=0.0)
+    norms = np.sqrt(np.einsum("ij,ij->i", sums, sums))
+    dots = sums @ ref
+    return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
 
 
 class _StaticMetric(ProfileParam, Metric):
@@ -159,10 +168,10 @@ class StaticKeyword(_StaticMetric):
             if not ids or not rs:
                 details.append({"best_reference": None, "keyword_cosine": None})
                 continue
-            tokens = enc.token_vectors(ids)
+            run = _running_sum(enc.token_vectors(ids))
             best, best_j = -1.0, 0
             for j, r in enumerate(rs):
-                cos = window_cosines(tokens, ref_vecs[r], ref_len[r])
+                cos = _window_cosines(run, ref_vecs[r], ref_len[r])
                 top = float(cos.max()) if len(cos) else 0.0
                 if top > best:
                     best, best_j = top, j
