@@ -23,6 +23,9 @@ score means the same thing whichever path computed it:
   (:func:`qaeval_core.models.embedding_cache.encode_shared`); the metrics then read their
   vectors from memory. Scores are those of each metric alone, up to float rounding. A request
   that fails is skipped (logged): the metric then encodes for itself, and fails, as before.
+  With a ``batch_size`` that splits the items there is no shared pass (each metric encodes
+  batch by batch, as before): a pass over every batch at once would hold every batch's token
+  vectors and plans until the last metric reaches them.
 * **Progress** bars count items over all jobs.
 
 This module knows nothing of the store; metrics are :class:`~qaeval_core.metrics.base.Metric`
@@ -185,8 +188,10 @@ def _progress_bar(total: int, enabled: bool, desc: str) -> Any:
     return tqdm(total=total, desc=desc, unit="item", dynamic_ncols=True, leave=True)
 
 
-def _encode_ahead(jobs: Sequence[ScoringJob]) -> None:
+def _encode_ahead(jobs: Sequence[ScoringJob], batch_size: int | None) -> None:
     """The shared encoder pass of a run (module docstring, "Encode once per run")."""
+    if batch_size and batch_size > 0 and any(len(job.items) > batch_size for job in jobs):
+        return
     sharing = [job for job in jobs if job.items and hasattr(job.metric, "encoding_requests")]
     if not sharing:
         return
@@ -224,7 +229,7 @@ def run_jobs(
         desc = jobs[0].label if len(jobs) == 1 else "scoring"
     bar = _progress_bar(sum(len(job.items) for job in jobs), progress, desc)
     out: dict[str, MetricResult] = {}
-    _encode_ahead(jobs)
+    _encode_ahead(jobs, batch_size)
     try:
         for job in jobs:
             if not job.items:

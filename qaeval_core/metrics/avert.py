@@ -590,25 +590,26 @@ class AVert(ProfileParam, Metric):
         if not items:
             return []
         texts: list[str] = []
+        refs: list[str] = []  # of the items that draw distractors (as ``_distractors``)
         for it in reader_items(items, self.normalize):
             if not it.candidate or not it.candidate.strip():
                 continue
+            if not it.choices and not it.wrong_answers:
+                refs.extend(r for r in (str(x).strip() for x in it.references) if r)
             if self.ranker == "embedding":
                 texts.append(self._query(it.candidate.strip()))
                 groups = build_groups(
                     it, (), enhance=bool(self.enhance), refusal=bool(self.refusal)
                 )
                 texts.extend(t for targets in groups.targets.values() for t in targets)
-            texts.extend(r for r in (str(x).strip() for x in it.references) if r)
         out = []
         if self.ranker == "embedding":
             out.append(EncodingRequest(get_cache(self.model, self.device, self.backend), texts))
-        if int(self.k_distractors) > 0:
+        if int(self.k_distractors) > 0 and refs:
             chooser = self.distractor_model or (
                 self.model if self.ranker == "embedding" else DEFAULT_EMBEDDING_MODEL
             )
             pool = list(load_distractor_pool(self.distractor_pool).answers)
-            refs = [r for it in items for r in (str(x).strip() for x in it.references) if r]
             out.append(EncodingRequest(get_cache(chooser, self.device, self.backend), pool + refs))
         return out
 
