@@ -21,6 +21,15 @@ score means the same thing whichever path computed it:
   only about speed: no metric's score for an item depends on the items batched with it or on
   their order (``tests/metrics/test_batch_independence.py``; A-VERT's distractors come from a fixed
   pool).
+* **Encode once per run.** Before any job runs, the metrics that can say which texts they
+  will encode (``encoding_requests``: the MiniLM metrics) hand them over, and each encoder
+  runs once over all of them, length-sorted across metrics
+  (:func:`qaeval_core.models.embedding_cache.encode_shared`); the metrics then read their
+  vectors from memory. Scores are those of each metric alone, up to float rounding. A request
+  that fails is skipped (logged): the metric then encodes for itself, and fails, as before.
+  With a ``batch_size`` that splits the items there is no shared pass (each metric encodes
+  batch by batch, as before): a pass over every batch at once would hold every batch's token
+  vectors and plans until the last metric reaches them.
 * **Progress** bars count items over all jobs.
 
 This module knows nothing of the store; metrics are :class:`~qaeval_core.metrics.base.Metric`
@@ -30,6 +39,7 @@ objects or spec strings (:mod:`qaeval_core.metrics.specs`).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -65,6 +75,8 @@ __all__ = [
     "score",
     "score_items",
 ]
+
+log = logging.getLogger(__name__)
 
 #: The score a non-finite metric value is replaced with (see the module docstring).
 NAN_SCORE = 0.0
@@ -190,6 +202,27 @@ def _progress_bar(total: int, enabled: bool, desc: str) -> Any:
     return tqdm(total=total, desc=desc, unit="item", dynamic_ncols=True, leave=True)
 
 
+def _encode_ahead(jobs: Sequence[ScoringJob], batch_size: int | None) -> None:
+    """The shared encoder pass of a run (module docstring, "Encode once per run")."""
+    if batch_size and batch_size > 0 and any(len(job.items) > batch_size for job in jobs):
+        return
+    sharing = [job for job in jobs if job.items and hasattr(job.metric, "encoding_requests")]
+    if not sharing:
+        return
+    from qaeval_core.models.embedding_cache import encode_shared
+
+    requests = []
+    for job in sharing:
+        try:
+            requests.extend(job.metric.encoding_requests(list(job.items)))  # type: ignore[attr-defined]
+        except Exception as exc:  # the job itself reports it, in its usual place
+            log.info("%s: no shared encoding (%s: %s)", job.label, type(exc).__name__, exc)
+    try:
+        encode_shared(requests)
+    except Exception as exc:  # each metric encodes for itself, and fails there if it must
+        log.info("The shared encoder pass failed (%s: %s)", type(exc).__name__, exc)
+
+
 def run_jobs(
     jobs: Sequence[ScoringJob],
     *,
@@ -210,6 +243,7 @@ def run_jobs(
         desc = jobs[0].label if len(jobs) == 1 else "scoring"
     bar = _progress_bar(sum(len(job.items) for job in jobs), progress, desc)
     out: dict[str, MetricResult] = {}
+    _encode_ahead(jobs, batch_size)
     try:
         for job in jobs:
             if not job.items:

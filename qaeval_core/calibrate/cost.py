@@ -11,7 +11,8 @@ How, so that it is honest and reproducible:
 * **Families.** Inputs that load the same encoder form one family (``encoder:minilm``): they
   share its load and, where the metrics reuse each other's encodings, its per-row work. The
   other inputs are grouped by the module that computes them (``lexical``, ``ngram``, ``vqa``,
-  ``shape``, ``panda``), whose members share tokenisation and normalisation. Selection keeps or
+  ``shape``, ``panda``, ``static``: the distilled MiniLM, which loads no encoder), whose
+  members share tokenisation and normalisation. Selection keeps or
   drops a family as a whole, so shared work is never counted twice or assumed away.
 * **Cold rows, loaded models.** Each family is measured in a fresh Python process
   (``isolate=True``) whose cache folder holds the model and data folders of the real one

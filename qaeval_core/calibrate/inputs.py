@@ -32,7 +32,9 @@ DEFAULT_PROFILE: Profile = "robust"
 #: ``(column, metric id, params)`` calibrated when no metrics are named: every CPU metric that
 #: needs no LLM, plus the answer-shape features of :mod:`qaeval_core.metrics.shape`
 #: (experiments/README.md measures them). The neural ones (embeddings, BERTScore, SMILE, A-VERT,
-#: extraction) use the packaged MiniLM and take a few minutes per thousand items on a CPU.
+#: extraction) use the packaged MiniLM and take a few minutes per thousand items on a CPU; the
+#: static ones (``static_cosine``, ``static_keyword``: MiniLM distilled into token vectors,
+#: :mod:`qaeval_core.metrics.static`) read the same signal in milliseconds, a family of their own.
 DEFAULT_METRICS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("em", "em", {}),
     ("contains", "contains", {}),
@@ -54,6 +56,8 @@ DEFAULT_METRICS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("smile_paper", "smile_paper", {}),
     ("avert", "avert", {}),
     ("extract_f1", "extract", {"metric": "f1"}),
+    ("static_cosine", "static_cosine", {}),
+    ("static_keyword", "static_keyword", {}),
     ("number_match", "number_match", {}),
     ("number_agree", "number_agree", {}),
     ("brevity", "brevity", {}),

@@ -70,6 +70,7 @@ def print_costs(report) -> None:  # type: ignore[no-untyped-def]
         table.add_row(fam, ", ".join(cols), f"{costs.family_costs()[fam]:.3f}", f"{loads[fam]:.1f}")
     console.print(table)
     if selection is None:
+        print_speed(costs, costs.columns())
         return
     sets = Table(title="Input sets compared (cross-validated accuracy %, cost per 1,000 rows)")
     for col in ("families", "s / 1,000 rows", "CV accuracy", ""):
@@ -82,6 +83,31 @@ def print_costs(report) -> None:  # type: ignore[no-untyped-def]
         f"Inputs: {', '.join(selection.families)} ({selection.cost:.3f} s per 1,000 rows), "
         f"CV accuracy {pct(selection.cv_accuracy)}% vs best {pct(selection.best_cv_accuracy)}% "
         f"(tolerance {100 * selection.tolerance:.1f} points). `--inputs all` uses every input.",
+        markup=False,
+    )
+    print_speed(costs, [c.column for c in costs.inputs if c.family in selection.families])
+
+
+#: The families whose cost is PEDANTS' class of work: token overlap (``lexical``) and the
+#: PANDA/PEDANTS classifier on overlap features (``panda``).
+PEDANTS_CLASS = ("lexical", "panda")
+
+
+def print_speed(costs, columns) -> None:  # type: ignore[no-untyped-def]
+    """The judge's predicted seconds per 1,000 rows on this machine beside PEDANTS' class of
+    input (what a judge is slower than, and by how much)."""
+    judge = costs.cost_of(columns)
+    fams = costs.family_costs()
+    here = {f: fams[f] for f in PEDANTS_CLASS if f in fams}
+    if not here:
+        return
+    ref = sum(here.values())
+    parts = " + ".join(f"{f} {v:.3f}" for f, v in here.items())
+    ratio = f", {judge / ref:.1f}x that" if ref > 0 else ""
+    console.print(
+        f"Predicted judge speed here: {judge:.3f} s per 1,000 rows for its inputs (+ "
+        f"{costs.load_of(columns):.1f} s to load them once); PEDANTS-class lexical inputs "
+        f"({parts}) {ref:.3f} s{ratio}.",
         markup=False,
     )
 

@@ -12,5 +12,6 @@ from qaeval_core.metrics import (
     panda,  # noqa: F401
     shape,  # noqa: F401
     smile,  # noqa: F401
+    static,  # noqa: F401
     vqa,  # noqa: F401
 )

@@ -84,7 +84,7 @@ import numpy as np
 from qaeval_core.errors import ConfigError
 from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.models.backends import hash_params
-from qaeval_core.models.embedding_cache import get_cache
+from qaeval_core.models.embedding_cache import EncodingRequest, get_cache
 from qaeval_core.models.loading import DEFAULT_EMBEDDING_MODEL, load_cross_encoder
 from qaeval_core.schema import Item
 from qaeval_core.text.profiles import ProfileParam, check_profile, reader_items
@@ -190,6 +190,11 @@ class Groups:
 
     targets: dict[str, list[str]] = field(default_factory=dict)
     wrong_source: str = "none"
+
+
+#: A-VERT's plan of a batch (:meth:`AVert._plan`): groups per item, the (query, target) pairs,
+#: each pair's (item, group, target index), and the reason of each item that cannot be scored.
+_Plan = tuple[dict[int, Groups], list[tuple[str, str]], list[tuple[int, str, int]], dict[int, str]]
 
 
 def build_groups(
@@ -494,13 +499,16 @@ class AVert(ProfileParam, Metric):
         )
         cache = get_cache(chooser, self.device, self.backend)
         pool = load_distractor_pool(self.distractor_pool)
-        pool_vecs = cache.encode(list(pool.answers))
         keys: dict[tuple[str, tuple[str, ...]], list[int]] = {}
         for i in need:
             refs = tuple(str(r).strip() for r in items[i].references if str(r).strip())
             if refs:
                 q = normalize_answer(items[i].question or "")
                 keys.setdefault((q, refs), []).append(i)
+        # The pool and every reference in one encoder pass; each key then reads its vectors.
+        answers = list(pool.answers)
+        pool_vecs = cache.encode([*answers, *(r for _, refs in keys for r in refs)])
+        pool_vecs = pool_vecs[: len(answers)]
         out: dict[int, list[str]] = {}
         for (q, refs), owners in keys.items():
             sims = (cache.encode(list(refs)) @ pool_vecs.T).max(axis=0)
@@ -535,20 +543,16 @@ class AVert(ProfileParam, Metric):
         lookup = dict(zip(unique, vals, strict=True))
         return np.array([lookup[p] for p in pairs], dtype=float)
 
-    # -- scoring ------------------------------------------------------------------------------
-    def score_batch(self, items: Sequence[Item]) -> MetricResult:
-        self._validate()
+    def _plan(self, items: Sequence[Item]) -> _Plan:
+        """Per item its target groups, and the (query, target) pairs to rank; items that
+        cannot be scored get a reason instead."""
+        reasons: dict[int, str] = {}
         n = len(items)
-        scores = np.zeros(n)
-        decisions = np.zeros(n, dtype=bool)
-        details: list[dict[str, Any]] = [{} for _ in range(n)]
-        if n == 0:
-            return MetricResult(scores, decisions, details)
         items = reader_items(items, self.normalize)
 
         live = [i for i, it in enumerate(items) if it.candidate and it.candidate.strip()]
         for i in set(range(n)) - set(live):
-            details[i] = {"reason": "empty response (counted as wrong)"}
+            reasons[i] = "empty response (counted as wrong)"
         need = [
             i
             for i in live
@@ -567,7 +571,7 @@ class AVert(ProfileParam, Metric):
                 refusal=bool(self.refusal),
             )
             if not g.targets.get("correct"):
-                details[i] = {"reason": "no reference (counted as wrong)"}
+                reasons[i] = "no reference (counted as wrong)"
                 continue
             groups[i] = g
             query = self._query(items[i].candidate.strip())
@@ -575,6 +579,52 @@ class AVert(ProfileParam, Metric):
                 for k, t in enumerate(targets):
                     pairs.append((query, t))
                     owners.append((i, name, k))
+        return groups, pairs, owners, reasons
+
+    def encoding_requests(self, items: Sequence[Item]) -> list[EncodingRequest]:
+        """What ``score_batch`` will embed and can be known without vectors: the queries,
+        the reference, choice and refusal targets, and for the distractors the pool and the
+        references. The distractors' templated targets depend on which are chosen (by those
+        vectors): they are embedded when scoring, in a small pass of their own."""
+        self._validate()
+        if not items:
+            return []
+        texts: list[str] = []
+        refs: list[str] = []  # of the items that draw distractors (as ``_distractors``)
+        for it in reader_items(items, self.normalize):
+            if not it.candidate or not it.candidate.strip():
+                continue
+            if not it.choices and not it.wrong_answers:
+                refs.extend(r for r in (str(x).strip() for x in it.references) if r)
+            if self.ranker == "embedding":
+                texts.append(self._query(it.candidate.strip()))
+                groups = build_groups(
+                    it, (), enhance=bool(self.enhance), refusal=bool(self.refusal)
+                )
+                texts.extend(t for targets in groups.targets.values() for t in targets)
+        out = []
+        if self.ranker == "embedding":
+            out.append(EncodingRequest(get_cache(self.model, self.device, self.backend), texts))
+        if int(self.k_distractors) > 0 and refs:
+            chooser = self.distractor_model or (
+                self.model if self.ranker == "embedding" else DEFAULT_EMBEDDING_MODEL
+            )
+            pool = list(load_distractor_pool(self.distractor_pool).answers)
+            out.append(EncodingRequest(get_cache(chooser, self.device, self.backend), pool + refs))
+        return out
+
+    # -- scoring ------------------------------------------------------------------------------
+    def score_batch(self, items: Sequence[Item]) -> MetricResult:
+        self._validate()
+        n = len(items)
+        scores = np.zeros(n)
+        decisions = np.zeros(n, dtype=bool)
+        details: list[dict[str, Any]] = [{} for _ in range(n)]
+        if n == 0:
+            return MetricResult(scores, decisions, details)
+        groups, pairs, owners, reasons = self._plan(items)
+        for i, reason in reasons.items():
+            details[i] = {"reason": reason}
         vals = self._rank(pairs) if pairs else np.zeros(0)
 
         best: dict[tuple[int, str], tuple[float, int]] = {}

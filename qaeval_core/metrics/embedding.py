@@ -46,7 +46,7 @@ import numpy as np
 from qaeval_core.errors import ConfigError
 from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.models.backends import hash_params
-from qaeval_core.models.embedding_cache import get_cache
+from qaeval_core.models.embedding_cache import EncodingRequest, get_cache
 from qaeval_core.models.loading import DEFAULT_EMBEDDING_MODEL
 from qaeval_core.schema import Item
 from qaeval_core.text.profiles import ProfileParam, check_profile, reader_items
@@ -113,6 +113,13 @@ class _EmbeddingMetric(ProfileParam, Metric):
     kind: ClassVar[str] = "embedding"
     needs_models: ClassVar[bool] = True
     repairs_glue: ClassVar[bool] = True
+
+    def encoding_requests(self, items: Sequence[Item]) -> list[EncodingRequest]:
+        """What ``score_batch`` will encode: candidates and references, with their token
+        vectors (kept for a BERTScore on the same items; :mod:`qaeval_core.scoring`)."""
+        cands, refs = _texts(reader_items(items, self.normalize))
+        cache = get_cache(self.model, self.device, getattr(self, "backend", None))
+        return [EncodingRequest(cache, [*cands, *(r for rs in refs for r in rs)], True)]
 
     def config(self) -> dict[str, Any]:
         cfg = super().config()

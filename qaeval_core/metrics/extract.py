@@ -49,7 +49,7 @@ import numpy as np
 
 from qaeval_core.errors import ConfigError, ModelLoadError
 from qaeval_core.metrics.base import Metric, MetricResult, get_metric, metric_class, register
-from qaeval_core.models.embedding_cache import get_cache
+from qaeval_core.models.embedding_cache import EncodingRequest, get_cache
 from qaeval_core.models.loading import (
     DEFAULT_EMBEDDING_MODEL,
     choose_device,
@@ -342,6 +342,22 @@ def _extract_with_model(
 
 
 # -- offline fallback -------------------------------------------------------------------------
+def _fallback_plans(
+    questions: Sequence[str], contexts: Sequence[str]
+) -> tuple[list[tuple[list[str], list[Any], str]], list[str]]:
+    """Per context its sentences, their candidate spans and the question's answer-type
+    prototype; and every text the fallback embeds (unique, in order)."""
+    plans: list[tuple[list[str], list[Any], str]] = []
+    texts: list[str] = []
+    for q, c in zip(questions, contexts, strict=True):
+        sents = split_sentences(c) or [c]
+        spans = [_spans(s, q) for s in sents]
+        proto = answer_type_prototype(q)
+        plans.append((sents, spans, proto))
+        texts.extend([q, proto, *sents, *(sp for group in spans for sp, _ in group)])
+    return plans, list(dict.fromkeys(t for t in texts if t))
+
+
 def _extract_fallback(
     questions: Sequence[str],
     contexts: Sequence[str],
@@ -350,15 +366,7 @@ def _extract_fallback(
     device: str | None,
     short_tokens: int,
 ) -> list[Extraction]:
-    plans: list[tuple[list[str], list[list[str]], str]] = []
-    texts: list[str] = []
-    for q, c in zip(questions, contexts, strict=True):
-        sents = split_sentences(c) or [c]
-        spans = [_spans(s, q) for s in sents]
-        proto = answer_type_prototype(q)
-        plans.append((sents, spans, proto))
-        texts.extend([q, proto, *sents, *(sp for group in spans for sp, _ in group)])
-    unique = list(dict.fromkeys(t for t in texts if t))
+    plans, unique = _fallback_plans(questions, contexts)
     emb = get_cache(model, device).encode(unique) if unique else np.zeros((0, 1))
     pos = {t: k for k, t in enumerate(unique)}
     out = []
@@ -389,6 +397,28 @@ def _extract_fallback(
     return out
 
 
+def _to_extract(
+    candidates: Sequence[str],
+    qa_model: str | None,
+    short_tokens: int,
+    out: list[Extraction | None] | None = None,
+) -> list[int]:
+    """Positions of the candidates that need extracting; the others' results go in ``out``
+    (empty, or already short enough without a QA model)."""
+    todo: list[int] = []
+    for k, c in enumerate(candidates):
+        c = (c or "").strip()
+        if not c:
+            if out is not None:
+                out[k] = Extraction("", "empty", 0.0)
+        elif qa_model is None and len(normalize_answer(c).split()) <= short_tokens:
+            if out is not None:
+                out[k] = Extraction(c, "short", 1.0)
+        else:
+            todo.append(k)
+    return todo
+
+
 def extract_answers(
     questions: Sequence[str],
     candidates: Sequence[str],
@@ -401,15 +431,7 @@ def extract_answers(
 ) -> list[Extraction]:
     """The short answer inside each candidate (see the module docstring for both methods)."""
     out: list[Extraction | None] = [None] * len(candidates)
-    todo: list[int] = []
-    for k, c in enumerate(candidates):
-        c = (c or "").strip()
-        if not c:
-            out[k] = Extraction("", "empty", 0.0)
-        elif qa_model is None and len(normalize_answer(c).split()) <= short_tokens:
-            out[k] = Extraction(c, "short", 1.0)
-        else:
-            todo.append(k)
+    todo = _to_extract(candidates, qa_model, short_tokens, out)
     if todo:
         qs = [questions[k] or "" for k in todo]
         cs = [candidates[k].strip() for k in todo]
@@ -482,6 +504,18 @@ class Extract(ProfileParam, Metric):
     def decide(self, scores: np.ndarray) -> np.ndarray:
         threshold = self.threshold if self.threshold is not None else self.inner().threshold
         return np.asarray(scores, dtype=float) >= float(threshold)
+
+    def encoding_requests(self, items: Sequence[Item]) -> list[EncodingRequest]:
+        """What the offline fallback will embed (nothing with an extractive QA model; the
+        inner metric's own texts depend on what is extracted and are not asked ahead)."""
+        if self.qa_model:
+            return []
+        items = reader_items(items, self.normalize)
+        todo = _to_extract([it.candidate for it in items], None, int(self.short_tokens))
+        qs = [items[k].question or "" for k in todo]
+        cs = [items[k].candidate.strip() for k in todo]
+        _, texts = _fallback_plans(qs, cs)
+        return [EncodingRequest(get_cache(self.model, self.device), texts)] if texts else []
 
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
         inner = self.inner()

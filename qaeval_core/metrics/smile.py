@@ -59,6 +59,7 @@ import logging
 import re
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -69,7 +70,7 @@ from qaeval_core.errors import ConfigError
 from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.metrics.smile_answers import synthetic_answers
 from qaeval_core.models.backends import hash_params
-from qaeval_core.models.embedding_cache import get_cache
+from qaeval_core.models.embedding_cache import EncodingRequest, get_cache
 from qaeval_core.models.loading import DEFAULT_EMBEDDING_MODEL
 from qaeval_core.schema import Item
 from qaeval_core.text.profiles import (
@@ -245,6 +246,24 @@ def _rowwise_dot(emb: np.ndarray, a: np.ndarray, b: np.ndarray, chunk: int = 655
 
 
 # -- the metric -------------------------------------------------------------------------------
+@dataclass
+class _Plan:
+    """What SMILE computes before embedding (:meth:`Smile._plan`)."""
+
+    pair_item: list[int]
+    pair_ref: list[str]
+    synth: list[Any]
+    texts: list[str]
+    cand_ix: np.ndarray
+    syn_ix: np.ndarray
+    ref_ix: np.ndarray
+    gram_ix: list[int]
+    gram_text: list[str]
+    offsets: list[int]
+    fractions: np.ndarray
+    easy: np.ndarray
+
+
 @register
 class Smile(ProfileParam, Metric):
     """SMILE answer-correctness score (see the module docstring for the two variants).
@@ -322,13 +341,29 @@ class Smile(ProfileParam, Metric):
             raise ConfigError(f"max_ngrams must be >= 1, got {self.max_ngrams!r}.")
         return float(w)
 
-    def score_batch(self, items: Sequence[Item]) -> MetricResult:
-        w = self._validate()
-        n_items = len(items)
-        if n_items == 0:
-            return MetricResult(np.zeros(0), np.zeros(0, dtype=bool), [])
-        items = reader_items(items, self.normalize)
+    def _plan(self, items: Sequence[Item]) -> _Plan | None:
+        """Steps 1-3 of scoring: the pairs, their synthetic answers and pre-processed texts,
+        and every text to embed; None when no pair has a candidate and a reference. The last
+        plan is kept, so the shared encoder pass (:meth:`encoding_requests`) and the scoring
+        that follows it build it once."""
+        key = (repr(sorted(self.get_params().items())), tuple(items))
+        memo = getattr(self, "_memo", None)
+        if memo is not None and memo[0] == key:
+            return memo[1]
+        plan = self._build_plan(reader_items(items, self.normalize))
+        self._memo = (key, plan)
+        return plan
 
+    def encoding_requests(self, items: Sequence[Item]) -> list[EncodingRequest]:
+        """Every text ``score_batch`` will embed (candidates, synthetic answers, processed
+        references, the n-grams it compares)."""
+        self._validate()
+        plan = self._plan(items)
+        if plan is None:
+            return []
+        return [EncodingRequest(get_cache(self.model, self.device, self.backend), plan.texts)]
+
+    def _build_plan(self, items: Sequence[Item]) -> _Plan | None:
         # 1. (item, reference) pairs; items without references or candidate score 0.
         pair_item: list[int] = []
         pair_q: list[str] = []
@@ -341,13 +376,8 @@ class Smile(ProfileParam, Metric):
                     pair_item.append(i)
                     pair_q.append(it.question or "")
                     pair_ref.append(str(r).strip())
-        scores = np.zeros(n_items)
-        details: list[dict[str, Any]] = [
-            {"variant": self.variant, "reason": "empty candidate or no reference"}
-            for _ in range(n_items)
-        ]
         if not pair_item:
-            return MetricResult(scores, self.decide(scores), details)
+            return None
 
         # 2. synthetic answers (stored once) and pre-processing (once per unique text).
         synth = synthetic_answers(
@@ -356,7 +386,6 @@ class Smile(ProfileParam, Metric):
         cands = [items[i].candidate.strip() for i in pair_item]
         processed = preprocess(list(dict.fromkeys(cands + pair_ref)), self.lemmatizer)
         proc = dict(zip(dict.fromkeys(cands + pair_ref), processed, strict=True))
-        lem = self.lemmatizer if load_lemmatizer(self.lemmatizer) is not None else "none"
 
         # 3. every text to embed, deduplicated, in one call.
         index: dict[str, int] = {}
@@ -386,7 +415,31 @@ class Smile(ProfileParam, Metric):
             offsets.append(len(gram_ix))
             fractions[p] = token_fraction(pr, pc)
             easy[p] = float(contains_on_token_boundary(pc, pr))
-        emb = get_cache(self.model, self.device, self.backend).encode(list(index))
+        return _Plan(
+            pair_item, pair_ref, synth, list(index), cand_ix, syn_ix, ref_ix,
+            gram_ix, gram_text, offsets, fractions, easy,
+        )  # fmt: skip
+
+    def score_batch(self, items: Sequence[Item]) -> MetricResult:
+        w = self._validate()
+        n_items = len(items)
+        if n_items == 0:
+            return MetricResult(np.zeros(0), np.zeros(0, dtype=bool), [])
+        scores = np.zeros(n_items)
+        details: list[dict[str, Any]] = [
+            {"variant": self.variant, "reason": "empty candidate or no reference"}
+            for _ in range(n_items)
+        ]
+        plan = self._plan(items)
+        if plan is None:
+            return MetricResult(scores, self.decide(scores), details)
+        pair_item, pair_ref, synth = plan.pair_item, plan.pair_ref, plan.synth
+        ref_ix, gram_ix, gram_text = plan.ref_ix, plan.gram_ix, plan.gram_text
+        offsets = plan.offsets
+        fractions, easy = plan.fractions, plan.easy
+        lem = self.lemmatizer if load_lemmatizer(self.lemmatizer) is not None else "none"
+        emb = get_cache(self.model, self.device, self.backend).encode(plan.texts)
+        cand_ix, syn_ix = plan.cand_ix, plan.syn_ix
 
         # 4. cosines (unit vectors: dot products).
         cos_sem = _rowwise_dot(emb, cand_ix, syn_ix)

@@ -304,6 +304,8 @@ def test_calibrate_cli_measures_costs_by_default_caches_them_and_inputs_all_rest
     assert main([*base, "-o", str(tmp_path / "cheap.json")]) == 0
     out = capsys.readouterr().out
     assert "Input cost, seconds per 1,000 rows" in out and "chosen" in out
+    flat = " ".join(out.split())  # the console wraps long lines
+    assert "Predicted judge speed here" in flat and "PEDANTS-class lexical inputs" in flat
     assert launches == [["em", "f1", "recall"], ["brevity"]]
     cheap = Judge.from_config(tmp_path / "cheap.json")
     assert cheap.cost["inputs_rule"] == "cheap"

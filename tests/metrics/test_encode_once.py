@@ -189,3 +189,54 @@ def test_robust_metrics_share_one_pass_per_reader_text(
     monkeypatch.setattr(onnxruntime.InferenceSession, "run", no_more)
     res = get_metric(second, device="cpu", normalize="robust").score_batch(GLUED)
     assert res.scores.tolist() == [res.scores[2]] * 3
+
+
+SHARED = (
+    ("embed_cosine", {}),
+    ("bertscore", {}),
+    ("smile", {}),
+    ("smile_paper", {}),
+    ("avert", {}),
+    ("extract", {"metric": "f1"}),
+)
+
+
+@pytest.mark.slow
+def test_a_run_of_six_encoder_metrics_encodes_each_distinct_string_once(
+    fresh, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scoring loop's shared pass (qaeval_core.scoring, "Encode once per run"): across
+    six MiniLM metrics every distinct string goes through the model once, in two encoder
+    calls (every metric's texts together; then the templated targets of the distractors
+    A-VERT chose by those vectors), and each metric's scores are those it gives alone."""
+    from qaeval_core.metrics.avert import enhance_open, load_distractor_pool
+    from qaeval_core.models.embedding_cache import EmbeddingCache
+    from qaeval_core.scoring import ScoringJob, run_jobs
+
+    alone = {}
+    for metric_id, params in SHARED:
+        fresh()
+        alone[metric_id] = get_metric(metric_id, device="cpu", **params).score_batch(ITEMS)
+    fresh()
+    calls: list[list[str]] = []
+    forward = EmbeddingCache._forward
+
+    def spy(self, texts, tokens, batch_size=None):  # type: ignore[no-untyped-def]
+        calls.append(list(texts))
+        return forward(self, texts, tokens, batch_size)
+
+    monkeypatch.setattr(EmbeddingCache, "_forward", spy)
+    jobs = [
+        ScoringJob(mid, get_metric(mid, device="cpu", **params), ITEMS) for mid, params in SHARED
+    ]
+    together = run_jobs(jobs)
+    encoded = [t for call in calls for t in call]
+    assert len(encoded) == len(set(encoded)), "a string went through the model twice"
+    assert len(calls) == 2
+    assert {it.candidate for it in ITEMS} | {r for it in ITEMS for r in it.references} <= set(
+        calls[0]
+    )
+    assert set(calls[1]) <= set(enhance_open(load_distractor_pool().answers))
+    for metric_id, _ in SHARED:
+        np.testing.assert_allclose(together[metric_id].scores, alone[metric_id].scores, atol=1e-6)
+        assert together[metric_id].decisions.tolist() == alone[metric_id].decisions.tolist()
