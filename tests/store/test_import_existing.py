@@ -194,7 +194,7 @@ def test_a_failure_halfway_leaves_the_store_as_it_was(
 ) -> None:
     _existing(db_url)
     before = _counts(db_url)
-    stage = import_existing._stage_chunk
+    stage = import_existing._write_chunk
     calls = [0]
 
     def fail_on_third(*args: Any) -> int:
@@ -203,7 +203,7 @@ def test_a_failure_halfway_leaves_the_store_as_it_was(
             raise RuntimeError("disk full")
         return stage(*args)
 
-    monkeypatch.setattr(import_existing, "_stage_chunk", fail_on_third)
+    monkeypatch.setattr(import_existing, "_write_chunk", fail_on_third)
     rows = [_row(i, rater="new-rater") for i in range(ROWS)]
     with pytest.raises(RuntimeError, match="disk full"):
         repo.import_items(db_url, "d", rows)
@@ -221,12 +221,12 @@ def test_an_import_killed_after_its_commit_point_is_finished_by_the_next_cleanup
 ) -> None:
     _existing(db_url)
     adopt_chunk = import_adopt._adopt_chunk
-    moved = [0]
+    cleared = [0]
 
-    def die_after_two(*args: Any) -> bool | None:
-        if moved[0] == 2:
+    def die_after_two(*args: Any) -> bool:
+        if cleared[0] == 2:
             raise KeyboardInterrupt  # the process is killed while adopting
-        moved[0] += 1
+        cleared[0] += 1
         return adopt_chunk(*args)
 
     monkeypatch.setattr(import_adopt, "_adopt_chunk", die_after_two)
@@ -234,26 +234,33 @@ def test_an_import_killed_after_its_commit_point_is_finished_by_the_next_cleanup
     with pytest.raises(KeyboardInterrupt):
         repo.import_items(db_url, "d", rows)
     monkeypatch.setattr(import_adopt, "_adopt_chunk", adopt_chunk)
-    visible = len(repo.list_items(db_url, "d"))
-    assert KNOWN < visible < ROWS  # two chunks moved in, the rest still hidden
-    dead = f"{IMPORTING_PREFIX}{socket.gethostname()[:60]}:{_dead_pid()}:killed"
+    assert len(repo.list_items(db_url, "d")) == ROWS  # committed: all visible, none in part
+    with store_session.session_scope(db_url) as s:
+        marked = select(func.count(ItemRecord.id)).where(ItemRecord.import_id.is_not(None))
+        assert s.scalar(marked) > 0  # marks left to clear
+    dead = f"{IMPORTING_PREFIX}{socket.gethostname()[:60]}:{_dead_pid()}:killed:committed"
     with store_session.write_scope(db_url) as s:  # as if its process were gone
         s.execute(
             update(Dataset).where(Dataset.name.startswith(IMPORTING_PREFIX)).values(name=dead)
         )
-    assert repo.cleanup_imports(db_url) == 1
+    done = repo.cleanup_imports(db_url)
+    assert (done.removed, done.finished) == (0, ("d",))
+    assert "Finished 1 committed import(s) of killed processes into 'd'" in done.summary()
     assert len(repo.list_items(db_url, "d")) == ROWS
     labels = repo.current_labels(db_url, "d")
     r2 = {r.external_id: int(r.value) for r in labels.itertuples() if r.user == "r2"}
     assert r2 == {f"q{i}": 2 for i in range(ROWS)}  # binary 1: "correct"
     assert _counts(db_url)[0] == 1  # the hidden dataset is gone
+    with store_session.session_scope(db_url) as s:
+        for table in (ItemRecord, Label):
+            assert s.scalar(select(func.count(table.id)).where(table.import_id.is_not(None))) == 0
 
 
 def test_a_second_import_into_the_same_dataset_meanwhile_is_refused(
     db_url: str, small_chunks: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _existing(db_url)
-    stage = import_existing._stage_chunk
+    stage = import_existing._write_chunk
     refused: list[str] = []
 
     def meanwhile(*args: Any) -> int:
@@ -263,8 +270,8 @@ def test_a_second_import_into_the_same_dataset_meanwhile_is_refused(
             refused.append(str(exc.value))
         return stage(*args)
 
-    monkeypatch.setattr(import_existing, "_stage_chunk", meanwhile)
+    monkeypatch.setattr(import_existing, "_write_chunk", meanwhile)
     report = repo.import_items(db_url, "d", [_row(i) for i in range(ROWS)])
     assert refused and report.items_added == ROWS - KNOWN
-    monkeypatch.setattr(import_existing, "_stage_chunk", stage)
+    monkeypatch.setattr(import_existing, "_write_chunk", stage)
     assert repo.import_items(db_url, "d", [_row(100)]).items_added == 1  # now it may
