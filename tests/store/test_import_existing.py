@@ -9,7 +9,8 @@ fixes both, not its speed:
 * no write transaction writes more than one chunk of items, however large the file;
 * the file's items are read as a stream: the first chunk is written before the rest is read;
 * still all-or-nothing: a conflict in the last chunk, or a failure halfway, leaves the store as
-  it was; an import killed after its commit point is finished by the next cleanup;
+  it was; an import killed after its commit point is visible whole and finished by the next
+  cleanup (kills at other points, with readers watching: test_import_visibility.py);
 * two imports into one dataset at once: the second is refused, saying why.
 """
 
@@ -75,13 +76,13 @@ def _counts(url: str) -> tuple[int, int, int, int]:
         )
 
 
-#: A statement writing items: into the dataset, or into the import's staging table.
-_ITEM_WRITE = re.compile(r"^\s*(INSERT INTO|UPDATE) (items|import_stage_items)\b", re.IGNORECASE)
+#: A statement writing items: inserting them, or clearing their import's marks.
+_ITEM_WRITE = re.compile(r"^\s*(INSERT INTO|UPDATE) items\b", re.IGNORECASE)
 
 
 class _ItemWrites:
-    """Item rows written (staged or into ``items``) per committed transaction, from the
-    engine's own events."""
+    """Item rows written (inserted, or their marks cleared) per committed transaction, from
+    the engine's own events."""
 
     def __init__(self, url: str) -> None:
         self.engine = store_session.get_engine(url)
@@ -140,7 +141,7 @@ def test_no_write_transaction_holds_more_than_a_chunk(
     # new items' labels + r2's labels on the known items; r1's known labels are already current
     assert (report.labels_added, report.labels_skipped) == (ROWS - KNOWN + KNOWN, KNOWN)
     assert writes.committed and max(writes.committed) <= CHUNK, writes.committed
-    assert sum(writes.committed) >= ROWS - KNOWN  # staged, then moved: all in bounded steps
+    assert sum(writes.committed) >= ROWS - KNOWN  # written, then marks cleared: bounded steps
     labels = repo.current_labels(db_url, "d")
     got = {(r.external_id, r.user): int(r.value) for r in labels.itertuples()}
     # binary 1 is stored as "correct" (2)
@@ -186,7 +187,7 @@ def test_a_conflict_in_the_last_chunk_imports_nothing(
         repo.import_items(db_url, "d", rows, source="late.jsonl")
     assert [e.row for e in err.value.errors] == [len(rows) - 1, len(rows)]
     assert "with different meta" in str(err.value) and "different content" in str(err.value)
-    assert _counts(db_url) == before  # the staged chunks and the hidden dataset are gone
+    assert _counts(db_url) == before  # the written chunks and the hidden dataset are gone
 
 
 def test_a_failure_halfway_leaves_the_store_as_it_was(
