@@ -22,8 +22,8 @@ def add_commands(app: typer.Typer) -> None:
         url = store_session.upgrade(db, revision)
         rev = store_session.current_revision(url)
         console.print(f"Store {store_session._safe(url)} is at revision {rev}.")
-        if revision == "head" and (n := repo.cleanup_imports(url)):
-            console.print(f"Removed {n} unfinished import(s) of killed processes.")
+        if revision == "head" and (cleaned := repo.cleanup_imports(url)):
+            console.print(cleaned.summary())
 
     @db_app.command("current")
     def current(db: DbOption = None) -> None:

@@ -33,15 +33,29 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    event,
     false,
+    select,
+    text,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import (
+    DeclarativeBase,
+    Mapped,
+    ORMExecuteState,
+    Session,
+    mapped_column,
+    relationship,
+    with_loader_criteria,
+)
 
 from qaeval_core.vocabulary import ROLES  # re-exported: the roles a user row may have
 
 __all__ = [
     "IMPORTING_PREFIX",
+    "IMPORT_COMMITTED_SUFFIX",
+    "INCLUDE_PENDING_IMPORTS",
     "visible_dataset",
+    "pending_imports",
     "Base",
     "Dataset",
     "ItemRecord",
@@ -88,6 +102,24 @@ def visible_dataset() -> Any:
     return Dataset.name.not_like(IMPORTING_PREFIX + "%")
 
 
+#: Appended to the hidden name of an import into an existing dataset at its commit point: from
+#: then on the rows it wrote (``import_id``) are visible (issue 31, item 1).
+IMPORT_COMMITTED_SUFFIX = ":committed"
+
+#: Execution option that shows a statement the rows of imports not yet committed (only the
+#: import code, which writes and deletes them, needs it).
+INCLUDE_PENDING_IMPORTS = "include_pending_imports"
+
+
+def pending_imports() -> Any:
+    """SELECT of the hidden datasets whose import has not reached its commit point: the rows
+    of ``items`` and ``labels`` whose ``import_id`` is one of them are hidden from readers."""
+    return select(Dataset.id).where(
+        Dataset.name.like(IMPORTING_PREFIX + "%"),
+        Dataset.name.not_like("%" + IMPORT_COMMITTED_SUFFIX),
+    )
+
+
 # Named constraints let Alembic's SQLite batch mode alter tables later.
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -96,6 +128,15 @@ NAMING_CONVENTION = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
+
+
+def _pending_index(table: str) -> Index:
+    """Partial index of the rows an import has not cleared yet (``import_id``): empty when no
+    import runs, so other writes never touch it; the import finds its rows by it."""
+    where = "import_id IS NOT NULL"
+    return Index(
+        f"ix_{table}_import_id", "import_id", sqlite_where=text(where), postgresql_where=text(where)
+    )
 
 
 class Base(DeclarativeBase):
@@ -122,6 +163,7 @@ class ItemRecord(Base):
     __table_args__ = (
         UniqueConstraint("dataset_id", "content_hash", name="uq_items_dataset_hash"),
         UniqueConstraint("dataset_id", "external_id", name="uq_items_dataset_external_id"),
+        _pending_index("items"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -139,6 +181,9 @@ class ItemRecord(Base):
     meta: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     content_hash: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: The hidden dataset of the import into an existing dataset that wrote the row, until that
+    #: import has committed and cleared it (migration 0010); NULL for every other row.
+    import_id: Mapped[int | None] = mapped_column(Integer)
 
     dataset: Mapped[Dataset] = relationship(back_populates="items")
 
@@ -214,6 +259,7 @@ class Label(Base):
         CheckConstraint("rule IS NULL OR (rule BETWEEN 1 AND 9)", name="rule"),
         Index("ix_labels_item_user_id", "item_id", "user_id", "id"),
         Index("ix_labels_user_id", "user_id", "id"),
+        _pending_index("labels"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -229,6 +275,8 @@ class Label(Base):
     wall_seconds: Mapped[float | None] = mapped_column(Float)
     source: Mapped[str] = mapped_column(String(20), default="app")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: As :attr:`ItemRecord.import_id`: the import that wrote the label, until it has committed.
+    import_id: Mapped[int | None] = mapped_column(Integer)
 
 
 class Adjudication(Base):
@@ -381,58 +429,6 @@ class Guideline(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
-class ImportStageItem(Base):
-    """An item of an import into an existing dataset, staged until it is moved in (issue 21).
-
-    The rows of such an import are written here in short transactions, where nobody reads them,
-    keyed by the import's hidden dataset (``import_id``; see
-    :mod:`qaeval_core.store.repo.import_existing`), and after the import's commit point moved
-    into ``items`` a chunk per transaction. A plain table with only the key's index: staging in
-    ``items`` itself wrote every index of ``items`` twice (staged, then moved). An item the
-    dataset already has is staged with ``known_item_id`` (its labels go onto that item).
-    The key is (import, place in the import), numbered by the import, so rows are inserted in
-    batches without reading ids back.
-    """
-
-    __tablename__ = "import_stage_items"
-
-    import_id: Mapped[int] = mapped_column(
-        ForeignKey("datasets.id", ondelete="CASCADE"), primary_key=True
-    )
-    #: The item's place in the import (counted by the import itself: no id to read back).
-    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    known_item_id: Mapped[int | None] = mapped_column(Integer)
-    external_id: Mapped[str] = mapped_column(String(300))
-    question: Mapped[str] = mapped_column(Text)
-    references: Mapped[list[Any]] = mapped_column(JSON)
-    candidate: Mapped[str] = mapped_column(Text)
-    context: Mapped[str | None] = mapped_column(Text)
-    choices: Mapped[list[Any] | None] = mapped_column(JSON)
-    wrong_answers: Mapped[list[Any] | None] = mapped_column(JSON)
-    qa_model: Mapped[str | None] = mapped_column(Text)
-    meta: Mapped[dict[str, Any] | None] = mapped_column(JSON)
-    content_hash: Mapped[str] = mapped_column(String(64))
-
-
-class ImportStageLabel(Base):
-    """A label of a staged import item (:class:`ImportStageItem` ``item_seq``), moved into
-    ``labels`` with its item."""
-
-    __tablename__ = "import_stage_labels"
-    __table_args__ = (Index("ix_import_stage_labels_import_item", "import_id", "item_seq"),)
-
-    import_id: Mapped[int] = mapped_column(
-        ForeignKey("datasets.id", ondelete="CASCADE"), primary_key=True
-    )
-    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    item_seq: Mapped[int] = mapped_column(Integer)
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
-    value: Mapped[int] = mapped_column(Integer)
-    rule: Mapped[int | None] = mapped_column(Integer)
-    note: Mapped[str | None] = mapped_column(Text)
-    seconds: Mapped[float | None] = mapped_column(Float)
-
-
 # ----------------------------------------------------------------------------- answer knowledge
 # (issue 24, item 2; migration 0009)
 
@@ -476,3 +472,35 @@ class AnswerKnowledgeDecision(Base):
     note: Mapped[str | None] = mapped_column(Text)
     decided_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+# ----------------------------------------------------------------------------- pending imports
+# (issue 31, item 1)
+
+
+@event.listens_for(Session, "do_orm_execute")
+def _hide_pending_imports(state: ORMExecuteState) -> None:
+    """Every ORM SELECT, in any session, skips the items and labels of imports that have not
+    reached their commit point (:func:`pending_imports`), wherever those tables appear (joins
+    and subqueries included): an import into an existing dataset writes its rows in many short
+    transactions, and no reader (annotators' queues, exports, estimates, counts) may see part
+    of one. A statement run with :data:`INCLUDE_PENDING_IMPORTS` sees them."""
+    if (
+        not state.is_select
+        or state.is_column_load
+        or state.is_relationship_load
+        or state.execution_options.get(INCLUDE_PENDING_IMPORTS)
+    ):
+        return
+    state.statement = state.statement.options(
+        with_loader_criteria(
+            ItemRecord,
+            lambda cls: cls.import_id.is_(None) | cls.import_id.not_in(pending_imports()),
+            include_aliases=True,
+        ),
+        with_loader_criteria(
+            Label,
+            lambda cls: cls.import_id.is_(None) | cls.import_id.not_in(pending_imports()),
+            include_aliases=True,
+        ),
+    )

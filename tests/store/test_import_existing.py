@@ -9,7 +9,8 @@ fixes both, not its speed:
 * no write transaction writes more than one chunk of items, however large the file;
 * the file's items are read as a stream: the first chunk is written before the rest is read;
 * still all-or-nothing: a conflict in the last chunk, or a failure halfway, leaves the store as
-  it was; an import killed after its commit point is finished by the next cleanup;
+  it was; an import killed after its commit point is visible whole and finished by the next
+  cleanup (kills at other points, with readers watching: test_import_visibility.py);
 * two imports into one dataset at once: the second is refused, saying why.
 """
 
@@ -75,13 +76,13 @@ def _counts(url: str) -> tuple[int, int, int, int]:
         )
 
 
-#: A statement writing items: into the dataset, or into the import's staging table.
-_ITEM_WRITE = re.compile(r"^\s*(INSERT INTO|UPDATE) (items|import_stage_items)\b", re.IGNORECASE)
+#: A statement writing items: inserting them, or clearing their import's marks.
+_ITEM_WRITE = re.compile(r"^\s*(INSERT INTO|UPDATE) items\b", re.IGNORECASE)
 
 
 class _ItemWrites:
-    """Item rows written (staged or into ``items``) per committed transaction, from the
-    engine's own events."""
+    """Item rows written (inserted, or their marks cleared) per committed transaction, from
+    the engine's own events."""
 
     def __init__(self, url: str) -> None:
         self.engine = store_session.get_engine(url)
@@ -140,7 +141,7 @@ def test_no_write_transaction_holds_more_than_a_chunk(
     # new items' labels + r2's labels on the known items; r1's known labels are already current
     assert (report.labels_added, report.labels_skipped) == (ROWS - KNOWN + KNOWN, KNOWN)
     assert writes.committed and max(writes.committed) <= CHUNK, writes.committed
-    assert sum(writes.committed) >= ROWS - KNOWN  # staged, then moved: all in bounded steps
+    assert sum(writes.committed) >= ROWS - KNOWN  # written, then marks cleared: bounded steps
     labels = repo.current_labels(db_url, "d")
     got = {(r.external_id, r.user): int(r.value) for r in labels.itertuples()}
     # binary 1 is stored as "correct" (2)
@@ -186,7 +187,7 @@ def test_a_conflict_in_the_last_chunk_imports_nothing(
         repo.import_items(db_url, "d", rows, source="late.jsonl")
     assert [e.row for e in err.value.errors] == [len(rows) - 1, len(rows)]
     assert "with different meta" in str(err.value) and "different content" in str(err.value)
-    assert _counts(db_url) == before  # the staged chunks and the hidden dataset are gone
+    assert _counts(db_url) == before  # the written chunks and the hidden dataset are gone
 
 
 def test_a_failure_halfway_leaves_the_store_as_it_was(
@@ -194,7 +195,7 @@ def test_a_failure_halfway_leaves_the_store_as_it_was(
 ) -> None:
     _existing(db_url)
     before = _counts(db_url)
-    stage = import_existing._stage_chunk
+    stage = import_existing._write_chunk
     calls = [0]
 
     def fail_on_third(*args: Any) -> int:
@@ -203,7 +204,7 @@ def test_a_failure_halfway_leaves_the_store_as_it_was(
             raise RuntimeError("disk full")
         return stage(*args)
 
-    monkeypatch.setattr(import_existing, "_stage_chunk", fail_on_third)
+    monkeypatch.setattr(import_existing, "_write_chunk", fail_on_third)
     rows = [_row(i, rater="new-rater") for i in range(ROWS)]
     with pytest.raises(RuntimeError, match="disk full"):
         repo.import_items(db_url, "d", rows)
@@ -221,12 +222,12 @@ def test_an_import_killed_after_its_commit_point_is_finished_by_the_next_cleanup
 ) -> None:
     _existing(db_url)
     adopt_chunk = import_adopt._adopt_chunk
-    moved = [0]
+    cleared = [0]
 
-    def die_after_two(*args: Any) -> bool | None:
-        if moved[0] == 2:
+    def die_after_two(*args: Any) -> bool:
+        if cleared[0] == 2:
             raise KeyboardInterrupt  # the process is killed while adopting
-        moved[0] += 1
+        cleared[0] += 1
         return adopt_chunk(*args)
 
     monkeypatch.setattr(import_adopt, "_adopt_chunk", die_after_two)
@@ -234,26 +235,33 @@ def test_an_import_killed_after_its_commit_point_is_finished_by_the_next_cleanup
     with pytest.raises(KeyboardInterrupt):
         repo.import_items(db_url, "d", rows)
     monkeypatch.setattr(import_adopt, "_adopt_chunk", adopt_chunk)
-    visible = len(repo.list_items(db_url, "d"))
-    assert KNOWN < visible < ROWS  # two chunks moved in, the rest still hidden
-    dead = f"{IMPORTING_PREFIX}{socket.gethostname()[:60]}:{_dead_pid()}:killed"
+    assert len(repo.list_items(db_url, "d")) == ROWS  # committed: all visible, none in part
+    with store_session.session_scope(db_url) as s:
+        marked = select(func.count(ItemRecord.id)).where(ItemRecord.import_id.is_not(None))
+        assert s.scalar(marked) > 0  # marks left to clear
+    dead = f"{IMPORTING_PREFIX}{socket.gethostname()[:60]}:{_dead_pid()}:killed:committed"
     with store_session.write_scope(db_url) as s:  # as if its process were gone
         s.execute(
             update(Dataset).where(Dataset.name.startswith(IMPORTING_PREFIX)).values(name=dead)
         )
-    assert repo.cleanup_imports(db_url) == 1
+    done = repo.cleanup_imports(db_url)
+    assert (done.removed, done.finished) == (0, ("d",))
+    assert "Finished 1 committed import(s) of killed processes into 'd'" in done.summary()
     assert len(repo.list_items(db_url, "d")) == ROWS
     labels = repo.current_labels(db_url, "d")
     r2 = {r.external_id: int(r.value) for r in labels.itertuples() if r.user == "r2"}
     assert r2 == {f"q{i}": 2 for i in range(ROWS)}  # binary 1: "correct"
     assert _counts(db_url)[0] == 1  # the hidden dataset is gone
+    with store_session.session_scope(db_url) as s:
+        for table in (ItemRecord, Label):
+            assert s.scalar(select(func.count(table.id)).where(table.import_id.is_not(None))) == 0
 
 
 def test_a_second_import_into_the_same_dataset_meanwhile_is_refused(
     db_url: str, small_chunks: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _existing(db_url)
-    stage = import_existing._stage_chunk
+    stage = import_existing._write_chunk
     refused: list[str] = []
 
     def meanwhile(*args: Any) -> int:
@@ -263,8 +271,8 @@ def test_a_second_import_into_the_same_dataset_meanwhile_is_refused(
             refused.append(str(exc.value))
         return stage(*args)
 
-    monkeypatch.setattr(import_existing, "_stage_chunk", meanwhile)
+    monkeypatch.setattr(import_existing, "_write_chunk", meanwhile)
     report = repo.import_items(db_url, "d", [_row(i) for i in range(ROWS)])
     assert refused and report.items_added == ROWS - KNOWN
-    monkeypatch.setattr(import_existing, "_stage_chunk", stage)
+    monkeypatch.setattr(import_existing, "_write_chunk", stage)
     assert repo.import_items(db_url, "d", [_row(100)]).items_added == 1  # now it may

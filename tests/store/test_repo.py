@@ -393,7 +393,7 @@ def test_cleanup_removes_only_abandoned_imports(db_url: str):
     with write_scope(db_url) as s:
         old = utcnow() - import_pending.STALE_AFTER - timedelta(minutes=1)
         s.execute(update(Dataset).where(Dataset.name.endswith(":stale")).values(created_at=old))
-    assert repo.cleanup_imports(db_url) == 2
+    assert repo.cleanup_imports(db_url).removed == 2
     with session_scope(db_url) as s:
         left = set(s.scalars(select(Dataset.name)))
         users = set(s.scalars(select(User.name)))

@@ -79,7 +79,7 @@ from qaeval_core.store.repo.guidelines import (
     guideline_history,
     save_guidelines,
 )
-from qaeval_core.store.repo.import_pending import cleanup_imports
+from qaeval_core.store.repo.import_pending import ImportCleanup, cleanup_imports
 from qaeval_core.store.repo.imports import (
     IMPORT_SOURCE,
     ImportReport,
@@ -119,6 +119,7 @@ __all__ = [
     "user_info",
     "CalibrationInfo",
     "ImportReport",
+    "ImportCleanup",
     "create_dataset",
     "get_dataset",
     "list_datasets",

@@ -15,7 +15,13 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from qaeval_core.errors import NotFoundError, StoreError
-from qaeval_core.store.orm import Dataset, ItemRecord, visible_dataset
+from qaeval_core.store.orm import (
+    INCLUDE_PENDING_IMPORTS,
+    Dataset,
+    ItemRecord,
+    pending_imports,
+    visible_dataset,
+)
 from qaeval_core.store.repo._common import Store, check_name, store_scope
 
 __all__ = ["DatasetInfo", "create_dataset", "delete_dataset", "get_dataset", "list_datasets"]
@@ -86,18 +92,30 @@ def get_dataset(db: Store, name: str) -> DatasetInfo:
         return _dataset_info(ds, n)
 
 
+def _count_by_dataset(where: Any) -> Any:
+    stmt = select(ItemRecord.dataset_id, func.count(ItemRecord.id).label("n"))
+    if where is not None:
+        stmt = stmt.where(where)
+    return stmt.group_by(ItemRecord.dataset_id).subquery()
+
+
 def list_datasets(db: Store) -> list[DatasetInfo]:
-    """Every dataset with its item count, by name."""
-    counts = (
-        select(ItemRecord.dataset_id, func.count(ItemRecord.id).label("n"))
-        .group_by(ItemRecord.dataset_id)
-        .subquery()
-    )
+    """Every dataset with its item count, by name.
+
+    The count skips the items of imports not yet committed (as every reader does), but counts
+    all items, from the index on ``dataset_id`` alone, less those, from the partial index of
+    marked items: the readers' filter itself would read every item's row (0.07 s -> 0.19 s at
+    200,000 items on the loaded 2-core machine, on each page that lists the datasets)."""
+    every = _count_by_dataset(None)
+    pending = _count_by_dataset(ItemRecord.import_id.in_(pending_imports()))
+    n = func.coalesce(every.c.n, 0) - func.coalesce(pending.c.n, 0)
     stmt = (
-        select(Dataset, func.coalesce(counts.c.n, 0))
-        .outerjoin(counts, counts.c.dataset_id == Dataset.id)
+        select(Dataset, n)
+        .outerjoin(every, every.c.dataset_id == Dataset.id)
+        .outerjoin(pending, pending.c.dataset_id == Dataset.id)
         .where(visible_dataset())
         .order_by(Dataset.name)
+        .execution_options(**{INCLUDE_PENDING_IMPORTS: True})
     )
     with store_scope(db) as s:
         return [_dataset_info(ds, n) for ds, n in s.execute(stmt).all()]

@@ -1,42 +1,43 @@
-"""Importing into an *existing* dataset in bounded chunks, all-or-nothing (issue 21, item 21).
+"""Importing into an *existing* dataset in bounded chunks, all-or-nothing for every reader
+(issue 21, item 21; issue 31, item 1).
 
-Why not one transaction: the former path held every row of the file in memory (the parsed
-rows, the dataset's stored items and labels, the staged copies) and copied them in with one
-``INSERT ... SELECT`` at the end, so on SQLite annotators' saves waited for the whole copy
-(12.8 s for 200,000 rows on the 2-core test machine; bench/README.md). Now:
+Why not one transaction: on SQLite annotators' saves would wait for the whole copy (12.8 s for
+200,000 rows on the 2-core test machine; bench/README.md), and the whole file would sit in
+memory. Why not move rows into the dataset chunk by chunk after a commit point (issue 21's
+design): readers saw the dataset grow chunk by chunk, and a killed import left part of the file
+visible, with nothing saying so, until the next cleanup finished it (issue 31). Now:
 
 1. **Open** (:func:`_open`): one short write transaction checks that no other import into the
    dataset is under way, creates the raters and a hidden dataset (:mod:`.import_pending`) that
    records the target, and notes the target's item count and newest item id.
-2. **Check and stage**, :data:`EXISTING_IMPORT_CHUNK_ROWS` items at a time from the stream: the
+2. **Check and write**, :data:`EXISTING_IMPORT_CHUNK_ROWS` items at a time from the stream: the
    chunk's ids are looked up in the dataset (a read), conflicts are collected (an id with other
-   content, or other choices, wrong answers or meta), and the chunk is written into the staging
-   tables (``import_stage_items``, ``import_stage_labels``, keyed by the hidden dataset) in its
-   own short write transaction: new items with their labels, and items the dataset already has
-   with their id there and only the labels that are not already that rater's current one.
-   Nobody reads those tables. Any conflict: the staged rows and the hidden dataset are
-   discarded and every conflicting row is reported (:class:`ValidationError`), as before.
+   content, or other choices, wrong answers or meta), and the chunk is written straight into
+   ``items`` and ``labels`` in its own short write transaction, every row marked with the hidden
+   dataset (``import_id``, migration 0010): new items with their labels, and for items the
+   dataset already has only the labels that are not already that rater's current one. Every
+   reader skips marked rows while their import is pending (the filter of
+   :mod:`~qaeval_core.store.orm`). Any conflict: the marked rows and the hidden dataset are
+   deleted and every conflicting row is reported (:class:`ValidationError`), as before.
 3. **Commit point** (:func:`_commit`): one short write transaction checks the target is
-   unchanged (same item count and newest id) and marks the hidden dataset as adopting. Before
-   it, a failure or a kill leaves nothing (the hidden dataset is discarded, by this import or
+   unchanged (same item count and newest id) and marks the hidden dataset committed (a suffix
+   on its name). That one row makes every row of the import visible at once. Before it, a
+   failure or a kill leaves nothing anyone sees (the marked rows are deleted, by this import or
    the next cleanup); after it, the import is finished and never undone.
-4. **Adopt** (:func:`.import_adopt.adopt`): the staged rows move into ``items`` and
-   ``labels`` one chunk per short transaction, by ``INSERT ... SELECT``. A kill here is
-   finished by the next cleanup. While it runs, the new items appear in the dataset chunk by
-   chunk, in file order.
+4. **Adopt** (:func:`.import_adopt.adopt`): the marks are cleared a chunk per short
+   transaction and the hidden dataset deleted; what readers see does not change. A kill here is
+   finished by the next cleanup.
 
-Each row is written to the store twice (staged, then moved), but only the move writes the
-indexes of ``items`` and ``labels``. The stream is read once, holding one chunk at a time
-(plus what the file scan keeps: ids and digests), so peak memory is about that of a new
-dataset's import.
+Each row is written once, then its mark cleared (an update of the partial index only). The
+stream is read once, holding one chunk at a time (plus what the file scan keeps: ids and
+digests), so peak memory is about that of a new dataset's import.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
-from itertools import count
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import func, insert, select, update
@@ -45,9 +46,8 @@ from sqlalchemy.orm import Session
 from qaeval_core import io
 from qaeval_core.errors import RowError, StoreError, ValidationError
 from qaeval_core.store.orm import (
+    IMPORT_COMMITTED_SUFFIX,
     Dataset,
-    ImportStageItem,
-    ImportStageLabel,
     ItemRecord,
     Label,
     utcnow,
@@ -56,11 +56,11 @@ from qaeval_core.store.orm import (
 from qaeval_core.store.repo._common import store_scope
 from qaeval_core.store.repo.import_adopt import adopt, let_writers_in, marker
 from qaeval_core.store.repo.import_pending import discard_import, hidden_name, rater_ids
-from qaeval_core.store.repo.import_staging import item_values
+from qaeval_core.store.repo.import_staging import IMPORT_SOURCE, item_values
 
 __all__ = ["EXISTING_IMPORT_CHUNK_ROWS", "ExistingImport", "import_into_existing"]
 
-#: Items per chunk: read, checked, staged, and moved in. Each write transaction holds
+#: Items per chunk: read, checked, written, and adopted. Each write transaction holds
 #: SQLite's write lock for one chunk, about 0.1 s for 2,000 rows on the loaded 2-core test
 #: machine (bench/README.md); smaller chunks made the import slower (more commits, pauses).
 EXISTING_IMPORT_CHUNK_ROWS = 2000
@@ -87,9 +87,6 @@ class _Target:
     snapshot: tuple[int, int]
     users: dict[str, int]
     created: list[str]
-    #: The next place of a staged item and of a staged label in this import.
-    item_seqs: Iterator[int] = field(default_factory=lambda: count(1))
-    label_seqs: Iterator[int] = field(default_factory=lambda: count(1))
 
 
 def changed_fields(row: io.ItemRow, choices: Any, wrong: Any, meta: Any) -> str:
@@ -240,54 +237,64 @@ def _check(url: str | None, target: _Target, chunk: list[io.ItemRow]) -> _Checke
     return out
 
 
-def _stage_chunk(
+def _write_chunk(
     url: str | None, target: _Target, rows: list[tuple[io.ItemRow, int | None]]
 ) -> None:
-    """Step 2, the write: one short write transaction puts a checked chunk into the staging
-    tables. The rows, with their places in the import, are built before it starts, so the
-    lock covers only the two batched inserts."""
-    items, labels = [], []
-    for r, known in rows:
-        seq = next(target.item_seqs)
-        items.append(
-            {"import_id": target.hidden_id, "seq": seq, "known_item_id": known, **item_values(r)}
-        )
-        labels += [
+    """Step 2, the write: one short write transaction puts a checked chunk into ``items`` and
+    ``labels``, every row marked with the import (hidden from readers until it commits). The
+    items are built before it starts (hashing and copying every field is most of the Python
+    work), so the lock covers the two batched inserts and reading the new items' ids back."""
+    items = [
+        {"dataset_id": target.id, "import_id": target.hidden_id, **item_values(r)}
+        for r, known in rows
+        if known is None
+    ]
+    with store_scope(url, write=True) as s:
+        conn = s.connection()  # Core statements: no reader's filter, no ORM bulk overhead
+        if conn.execute(select(Dataset.id).where(Dataset.id == target.id)).first() is None:
+            raise _changed_meanwhile(target.name)  # deleted meanwhile
+        if items:
+            conn.execute(insert(ItemRecord.__table__), items)
+            it = ItemRecord.__table__
+            new = select(it.c.external_id, it.c.id).where(
+                it.c.dataset_id == target.id,
+                it.c.external_id.in_([i["external_id"] for i in items]),
+            )
+            ids = dict(conn.execute(new).tuples().all())
+        labels = [
             {
-                "import_id": target.hidden_id,
-                "seq": next(target.label_seqs),
-                "item_seq": seq,
+                "item_id": known if known is not None else ids[r.external_id],
                 "user_id": target.users[lab.rater],
                 "value": lab.value,
                 "rule": lab.rule,
                 "note": lab.note,
                 "seconds": lab.seconds,
+                "source": IMPORT_SOURCE,
+                "import_id": target.hidden_id,
             }
+            for r, known in rows
             for lab in r.labels
         ]
-    with store_scope(url, write=True) as s:
-        conn = s.connection()
-        conn.execute(insert(ImportStageItem.__table__), items)
         if labels:
-            conn.execute(insert(ImportStageLabel.__table__), labels)
+            conn.execute(insert(Label.__table__), labels)
         touched = update(Dataset).where(Dataset.id == target.hidden_id)
         conn.execute(touched.values(created_at=utcnow()))
 
 
 def _commit(url: str | None, target: _Target) -> None:
-    """Step 3, the commit point: the target unchanged since :func:`_open`, the hidden dataset
-    marked as adopting (a kill after this is finished by the next cleanup)."""
+    """Step 3, the commit point: the target unchanged since :func:`_open` (its visible items:
+    this import's own are still hidden), the hidden dataset renamed committed, which shows
+    every row of the import at once (a kill after this is finished by the next cleanup)."""
     with store_scope(url, write=True) as s:
         lock = select(Dataset.id).where(Dataset.id == target.id, visible_dataset())
         if s.execute(lock.with_for_update(key_share=True)).first() is None:
             raise _changed_meanwhile(target.name)
         if _snapshot(s, target.id) != target.snapshot:
             raise _changed_meanwhile(target.name)
-        state = {"raters": target.created, "into": target.id, "adopting": True}
         s.execute(
             update(Dataset)
             .where(Dataset.id == target.hidden_id)
-            .values(description=json.dumps(state), created_at=utcnow())
+            .values(name=Dataset.name + IMPORT_COMMITTED_SUFFIX, created_at=utcnow())
         )
 
 
@@ -312,7 +319,7 @@ def import_into_existing(
             totals.labels += checked.labels
             totals.skipped += checked.skipped
             if checked.stage and not totals.errors:
-                _stage_chunk(url, target, checked.stage)
+                _write_chunk(url, target, checked.stage)
                 let_writers_in(url, pause=False)
         if totals.errors:
             raise ValidationError(source or "<rows>", sorted(totals.errors, key=lambda e: e.row))
@@ -320,8 +327,5 @@ def import_into_existing(
     except BaseException:
         discard_import(url, target.hidden_id, target.created)
         raise
-    # adopt() is False when the dataset was deleted meanwhile
-    if not adopt(url, target.hidden_id, target.id, chunk=EXISTING_IMPORT_CHUNK_ROWS):
-        discard_import(url, target.hidden_id, target.created)
-        raise StoreError(f"Dataset {name!r} was deleted while the file was being imported.")
+    adopt(url, target.hidden_id, chunk=EXISTING_IMPORT_CHUNK_ROWS)
     return ExistingImport(totals.new, totals.old, totals.labels, totals.skipped, target.created)

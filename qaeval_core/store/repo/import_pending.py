@@ -9,16 +9,16 @@ tables in transactions of :data:`~.import_staging.IMPORT_CHUNK_ROWS` rows; the l
 only renames that one row.
 
 An import into an *existing* dataset (:mod:`.import_existing`) is keyed by such a hidden
-dataset too, but stages its rows in the plain tables ``import_stage_items`` and
-``import_stage_labels`` (migration 0007) and is then *adopted* (:mod:`.import_adopt`): its rows
-move in a chunk per short transaction once a short transaction has marked it as adopting (its
-commit point: from then on the import is finished, never undone).
+dataset too: it writes its rows into the target dataset marked with the hidden dataset's id
+(``import_id``, migration 0010), and every reader skips them until a short transaction marks the
+hidden dataset committed (its commit point); then :mod:`.import_adopt` clears the marks.
 
 A failed import deletes what it wrote. A killed one leaves a hidden dataset that nobody sees;
-:func:`cleanup_imports` (run by every import and by ``qaeval db upgrade``) deletes it once its
-process is gone (same host) or it has not written for :data:`STALE_AFTER`, except one killed
-while adopting, whose adoption it finishes. Rater accounts the import created are listed in the
-hidden dataset's description and deleted with it when they have no labels.
+:func:`cleanup_imports` (run by every import and by ``qaeval db upgrade``) deletes it and its
+rows once its process is gone (same host) or it has not written for :data:`STALE_AFTER`, except
+one killed past its commit point, whose adoption it finishes; its :class:`ImportCleanup` says
+which. Rater accounts the import created are listed in the hidden dataset's description and
+deleted with it when they have no labels.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import os
 import socket
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, timedelta
 from typing import Any
 
@@ -46,18 +47,16 @@ from qaeval_core.errors import StoreError
 from qaeval_core.store.orm import (
     IMPORTING_PREFIX,
     Dataset,
-    ImportStageItem,
-    ImportStageLabel,
     ItemRecord,
     Label,
     User,
     utcnow,
 )
 from qaeval_core.store.repo._common import store_scope
-from qaeval_core.store.repo.import_adopt import adopt, chunk_end, marker
+from qaeval_core.store.repo.import_adopt import adopt, committed, marked, marker
 from qaeval_core.store.repo.import_staging import IMPORT_CHUNK_ROWS, IMPORT_SOURCE, item_values
 
-__all__ = ["STALE_AFTER", "cleanup_imports", "import_new_dataset"]
+__all__ = ["STALE_AFTER", "ImportCleanup", "cleanup_imports", "import_new_dataset"]
 
 #: A hidden import dataset not written for this long is abandoned (its process may run on
 #: another host, where its process id cannot be checked).
@@ -162,16 +161,20 @@ def import_new_dataset(
 
 
 def discard_import(url: str | None, ds_id: int, raters: list[str]) -> None:
-    """Delete a hidden dataset in short transactions, then the raters it created (unused)."""
+    """Delete a hidden dataset in short transactions: the rows an import into an existing
+    dataset marked with it, or a new dataset's items; then the raters it created (unused)."""
     try:
         while True:
             with store_scope(url, write=True) as s:
-                # an existing dataset's import: its staged rows first
-                end = chunk_end(s.connection(), ds_id, IMPORT_CHUNK_ROWS)
-                if end is not None:
-                    st, sl = ImportStageItem, ImportStageLabel
-                    s.execute(delete(sl).where(sl.import_id == ds_id, sl.item_seq <= end))
-                    s.execute(delete(st).where(st.import_id == ds_id, st.seq <= end))
+                conn = s.connection()  # Core statements: the marked rows are hidden otherwise
+                lt, it = Label.__table__, ItemRecord.__table__
+                if conn.execute(
+                    delete(lt).where(lt.c.id.in_(marked(lt, ds_id, IMPORT_CHUNK_ROWS)))
+                ).rowcount:
+                    continue
+                if conn.execute(
+                    delete(it).where(it.c.id.in_(marked(it, ds_id, IMPORT_CHUNK_ROWS)))
+                ).rowcount:
                     continue
                 stmt = (
                     select(ItemRecord.id)
@@ -214,19 +217,52 @@ def _abandoned(name: str, written: Any) -> bool:
     return utcnow() - written > STALE_AFTER
 
 
-def cleanup_imports(url: str | None) -> int:
-    """Delete the hidden datasets of imports that were killed; how many."""
+@dataclass(frozen=True)
+class ImportCleanup:
+    """What :func:`cleanup_imports` found: imports of killed processes ``removed`` (killed
+    before their commit point: nothing of them was ever visible, and nothing is left), and the
+    datasets whose import was ``finished`` (killed past its commit point: its rows were all
+    visible already; only the marks were left to clear)."""
+
+    removed: int = 0
+    finished: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.removed or self.finished)
+
+    def summary(self) -> str:
+        """One line for people ('' when nothing was found)."""
+        parts = []
+        if self.removed:
+            parts.append(
+                f"Removed {self.removed} unfinished import(s) of killed processes (nothing of "
+                "them had been visible)."
+            )
+        if self.finished:
+            names = ", ".join(repr(n) for n in self.finished)
+            parts.append(
+                f"Finished {len(self.finished)} committed import(s) of killed processes into "
+                f"{names} (their rows were already all visible)."
+            )
+        return " ".join(parts)
+
+
+def cleanup_imports(url: str | None) -> ImportCleanup:
+    """Delete the hidden datasets (and rows) of imports that were killed before their commit
+    point, and finish the adoption of those killed after it; what it did."""
     with store_scope(url) as s:
         stmt = select(Dataset.id, Dataset.name, Dataset.description, Dataset.created_at)
         hidden = s.execute(stmt.where(Dataset.name.startswith(IMPORTING_PREFIX))).all()
-    n = 0
+        names = dict(s.execute(select(Dataset.id, Dataset.name)).tuples().all())
+    removed, finished = 0, []
     for ds_id, name, desc, written in hidden:
-        if _abandoned(name, written):
-            state = marker(desc)
-            finished = False
-            if state.get("adopting") and isinstance(state.get("into"), int):
-                finished = adopt(url, ds_id, state["into"])  # past its commit point
-            if not finished:
-                discard_import(url, ds_id, state["raters"])
-            n += 1
-    return n
+        if not _abandoned(name, written):
+            continue
+        state = marker(desc)
+        if committed(name):
+            adopt(url, ds_id)  # past its commit point
+            finished.append(names.get(state.get("into"), "(deleted since)"))
+        else:
+            discard_import(url, ds_id, state["raters"])
+            removed += 1
+    return ImportCleanup(removed, tuple(finished))

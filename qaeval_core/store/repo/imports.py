@@ -53,6 +53,9 @@ class ImportReport:
     labels_added: int
     labels_skipped: int
     raters_created: list[str] = field(default_factory=list)
+    #: What the cleanup before it did with imports of killed processes (deleted or finished
+    #: them; :class:`~.import_pending.ImportCleanup`), '' when it found none.
+    cleanup: str = ""
 
     def summary(self) -> str:
         parts = [
@@ -65,7 +68,8 @@ class ImportReport:
         if self.raters_created:
             parts.append(f"{len(self.raters_created)} external rater(s) created")
         new = " (new dataset)" if self.dataset_created else ""
-        return f"Dataset {self.dataset!r}{new}: {self.rows} row(s) read; " + ", ".join(parts) + "."
+        done = f"Dataset {self.dataset!r}{new}: {self.rows} row(s) read; " + ", ".join(parts)
+        return f"{self.cleanup} {done}." if self.cleanup else f"{done}."
 
 
 def _parse_rows(
@@ -145,9 +149,9 @@ def import_items(
 
     Never holds the store's write lock for long. A new dataset is written in chunks under a
     hidden name and renamed at the end (:mod:`.import_pending`); rows for an existing dataset
-    are checked and staged chunk by chunk the same way, then moved in a chunk per transaction
-    (:mod:`.import_existing`). With a caller's Session everything joins its transaction
-    (:func:`_import_in_session`).
+    are checked and written chunk by chunk the same way, hidden from readers until one short
+    transaction commits them all (:mod:`.import_existing`). With a caller's Session everything
+    joins its transaction (:func:`_import_in_session`).
     """
     name = check_name(dataset_name, "dataset")
     items = _parse_rows(rows, source or "<rows>")
@@ -155,16 +159,19 @@ def import_items(
     raters = {lab.rater for r in items for lab in r.labels}
     if isinstance(db, Session):
         return _import_in_session(db, name, items, source=source, description=description)
+    cleaned = cleanup_imports(db).summary()
     if _is_new(db, name):
         n_labels, created = import_new_dataset(
             db, name, items, raters, source=source, description=description
         )
-        return ImportReport(name, True, n_rows, len(items), 0, n_labels, 0, created)
+        return ImportReport(
+            name, True, n_rows, len(items), 0, n_labels, 0, created, cleanup=cleaned
+        )
     done = import_into_existing(db, name, items, raters, source=source)
-    return _existing_report(name, n_rows, done)
+    return _existing_report(name, n_rows, done, cleaned)
 
 
-def _existing_report(name: str, rows: int, done: ExistingImport) -> ImportReport:
+def _existing_report(name: str, rows: int, done: ExistingImport, cleanup: str) -> ImportReport:
     """The report of an import into an existing dataset."""
     return ImportReport(
         dataset=name,
@@ -175,6 +182,7 @@ def _existing_report(name: str, rows: int, done: ExistingImport) -> ImportReport
         labels_added=done.labels_added,
         labels_skipped=done.labels_skipped,
         raters_created=done.raters_created,
+        cleanup=cleanup,
     )
 
 
@@ -290,20 +298,20 @@ def import_scan(db: Store, dataset_name: str, scan: ItemScan, *, source: str) ->
     name = check_name(dataset_name, "dataset")
     if isinstance(db, Session):
         return import_items(db, name, list(scan.items()), source=source)
+    cleaned = cleanup_imports(db).summary()
     if _is_new(db, name):
         labels, created = import_new_dataset(
             db, name, scan.items(), scan.raters, source=source, description=None
         )
-        return ImportReport(name, True, scan.rows, scan.n_items, 0, labels, 0, created)
+        return ImportReport(
+            name, True, scan.rows, scan.n_items, 0, labels, 0, created, cleanup=cleaned
+        )
     done = import_into_existing(db, name, scan.items(), set(scan.raters), source=source)
-    return _existing_report(name, scan.rows, done)
+    return _existing_report(name, scan.rows, done, cleaned)
 
 
 def _is_new(db: Store, name: str) -> bool:
-    """Whether ``name`` is a new dataset to import under a hidden name (not with a Session: a
-    caller's transaction gets the staged path); cleans up killed imports first."""
-    if isinstance(db, Session):
-        return False
-    cleanup_imports(db)
+    """Whether ``name`` is a new dataset to import under a hidden name (run after the cleanup
+    of killed imports)."""
     with store_scope(db) as s:
         return s.scalar(select(Dataset.id).where(Dataset.name == name)) is None
