@@ -226,3 +226,32 @@ def test_an_import_killed_after_its_commit_point_is_seen_whole_and_finished(
     assert (report.items_added, report.labels_added) == (0, 0)  # all of it was in already
     _check_readings(reader, AFTER)
     assert _marked(db_url) == 0
+
+
+def test_a_label_of_an_uncommitted_import_is_not_an_annotators_progress(db_url: str) -> None:
+    """The annotators' progress count is SQL text on SQLite (an index hint), which the ORM's
+    filter of imports not yet committed does not see: it filters them itself."""
+    from qaeval_core.store.annotation.labelling_progress import annotator_counts
+    from qaeval_core.store.orm import IMPORT_COMMITTED_SUFFIX, IMPORTING_PREFIX, Dataset
+
+    repo.import_items(db_url, "d", [_row(i, "r1") for i in range(3)], source="first")
+    with store_session.write_scope(db_url) as s:
+        s.add(User(name="ann", role="annotator"))
+    ann.deal(db_url, "d", ["ann"])
+    with store_session.write_scope(db_url) as s:
+        hidden = Dataset(name=IMPORTING_PREFIX + "d:1")
+        s.add(hidden)
+        s.flush()
+        user = s.scalar(select(User).where(User.name == "ann"))
+        item = s.scalar(select(Assignment.item_id).where(Assignment.user_id == user.id).limit(1))
+        s.add(Label(item_id=item, user_id=user.id, value=2, source="import", import_id=hidden.id))
+        dataset_id, user_id, hidden_id = hidden.id, user.id, hidden.id
+    with store_session.session_scope(db_url) as s:
+        target = s.scalar(select(ItemRecord.dataset_id).where(ItemRecord.id == item))
+        assert dataset_id != target
+        assert annotator_counts(s, target) == [(user_id, 3, 0)]  # pending: not progress
+    with store_session.write_scope(db_url) as s:
+        hidden = s.get(Dataset, hidden_id)
+        hidden.name = hidden.name + IMPORT_COMMITTED_SUFFIX
+    with store_session.session_scope(db_url) as s:
+        assert annotator_counts(s, target) == [(user_id, 3, 1)]  # committed: it counts

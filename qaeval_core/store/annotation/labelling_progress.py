@@ -22,7 +22,14 @@ from qaeval_core.store.annotation.lookups import (
     lookup_dataset_id,
     lookup_user,
 )
-from qaeval_core.store.orm import Assignment, ItemRecord, Label, User
+from qaeval_core.store.orm import (
+    IMPORT_COMMITTED_SUFFIX,
+    IMPORTING_PREFIX,
+    Assignment,
+    ItemRecord,
+    Label,
+    User,
+)
 from qaeval_core.store.own_transaction import StoreURL, own_transaction
 from qaeval_core.store.session import session_scope
 
@@ -93,11 +100,19 @@ def annotator_counts(
         users = "AND a.user_id IN :users" if user_ids is not None else ""
         sql = text(
             "SELECT a.user_id, COUNT(*), COALESCE(SUM(EXISTS (SELECT 1 FROM labels AS l "
-            "WHERE l.item_id = a.item_id AND l.user_id = a.user_id)), 0) "
+            "WHERE l.item_id = a.item_id AND l.user_id = a.user_id AND (l.import_id IS NULL "
+            "OR l.import_id NOT IN (SELECT d.id FROM datasets AS d WHERE d.name LIKE :pending "
+            "AND d.name NOT LIKE :committed)))), 0) "
             "FROM assignments AS a JOIN items AS i INDEXED BY ix_items_dataset_id "
             f"ON i.id = a.item_id WHERE i.dataset_id = :dataset {users} GROUP BY a.user_id"
         )
-        params: dict[str, Any] = {"dataset": dataset_id}
+        # Text SQL is not seen by the ORM's filter of imports not yet committed (orm.py):
+        # a label such an import wrote for this annotator must not count as progress.
+        params: dict[str, Any] = {
+            "dataset": dataset_id,
+            "pending": IMPORTING_PREFIX + "%",
+            "committed": "%" + IMPORT_COMMITTED_SUFFIX,
+        }
         if user_ids is not None:
             sql = sql.bindparams(bindparam("users", expanding=True))
             params["users"] = list(user_ids)
