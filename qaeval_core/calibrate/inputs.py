@@ -13,9 +13,18 @@ from typing import Any
 from qaeval_core.errors import ConfigError
 from qaeval_core.metrics.base import Metric, get_metric
 from qaeval_core.questions import question_groups  # the grouping rule, shared with judges
+from qaeval_core.text.profiles import with_profile
 from qaeval_core.vocabulary import Profile
 
-__all__ = ["DEFAULT_METRICS", "DEFAULT_PROFILE", "FEATURE_ONLY", "metric_specs", "question_groups"]
+__all__ = [
+    "DEFAULT_METRICS",
+    "DEFAULT_PROFILE",
+    "FEATURE_ONLY",
+    "SHAPE_ROBUST_TEXT",
+    "at_profile",
+    "metric_specs",
+    "question_groups",
+]
 
 #: How a calibrated judge's inputs read answers unless told otherwise (``normalize=`` of
 #: :func:`qaeval_core.workflows.calibrate_dataset`, ``qaeval calibrate --normalize``, the
@@ -70,6 +79,28 @@ FEATURE_ONLY: tuple[str, ...] = (
     "number_closeness",
     "number_closeness_scaled",
 )
+
+
+#: How the answer-shape inputs (:data:`FEATURE_ONLY`) read answers when the calibration profile
+#: is ``robust``: the reader text (``robust_text="reader"`` of :mod:`qaeval_core.metrics.shape`:
+#: formatting removed, glue repaired, footnote digits dropped, numbers as written). Their
+#: canonical robust reading respells numbers and dates ("twenty-five" -> 25), which cost the
+#: judge 1.12 points on MMLU-Pro (issue 33); reading them as written (``spaced``) kept accuracy
+#: but let a citation marker or mojibake move brevity and the number features, so 1.4% of
+#: reformattings flipped a verdict on NQ301 (experiments/results/default_profile.md).
+SHAPE_ROBUST_TEXT = "reader"
+
+
+def at_profile(metric: Metric, normalize: str) -> Metric:
+    """``metric`` as a calibration at ``normalize`` reads it: ``normalize=normalize`` when it
+    takes that parameter (:func:`~qaeval_core.text.profiles.with_profile`), and an answer-shape
+    input under ``robust`` on the reader text (:data:`SHAPE_ROBUST_TEXT`)."""
+    metric = with_profile(metric, normalize)
+    if normalize == "robust" and metric.id in FEATURE_ONLY:
+        params = metric.get_params()
+        if params.get("robust_text") != SHAPE_ROBUST_TEXT:
+            metric = type(metric)(**{**params, "robust_text": SHAPE_ROBUST_TEXT})
+    return metric
 
 
 def metric_specs(metrics: Sequence[str | Metric] | None = None) -> list[tuple[str, Metric]]:
