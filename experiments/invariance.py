@@ -10,9 +10,11 @@ Run from the repository root::
     # only the robust judge again, the spaced rows kept from the CSV (the spaced profile's
     # scores do not change when the robust profile does):
     .venv/bin/python experiments/invariance.py --profiles robust
-    # issue 33: the default judge (robust since then) on NQ301 and MMLU-Pro
+    # issue 33: the default judge (robust since then) on NQ301 and MMLU-Pro (the same rows as
+    # the spaced judge's: 400 on NQ301, every held-out row on MMLU-Pro)
+    .venv/bin/python experiments/invariance.py --profiles robust --rows 400
     .venv/bin/python experiments/invariance.py --profiles robust \
-        --datasets kamalloo_nq301 answer_matching_mmlu_pro --rows 400
+        --datasets answer_matching_mmlu_pro --rows 500
 
 Protocol, per dataset:
 
