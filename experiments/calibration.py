@@ -11,6 +11,11 @@ Run from the repository root (scores are cached in experiments/cache, so reruns 
         # every normalising input at normalize="robust" only (what `qaeval calibrate` fits by
         # default since issue 33); writes calibration_robustonly_<dataset>.csv and
         # summary_robustonly.md
+    .venv/bin/python experiments/calibration.py --default --judge-only --sizes 300 \
+        --no-panda-fit --n-boot 1000
+        # the inputs exactly as `qaeval calibrate` reads them by default (profile_specs at
+        # DEFAULT_PROFILE: robust, the answer-shape inputs on the reader text); writes
+        # calibration_default_<dataset>.csv and summary_default.md
 
 PEDANTS (the ``qa-metrics`` anchor) is scored once in its own venv by
 ``experiments/pedants_anchor.py`` (see experiments/README.md); without that file its rows are
@@ -67,10 +72,11 @@ from qaeval_core.calibrate import (
     held_out_split,
     paired_bootstrap,
 )
-from qaeval_core.calibrate.inputs import DEFAULT_METRICS
+from qaeval_core.calibrate.inputs import DEFAULT_METRICS, DEFAULT_PROFILE, metric_specs
 from qaeval_core.judge import FeatureSpec, Judge, items_frame
 from qaeval_core.judge.combiners.panda_refit import PandaFitClassifier
 from qaeval_core.metrics.base import get_metric, metric_class
+from qaeval_core.workflows.calibration import profile_specs
 
 RESULTS = Path(__file__).resolve().parent / "results"
 #: The robust profile's columns (``--robust``): every default metric that normalises, again
@@ -92,8 +98,24 @@ ROBUST_ONLY_INPUTS = tuple(
 )
 
 
+def default_inputs() -> tuple[tuple[str, str, dict], ...]:
+    """``--default``: the default inputs as ``profile_specs`` reads them at ``DEFAULT_PROFILE``
+    (what ``qaeval calibrate`` fits without options); a column read at robust is named
+    ``<col>_robust`` as in ``--robust-only``, so both share the cached scores, and an
+    answer-shape column on the reader text ``<col>_reader``."""
+    out = []
+    for col, metric in profile_specs(metric_specs(), DEFAULT_PROFILE):
+        params = metric.get_params()
+        if params.get("robust_text") == "reader" and params.get("normalize") == "robust":
+            col = f"{col}_reader"
+        elif params.get("normalize") == "robust":
+            col = f"{col}_robust"
+        out.append((col, metric.id, params))
+    return tuple(out)
+
+
 def _feature_only(column: str) -> bool:
-    return column.removesuffix("_robust") in FEATURE_ONLY
+    return column.removesuffix("_robust").removesuffix("_reader") in FEATURE_ONLY
 
 
 def _acc_row(
@@ -336,13 +358,19 @@ def main() -> None:
         "--robust-only", action="store_true", help="every normalising input at robust only"
     )
     ap.add_argument(
+        "--default", action="store_true", help="the inputs as `qaeval calibrate` reads them"
+    )
+    ap.add_argument(
         "--judge-only",
         action="store_true",
         help="only the exported judge (and the uncalibrated metrics it is compared with)",
     )
     args = ap.parse_args()
     tag = ""
-    if args.robust_only:
+    if args.default:
+        common.METRICS = default_inputs()
+        tag = "_default"
+    elif args.robust_only:
         common.METRICS = ROBUST_ONLY_INPUTS
         tag = "_robustonly"
     elif args.robust:

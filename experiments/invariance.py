@@ -10,9 +10,11 @@ Run from the repository root::
     # only the robust judge again, the spaced rows kept from the CSV (the spaced profile's
     # scores do not change when the robust profile does):
     .venv/bin/python experiments/invariance.py --profiles robust
-    # issue 33: the default judge (robust since then) on NQ301 and MMLU-Pro
+    # issue 33: the default judge (robust since then) on NQ301 and MMLU-Pro (the same rows as
+    # the spaced judge's: 400 on NQ301, every held-out row on MMLU-Pro)
+    .venv/bin/python experiments/invariance.py --profiles robust --rows 400
     .venv/bin/python experiments/invariance.py --profiles robust \
-        --datasets kamalloo_nq301 answer_matching_mmlu_pro --rows 400
+        --datasets answer_matching_mmlu_pro --rows 500
 
 Protocol, per dataset:
 
@@ -27,9 +29,10 @@ Protocol, per dataset:
    ``normalize="robust"`` (:func:`~qaeval_core.workflows.calibration.profile_specs`, what
    ``qaeval calibrate`` fits by default since issue 33:
    :data:`~qaeval_core.calibrate.inputs.DEFAULT_PROFILE`): the lexical metrics repair glued
-   tokens in their tokens; PANDA, extraction, embeddings, BERTScore, SMILE and A-VERT read the
-   candidate's :func:`~qaeval_core.text.profiles.reader_text` (formatting removed, glued
-   tokens split and footnote digits dropped against the item's references).
+   tokens in their tokens; PANDA, extraction, embeddings, BERTScore, SMILE, A-VERT and the
+   answer-shape inputs (``robust_text="reader"``, numbers as written) read the candidate's
+   :func:`~qaeval_core.text.profiles.reader_text` (formatting removed, glued tokens split and
+   footnote digits dropped against the item's references).
 3. From every sampled test row, perturbed copies that keep the meaning (:func:`perturb`):
    markdown bold / a markdown link around the answer's mention, citation markers, a footnote
    digit (plain or superscript) glued to the mention, spaces removed around the mention, HTML
@@ -305,8 +308,10 @@ def table(frame: pd.DataFrame) -> str:
             f"\n### {ds}: {n_rows} held-out rows, {len(sub) // 2} perturbed copies\n",
             "Share of perturbed copies whose verdict equals the original's (%), with the count "
             "of copies. *spaced*: each metric's own reading (the calibration default before issue "
-            "33); *robust*: every input at "
-            '`normalize="robust"` (neural inputs, PANDA and extraction read `reader_text`).\n',
+            "33); *robust*: the calibration default since (`profile_specs` at "
+            '`normalize="robust"`: neural inputs, PANDA, extraction and, since issue 33\'s '
+            "follow-up, the answer-shape inputs read `reader_text`; PEDANTS was measured before "
+            "that, with the answer-shape inputs on the canonical text).\n",
             _HEADER.format(first="perturbation"),
         ]
         for kind in [*KINDS, "all"]:

@@ -166,7 +166,8 @@ def _fit_form(url: str, dataset: str) -> None:
             value=DEFAULT_PROFILE == "robust",
             help="The robust profile: every input that reads the answer's wording ignores "
             "markdown, HTML, citation markers, footnote digits, glued words and number or date "
-            "formats. Scoring with the saved judge reads answers the same way. Off: each "
+            "formats (the answer-shape inputs keep numbers as written, which keeps accuracy). "
+            "Scoring with the saved judge reads answers the same way. Off: each "
             "metric's own reading (SQuAD's steps, punctuation read as a space).",
         )  # fmt: skip
         curves = t2.toggle("Learning curves", value=True, key="calibrate_curves")

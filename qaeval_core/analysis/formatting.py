@@ -72,8 +72,10 @@ def display_frame(
 @lru_cache(maxsize=256)
 def _known_configs(metric_id: str) -> dict[str, str]:
     """``{config hash: words}`` for the configurations a metric is scored with out of the box:
-    its default parameters at every normalisation profile (``qaeval score``, the Calibrate
-    page's robust fit). Empty for a metric this install does not know (a plugin's)."""
+    its default parameters at every normalisation profile (``qaeval score``) and as a
+    calibration at that profile reads them (the Calibrate page's robust fit). Empty for a
+    metric this install does not know (a plugin's)."""
+    from qaeval_core.calibrate.inputs import at_profile
     from qaeval_core.errors import QAEvalError
     from qaeval_core.metrics.base import get_metric
     from qaeval_core.text.profiles import PROFILES, with_profile
@@ -91,6 +93,8 @@ def _known_configs(metric_id: str) -> dict[str, str]:
         default = variant.config_hash() == metric.config_hash()
         words = "default settings" if default else f"default settings, {profile} reading"
         out.setdefault(variant.config_hash(), words)
+        # as a calibration at that profile reads it (answer-shape inputs: the reader text)
+        out.setdefault(at_profile(metric, profile).config_hash(), words)
     return out
 
 

@@ -44,9 +44,17 @@ from typing import Any
 
 import numpy as np
 
+from qaeval_core.errors import ConfigError
 from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.schema import Item
-from qaeval_core.text.profiles import ProfileParam, check_profile, profile_text
+from qaeval_core.text.profiles import (
+    READER_VERSION,
+    ProfileParam,
+    check_profile,
+    clean_answer,
+    profile_text,
+    reader_text,
+)
 from qaeval_core.text.quantities import (
     extract_numbers,
     number_closeness,
@@ -55,6 +63,7 @@ from qaeval_core.text.quantities import (
 from qaeval_core.text.squad import tokens
 
 __all__ = [
+    "ROBUST_TEXTS",
     "is_hedge",
     "NumberMatch",
     "NumberAgree",
@@ -80,32 +89,64 @@ def is_hedge(candidate: str) -> bool:
     return bool(_HEDGES.search(candidate or ""))
 
 
+#: How an answer-shape input reads answers at ``normalize="robust"``: ``"canonical"`` (the
+#: robust canonical text: numbers and dates respelled) or ``"reader"`` (the reader text:
+#: formatting removed, glue repaired, footnote digits dropped, numbers as written).
+ROBUST_TEXTS = ("canonical", "reader")
+
+
 class _Feature(ProfileParam, Metric):
     """Shared plumbing: a pure per-item function, a fixed threshold of 0.5. With
     ``normalize="robust"`` the candidate and references are read as the robust profile's
-    canonical text (no citation marker counted as a number, "twenty-five" read as 25)."""
+    canonical text (no citation marker counted as a number, "twenty-five" read as 25), or with
+    ``robust_text="reader"`` as the :func:`~qaeval_core.text.profiles.reader_text` (formatting
+    removed, numbers as written): what calibration reads by default, because the respelled
+    numbers cost the judge accuracy on MMLU-Pro (issue 33). ``robust_text`` is left out of the
+    config at its default, so stored scores and judge files keep their hash and meaning."""
 
     kind = "lexical"
     version = "1"
 
-    def __init__(self, *, threshold: float = 0.5, normalize: str = "spaced") -> None:
+    def __init__(
+        self, *, threshold: float = 0.5, normalize: str = "spaced", robust_text: str = "canonical"
+    ) -> None:
         self.threshold = threshold
         self.normalize = check_profile(normalize)
+        if robust_text not in ROBUST_TEXTS:
+            raise ConfigError(
+                f"robust_text must be one of {', '.join(ROBUST_TEXTS)}, got {robust_text!r}.",
+                param="robust_text",
+            )
+        self.robust_text = robust_text
+
+    def config(self) -> dict[str, Any]:
+        cfg = super().config()
+        params = cfg.get("params", {})
+        if params.get("robust_text") == "canonical":
+            params.pop("robust_text")
+        elif params.get("normalize") == "robust":
+            cfg["reader"] = READER_VERSION  # the reader text's glue repair may change
+        return cfg
 
     def _one(self, item: Item) -> tuple[float, dict[str, Any]]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _read(self, item: Item) -> Item:
+        if self.robust_text == "reader":
+            return replace(
+                item,
+                candidate=reader_text(str(item.candidate or ""), item.references),
+                references=tuple(clean_answer(str(r)) for r in item.references),
+            )
+        return replace(
+            item,
+            candidate=profile_text(str(item.candidate or ""), "robust"),
+            references=tuple(profile_text(str(r), "robust") for r in item.references),
+        )
+
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
         if self.normalize == "robust":
-            prof = self.normalize
-            items = [
-                replace(
-                    it,
-                    candidate=profile_text(str(it.candidate or ""), prof),
-                    references=tuple(profile_text(str(r), prof) for r in it.references),
-                )
-                for it in items
-            ]
+            items = [self._read(it) for it in items]
         pairs = [self._one(it) for it in items]
         scores = np.array([p[0] for p in pairs], dtype=float)
         return MetricResult(scores, self.decide(scores), [p[1] for p in pairs])

@@ -19,6 +19,7 @@ from qaeval_core.calibrate.fit import CalibrationReport, check_candidates, fit_j
 from qaeval_core.calibrate.inputs import (
     DEFAULT_PROFILE,
     FEATURE_ONLY,
+    at_profile,
     metric_specs,
     question_groups,
 )
@@ -38,7 +39,7 @@ from qaeval_core.metrics.base import NO_VERDICT, Metric, MetricResult
 from qaeval_core.schema import Item
 from qaeval_core.scoring import ScoringJob, run_jobs
 from qaeval_core.store import repo
-from qaeval_core.text.profiles import check_profile, with_profile
+from qaeval_core.text.profiles import check_profile
 from qaeval_core.workflows.answer_knowledge import calibration_knowledge
 from qaeval_core.workflows.stored_scoring import score_rows, stored_scores
 
@@ -81,11 +82,13 @@ def profile_specs(
 ) -> list[tuple[str, Metric]]:
     """The inputs at one normalisation profile: every metric that takes ``normalize`` at
     ``normalize`` (default :data:`~qaeval_core.calibrate.inputs.DEFAULT_PROFILE`, robust),
-    the others as they are; the columns keep their names. With ``"spaced"`` (each metric's
-    own default) nothing changes. A judge fitted on them records those parameters, so
-    ``qaeval score --config`` reads answers the same way."""
+    the answer-shape inputs under ``robust`` on the reader text, numbers as written
+    (:func:`~qaeval_core.calibrate.inputs.at_profile`: their canonical robust reading respells
+    numbers and cost accuracy), the others as they are; the columns keep their names. With
+    ``"spaced"`` (each metric's own default) nothing changes. A judge fitted on them records
+    those parameters, so ``qaeval score --config`` reads answers the same way."""
     check_profile(normalize)
-    return [(column, with_profile(metric, normalize)) for column, metric in specs]
+    return [(col, at_profile(m, normalize)) for col, m in specs]
 
 
 def check_max_labels(max_labels: int | None) -> int | None:

@@ -52,3 +52,10 @@ def test_config_label_names_known_settings_and_never_shows_a_hash() -> None:
     )
     assert config_label("f1", get_metric("f1", threshold=0.8).config_hash()) == "custom settings"
     assert config_label("no_such_metric", "0123abcd") == "custom settings"
+
+
+def test_config_label_names_the_default_calibrations_shape_reading() -> None:
+    """A robust fit stores the answer-shape inputs on the reader text (issue 33): that is the
+    robust reading in words too, not "custom settings"."""
+    reader = get_metric("brevity", normalize="robust", robust_text="reader")
+    assert config_label("brevity", reader.config_hash()) == "default settings, robust reading"

@@ -3,9 +3,12 @@
 The judge a user gets without options flipped its verdict on 6.6% of meaning-preserving
 reformattings (bold, a citation marker, lost spaces) because robust reading was opt-in; the
 experiments (experiments/results/default_profile.md, invariance.md) show the robust judge at
-99.9-100% invariance (accuracy: NQ301 +0.07 points, MMLU-Pro -1.12), so it is the default
-now. The other readings stay one option away, and judge files record each input's profile in
-its parameters: a file written before (no ``normalize`` field) reads ``spaced``, as it did.
+99.9-100% invariance, so it is the default now. Every input reads robust; the answer-shape
+ones (number_match, number_agree, number_closeness(_scaled), brevity, no_hedge) read its reader
+text (numbers as written): with numbers respelled (the canonical text) the judge lost 1.12
+points on MMLU-Pro, on the reader text 0.79. The other readings stay one option away, and
+judge files record each input's profile in its parameters: a file written before (no
+``normalize`` field) reads ``spaced``, as it did.
 """
 
 from __future__ import annotations
@@ -15,11 +18,22 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 from _paths import TEST_DATA
 
 from qaeval_core.calibrate import CrossValidation, fit_judge
-from qaeval_core.calibrate.inputs import DEFAULT_PROFILE, metric_specs
+from qaeval_core.calibrate.inputs import (
+    DEFAULT_PROFILE,
+    FEATURE_ONLY,
+    SHAPE_ROBUST_TEXT,
+    at_profile,
+    metric_specs,
+)
+from qaeval_core.errors import ConfigError
 from qaeval_core.judge import FeatureSpec, Judge
+from qaeval_core.metrics.base import get_metric
+from qaeval_core.schema import Item
+from qaeval_core.text.profiles import with_profile
 from qaeval_core.workflows import calibration
 from qaeval_core.workflows.calibration import profile_specs
 
@@ -32,6 +46,69 @@ def test_the_default_profile_is_robust_at_every_door() -> None:
     takes = [m for _, m in specs if "normalize" in m._param_names()]
     assert len(takes) >= 20  # every lexical, neural and answer-shape default input
     assert {m.normalize for m in takes} == {"robust"}
+
+
+def test_each_default_input_reads_at_its_pinned_profile() -> None:
+    """The per-input readings of the default judge: robust for every lexical and neural input;
+    the answer-shape ones robust on the reader text (formatting removed, numbers as written),
+    not the canonical text whose respelled numbers cost accuracy on MMLU-Pro."""
+    specs = profile_specs(metric_specs())
+    readings = {
+        col: (m.normalize, getattr(m, "robust_text", None))
+        for col, m in specs
+        if "normalize" in m._param_names()
+    }
+    shape = {
+        "number_match",
+        "number_agree",
+        "number_closeness",
+        "number_closeness_scaled",
+        "brevity",
+        "no_hedge",
+    }
+    assert set(FEATURE_ONLY) == shape and SHAPE_ROBUST_TEXT == "reader"
+    assert {c for c, r in readings.items() if r == ("robust", "reader")} == shape
+    others = {c for c, r in readings.items() if r == ("robust", None)}
+    for col in ("em", "f1", "contains", "rougeL", "meteor", "panda", "embed_cosine",
+                "bertscore", "smile", "avert", "extract_f1"):  # fmt: skip
+        assert col in others, col
+    assert others | shape == set(readings)
+    # the other profiles read every input, answer-shape ones included, at that profile
+    for profile in ("spaced", "squad"):
+        shaped = [m for c, m in profile_specs(metric_specs(), profile) if c in shape]
+        assert {(m.normalize, m.robust_text) for m in shaped} == {(profile, "canonical")}
+
+
+def test_the_default_shape_inputs_ignore_formatting_but_keep_numbers_as_written() -> None:
+    """On the reader text a citation marker is no number and no word, and "twenty-five"
+    stays words (the canonical text would read it as 25)."""
+    by_col = dict(profile_specs(metric_specs()))
+    items = [
+        Item(question="q", references=("Paris",), candidate="Paris"),
+        Item(question="q", references=("Paris",), candidate="**Paris** [1][2]"),
+        Item(question="q", references=("25",), candidate="twenty-five"),
+    ]
+    brevity = by_col["brevity"].score_batch(items).scores
+    assert brevity[0] == pytest.approx(brevity[1])
+    match = by_col["number_match"].score_batch(items).scores
+    assert match[1] == 0.0  # "[1][2]" is no number
+    assert match[2] == 0.0  # as written, not respelled
+    canonical = at_profile(get_metric("number_match"), "spaced")
+    assert with_profile(canonical, "robust").score_batch(items[2:]).scores[0] == 1.0
+
+
+def test_a_canonical_robust_shape_input_keeps_its_config_hash() -> None:
+    """Judge files and stored scores with robust answer-shape inputs written before the reader
+    option keep their hash (and so their reading); the reader one is a different config."""
+    old = get_metric("number_match", normalize="robust")
+    assert "robust_text" not in old.config()["params"]
+    assert get_metric(
+        "number_match", normalize="robust", robust_text="canonical"
+    ).config_hash() == (old.config_hash())
+    reader = get_metric("number_match", normalize="robust", robust_text="reader")
+    assert reader.config_hash() != old.config_hash()
+    with pytest.raises(ConfigError, match="robust_text"):
+        get_metric("brevity", robust_text="fancy")
 
 
 def test_the_cli_flag_defaults_to_robust() -> None:
