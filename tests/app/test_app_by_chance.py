@@ -57,10 +57,10 @@ def test_assign_draws_by_chance_and_the_leaderboard_weights_the_labels(store: st
     at.number_input(key="estimates_min").set_value(2).run()
     ok(at)
     assert at.selectbox(key="estimates_calibration").value == CAL
-    board = table(at, "QA model", "Labels used (weighted by 1 / P(drawn))")
+    board = table(at, "QA model", "Weighted labels")
     want = estimate_accuracy(workflows.estimation_frame(store, FRESH, CAL), min_labels=2)
     overall = want.set_index("model").loc["(all)"]
     assert want.attrs["weighted"] is True
-    assert board["Labels used (weighted by 1 / P(drawn))"].iloc[-1] == overall["n_labelled"]
+    assert board["Weighted labels"].iloc[-1] == overall["n_labelled"]
     assert overall["n_labelled"] == len(items)
     assert any("weighted by 1 / the probability" in str(c.value) for c in at.caption)
