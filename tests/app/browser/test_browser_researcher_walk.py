@@ -78,6 +78,13 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
         yield base, url
 
 
+def assert_fits(table: Any, state: str) -> None:
+    """The estimates grid's columns fit the page (no horizontal scroll inside the grid)."""
+    widths = table.locator(".dvn-scroller").first.evaluate("s => [s.scrollWidth, s.clientWidth]")
+    print(f"\nestimates grid at 1366 px, {state}: content {widths[0]} px in {widths[1]} px")
+    assert widths[0] <= widths[1], f"the estimates columns are cut at 1366 px ({state}): {widths}"
+
+
 def test_researcher_goes_from_lm_eval_upload_to_ppi_intervals(
     served: tuple[str, str], tmp_path: Path
 ) -> None:
@@ -134,6 +141,7 @@ def test_researcher_goes_from_lm_eval_upload_to_ppi_intervals(
         expect(table).to_be_visible()
         for model in MODELS:
             expect(table).to_contain_text(model)
+        assert_fits(table, "judge only")
         expect(
             page.get_by_text(
                 re.compile(
@@ -198,11 +206,7 @@ def test_researcher_goes_from_lm_eval_upload_to_ppi_intervals(
             table.screenshot(path=str(Path(shots) / "leaderboard-1366.png"))
         box, view = table.bounding_box(), page.viewport_size
         assert box and view and box["x"] + box["width"] <= view["width"]
-        widths = table.locator(".dvn-scroller").first.evaluate(
-            "s => [s.scrollWidth, s.clientWidth]"
-        )
-        print(f"\nestimates grid at 1366 px: content {widths[0]} px in {widths[1]} px")
-        assert widths[0] <= widths[1], f"the estimates columns are cut at 1366 px: {widths}"
+        assert_fits(table, "with PPI")
         context.close()
 
     assert not dialogs, f"a script ran in the page: {dialogs}"
