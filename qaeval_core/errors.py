@@ -41,6 +41,12 @@ class InputError(QAEvalError, ValueError):
     ``except ValueError`` written against estimators keeps working."""
 
 
+class NothingToDraw(InputError):
+    """Drawing by chance found no unlabelled item among those the selection would route: a
+    state of the data, not a mistake, which the Assign page reports as a notice (as routing
+    none), while the CLI still prints it in one line and exits non-zero."""
+
+
 class OptionError(ConfigError, InputError):
     """A field of one of the calibration's option objects (:mod:`qaeval_core.calibrate.options`)
     is out of its range; ``param`` names the field. Both a :class:`ConfigError` and an

@@ -21,7 +21,7 @@ from app.components import auth, safe_text
 from app.components import triage_widgets as tw
 from qaeval_core import workflows
 from qaeval_core.analysis.formatting import percent_text
-from qaeval_core.errors import QAEvalError
+from qaeval_core.errors import NothingToDraw, QAEvalError
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
 
@@ -257,6 +257,13 @@ def _triage_form(dataset: str, people: list[str], url: str, user: str) -> None:
                 url, dataset, calibration, chosen, seed=seed, base=base, extra_fraction=overlap,
                 extra_k=extra_k, created_by=user, **choice,
             )  # fmt: skip
+    except NothingToDraw as exc:  # a state, said as routing none is (routed_notice)
+        st.warning(
+            f"Drew 0 items: {exc} Nobody got a new item; to have more labelled, choose "
+            "another dataset or deal a random audit sample above (its labels count in the "
+            "estimates)."
+        )
+        return
     except QAEvalError as exc:
         safe_text.show_error(exc)
         return

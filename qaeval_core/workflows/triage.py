@@ -39,7 +39,7 @@ import pandas as pd
 from qaeval_core.analysis.aggregation import Aggregate, check_aggregate, dawid_skene
 from qaeval_core.analysis.agreement import aggregate_labels
 from qaeval_core.analysis.estimates import RANDOM_SAMPLE  # the audit deal's label_sample
-from qaeval_core.errors import ConfigError, InputError
+from qaeval_core.errors import ConfigError, InputError, NothingToDraw
 from qaeval_core.judge import Judge
 from qaeval_core.store import annotation, repo
 from qaeval_core.vocabulary import EXPORTS, FINAL_EXPORT
@@ -295,7 +295,7 @@ def _route_by_chance(
         raise ConfigError("The judge gave no probability for some items; score them first.")
     budget = int((~chosen["item_id"].astype(int).isin(done)).sum())
     if budget == 0 or todo.empty:
-        raise InputError(
+        raise NothingToDraw(
             "Nothing to draw: every item the selection would route is labelled already."
         )
     pi = inclusion_probabilities(todo["judge_probability"].to_numpy(float), budget, floor)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from _apptest import DEMO
 from _triage_pages import (
     CAL,
     FRESH,
@@ -57,10 +58,29 @@ def test_assign_draws_by_chance_and_the_leaderboard_weights_the_labels(store: st
     at.number_input(key="estimates_min").set_value(2).run()
     ok(at)
     assert at.selectbox(key="estimates_calibration").value == CAL
-    board = table(at, "QA model", "Labels used (weighted by 1 / P(drawn))")
+    board = table(at, "QA model", "Weighted labels")
     want = estimate_accuracy(workflows.estimation_frame(store, FRESH, CAL), min_labels=2)
     overall = want.set_index("model").loc["(all)"]
     assert want.attrs["weighted"] is True
-    assert board["Labels used (weighted by 1 / P(drawn))"].iloc[-1] == overall["n_labelled"]
+    assert board["Weighted labels"].iloc[-1] == overall["n_labelled"]
     assert overall["n_labelled"] == len(items)
     assert any("weighted by 1 / the probability" in str(c.value) for c in at.caption)
+
+
+def test_drawing_by_chance_on_a_labelled_dataset_is_a_notice_like_routing_none(
+    store: str,
+) -> None:
+    """Every item of the demo carries a label: drawing by chance has nothing to draw. The page
+    says so as routing 0 items does (a warning saying why and what to do), not as a red error."""
+    deals = len(repo.list_deals(store, DEMO))
+    at = open_page("assign.py")
+    at.selectbox(key="assign_dataset").set_value(DEMO).run()
+    at.checkbox(key="triage_by_chance").check()
+    at.multiselect(key="triage_annotators").set_value(["ann"])
+    at.button(key="triage_submit").click().run()
+    ok(at)  # no error element
+    said = [w.value for w in at.warning]
+    assert any(
+        w.startswith("Drew 0 items: Nothing to draw") and "audit sample" in w for w in said
+    ), said
+    assert len(repo.list_deals(store, DEMO)) == deals  # nothing dealt
