@@ -12,6 +12,7 @@ from typing import Literal
 
 __all__ = [
     "AGGREGATES",
+    "DEFAULT_PROFILE",
     "Aggregate",
     "EXPORTS",
     "FINAL_EXPORT",
@@ -55,6 +56,10 @@ INPUT_RULES: tuple[str, ...] = ("cheap", "all")
 #: ignores formatting; what calibration fits by default).
 Profile = Literal["spaced", "squad", "robust"]
 PROFILES: tuple[Profile, ...] = ("spaced", "squad", "robust")
+#: The reading a calibration fits by default (why: :data:`qaeval_core.calibrate.inputs
+#: .DEFAULT_PROFILE`, which is this value); here so that ``qaeval --help`` can show it without
+#: loading the metrics.
+DEFAULT_PROFILE: Profile = "robust"
 
 #: The human score correlated with the metrics (:func:`qaeval_core.analysis.agreement`'s
 #: ``score``, ``qaeval report --score-policy``): the raters' mean, the final label, LAVE's soft.

@@ -14,7 +14,7 @@ from qaeval_core.errors import ConfigError
 from qaeval_core.metrics.base import Metric, get_metric
 from qaeval_core.questions import question_groups  # the grouping rule, shared with judges
 from qaeval_core.text.profiles import with_profile
-from qaeval_core.vocabulary import Profile
+from qaeval_core.vocabulary import DEFAULT_PROFILE
 
 __all__ = [
     "DEFAULT_METRICS",
@@ -26,19 +26,19 @@ __all__ = [
     "question_groups",
 ]
 
-#: How a calibrated judge's inputs read answers unless told otherwise (``normalize=`` of
-#: :func:`qaeval_core.workflows.calibrate_dataset`, ``qaeval calibrate --normalize``, the
-#: Calibrate page's "Read answers as a person does"): the robust profile, so that bold, a
-#: citation marker or a lost space around the answer changes no verdict (issue 33: the
-#: ``spaced`` judge kept its verdict on 96.0-96.9% of such copies in our experiment, 93.4% in
-#: the issue's; the robust one on 99.9-100%), with the answer-shape inputs on the reader text
-#: (:func:`at_profile`). Accuracy vs ``spaced``, exported judge, 5 seeds, N = 300: NQ301 +0.10
-#: points, MMLU-Pro -0.79 (-1.12 with the answer-shape inputs on the canonical text; the issue's
-#: 0.5-point target is not met on MMLU-Pro; experiments/results/default_profile.md,
-#: invariance.md). ``"spaced"`` (or ``"squad"``, the official SQuAD v1.1 rules) is one option
-#: away. Judge files record each input's profile in its parameters; a file without it reads
-#: ``spaced``, as it always did.
-DEFAULT_PROFILE: Profile = "robust"
+# DEFAULT_PROFILE (defined in vocabulary.py, so ``qaeval --help`` shows it without loading the
+# metrics) is how a calibrated judge's inputs read answers unless told otherwise (``normalize=`` of
+# :func:`qaeval_core.workflows.calibrate_dataset`, ``qaeval calibrate --normalize``, the
+# Calibrate page's "Read answers as a person does"): the robust profile, so that bold, a
+# citation marker or a lost space around the answer changes no verdict (issue 33: the
+# ``spaced`` judge kept its verdict on 96.0-96.9% of such copies in our experiment, 93.4% in
+# the issue's; the robust one on 99.9-100%), with the answer-shape inputs on the reader text
+# (:func:`at_profile`). Accuracy vs ``spaced``, exported judge, 5 seeds, N = 300: NQ301 +0.10
+# points, MMLU-Pro -0.79 (-1.12 with the answer-shape inputs on the canonical text; the issue's
+# 0.5-point target is not met on MMLU-Pro; experiments/results/default_profile.md,
+# invariance.md). ``"spaced"`` (or ``"squad"``, the official SQuAD v1.1 rules) is one option
+# away. Judge files record each input's profile in its parameters; a file without it reads
+# ``spaced``, as it always did.
 
 #: ``(column, metric id, params)`` calibrated when no metrics are named: every CPU metric that
 #: needs no LLM, plus the answer-shape features of :mod:`qaeval_core.metrics.shape`

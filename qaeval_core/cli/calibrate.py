@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from qaeval_core.calibrate.inputs import DEFAULT_PROFILE
 from qaeval_core.calibrate.options import (
     DEFAULT_CANDIDATES,
     DEFAULT_RISK,
@@ -26,7 +25,7 @@ from qaeval_core.cli.calibrate_tables import (
 from qaeval_core.cli.common import DbOption, console, err_console
 from qaeval_core.cli.progress import calibration_progress
 from qaeval_core.errors import ConfigError
-from qaeval_core.vocabulary import INPUT_RULES
+from qaeval_core.vocabulary import DEFAULT_PROFILE, INPUT_RULES
 
 if TYPE_CHECKING:  # pandas behind it: ``qaeval --help`` stays light
     from qaeval_core.workflows.calibration import DatasetCalibration
