@@ -74,7 +74,7 @@ def test_label_three_items_with_the_keyboard_only(served: tuple[str, str], tmp_p
         page.goto(base)
 
         log_in(page, "ann1", "pw-ann1", by_keyboard=True)  # Tab between fields, Enter submits
-        expect(page.get_by_text("Item b0")).to_be_visible()
+        expect(page.get_by_text("Item b0", exact=True)).to_be_visible()
         expect(page.get_by_text("0 of 4 labelled")).to_be_visible()
         assert page.evaluate("document.activeElement.tagName") == "BODY"  # no field focused
 
@@ -101,7 +101,7 @@ def test_label_three_items_with_the_keyboard_only(served: tuple[str, str], tmp_p
         page.keyboard.press("1")
         chosen("1 · Entity aliasing")
         page.keyboard.press("Enter")
-        expect(page.get_by_text("Item b1")).to_be_visible()
+        expect(page.get_by_text("Item b1", exact=True)).to_be_visible()
 
         # Item 2 (hostile text stays inert): clearly incorrect (N), rule 6, a note, Enter.
         expect(page.get_by_text("<script>alert('xss')</script>", exact=False)).to_be_visible()
@@ -114,7 +114,7 @@ def test_label_three_items_with_the_keyboard_only(served: tuple[str, str], tmp_p
         expect(page.get_by_label("Note (optional)")).to_be_focused()
         page.keyboard.type("wrong city")
         page.keyboard.press("Enter")  # Enter in the note saves
-        expect(page.get_by_text("Item b2")).to_be_visible()
+        expect(page.get_by_text("Item b2", exact=True)).to_be_visible()
         # The next item gets a new note field: the cursor is not left in the old one.
         assert page.evaluate(
             "() => { const h = document.querySelector('[data-qp-item]');"
@@ -124,16 +124,16 @@ def test_label_three_items_with_the_keyboard_only(served: tuple[str, str], tmp_p
         # Item 3: unclear (U), no rule, Enter.
         press_value("u", "Unclear")
         page.keyboard.press("Enter")
-        expect(page.get_by_text("Item b3")).to_be_visible()
+        expect(page.get_by_text("Item b3", exact=True)).to_be_visible()
         expect(page.get_by_text("3 of 4 labelled")).to_be_visible()
 
         # Back (B) opens the last label for editing, with its label chosen.
         page.keyboard.press("b")
-        expect(page.get_by_text("Item b2")).to_be_visible()
+        expect(page.get_by_text("Item b2", exact=True)).to_be_visible()
         chosen("Unclear")
         if shot := os.environ.get("QAEVAL_SCREENSHOT"):
             page.keyboard.press("q")
-            expect(page.get_by_text("Item b3")).to_be_visible()
+            expect(page.get_by_text("Item b3", exact=True)).to_be_visible()
             page.screenshot(path=shot, full_page=True)
 
         # A reload keeps the annotator logged in: the login session's token is in the URL.

@@ -198,7 +198,14 @@ def test_a_new_team_walks_through_the_app(served: tuple[str, str]) -> None:
 
         # 2. ... and deals the next 40 items to both, 20% of them to both (the defaults).
         admin.get_by_role("link", name="Assign").click()
-        deal = _form(admin, "Deal")
+        # The deal is a bordered container, not a form (its "Items" choice disables inputs it
+        # ignores): the innermost block holding both the annotator picker and "Deal".
+        deal = (
+            admin.get_by_test_id("stVerticalBlock")
+            .filter(has=admin.get_by_role("button", name="Deal", exact=True))
+            .filter(has=admin.get_by_test_id("stMultiSelect"))
+            .last
+        )
         people = deal.get_by_test_id("stMultiSelect")
         for name in TEAM:
             for _ in range(3):  # a pick during a rerun can be dropped: check it shows
