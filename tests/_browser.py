@@ -141,3 +141,25 @@ def pick(page: Any, widget: Any, option: str | re.Pattern[str], search: str | No
         except (AssertionError, PlaywrightError):  # PlaywrightError: the click timed out
             page.keyboard.press("Escape")
     raise AssertionError(f"could not pick {option!r}: the list closed five times before a click")
+
+
+def settled(page: Any) -> None:
+    """Wait until no element of the last run is left over: during a rerun Streamlit keeps the
+    old elements (marked ``data-stale``) until it replaces them, and a file set, a field typed
+    or a button clicked on an old element is lost when the fresh one replaces it (on the
+    loaded 2-core machine the Data page's Import click was lost this way)."""
+    page.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')")
+
+
+#: The item the picker shows once it is ready for keys (null while a message is on its way).
+READY_JS = (
+    "() => { const h = document.querySelector('[data-qp-item]');"
+    " return h && !h.hasAttribute('data-qp-pending') ? h.getAttribute('data-qp-item') : null; }"
+)
+#: True once the picker shows another item than ``prev`` (ready), or the queue is done.
+MOVED_JS = (
+    "(prev) => { if (document.body.innerText.includes('Your queue is done')) return true;"
+    " const h = document.querySelector('[data-qp-item]');"
+    " return !!h && !h.hasAttribute('data-qp-pending')"
+    " && h.getAttribute('data-qp-item') !== prev; }"
+)

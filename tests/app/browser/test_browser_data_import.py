@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _browser import CHROMIUM_ARGS, chromium_path, log_in, streamlit_app
+from _browser import CHROMIUM_ARGS, chromium_path, log_in, settled, streamlit_app
 from _paths import TEST_DATA
 
 from qaeval_core.cli.main import main as cli_main
@@ -79,13 +79,21 @@ def test_harness_logs_uploaded_import_as_the_cli_imports_them(
         page.get_by_role("link", name="Data").click()
         expect(page.get_by_text("Import a file")).to_be_visible(timeout=120_000)
         for name, files, flags, added in cases:
+            settled(page)  # never type into the form of a run about to be replaced
             page.locator("input[type=file]").set_input_files([str(f) for f in files])
+            for f in files:  # uploaded before the form is sent
+                remove = page.get_by_role("button", name=f"Remove {f.name}", exact=True)
+                expect(remove).to_be_visible(timeout=60_000)
             page.get_by_role("textbox", name="Dataset", exact=True).fill(f"web-{name}")
             model = "acme/qa-small" if "--model" in flags else ""
             page.get_by_role("textbox", name="Model name (optional)").fill(model)
-            skip = page.get_by_text("Import the valid rows; refuse the invalid ones")
+            skip_label = "Import the valid rows; refuse the invalid ones"
+            skip = page.get_by_text(skip_label)
             if name == "oc":
                 skip.click()
+            if name == "oc":
+                expect(page.get_by_role("checkbox", name=skip_label)).to_be_checked()
+            settled(page)
             page.get_by_role("button", name="Import", exact=True).click()
             expect(page.get_by_text(added)).to_be_visible(timeout=120_000)
             expect(page.get_by_text("Detected:", exact=False).first).to_be_visible()

@@ -31,7 +31,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _browser import CHROMIUM_ARGS, chromium_path, log_in, pick, streamlit_app
+from _browser import (
+    CHROMIUM_ARGS,
+    MOVED_JS,
+    READY_JS,
+    chromium_path,
+    log_in,
+    pick,
+    streamlit_app,
+)
 from _paths import TEST_DATA
 
 from qaeval_core import workflows
@@ -174,7 +182,12 @@ def test_researcher_goes_from_lm_eval_upload_to_ppi_intervals(
         # 4. ... labels it on the Annotate page with the keyboard (correct, except the 2nd) ...
         page.get_by_role("link", name="Annotate", exact=True).click()
         expect(page.get_by_text(f"0 of {AUDIT_N} labelled")).to_be_visible(timeout=60_000)
+        shown = ""
         for k in range(AUDIT_N):
+            # Keys go to the next item once it is ready: a key pressed while it loads is
+            # refused ("Not applied to item ...: pressed while it loaded"), as it should be.
+            page.wait_for_function(MOVED_JS, arg=shown, timeout=60_000)
+            shown = str(page.evaluate(READY_JS))
             key, label = ("n", "Clearly incorrect") if k == 1 else ("y", "Clearly correct")
             button = page.get_by_role("button", name=label)
             for _ in range(5):  # a key pressed while listeners mount can be lost: press again

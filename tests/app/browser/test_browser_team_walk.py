@@ -32,7 +32,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _browser import CHROMIUM_ARGS, REPO, chromium_path, log_in, pick, streamlit_app
+from _browser import (
+    CHROMIUM_ARGS,
+    MOVED_JS,
+    READY_JS,
+    REPO,
+    chromium_path,
+    log_in,
+    pick,
+    streamlit_app,
+)
 
 from qaeval_core import analysis
 from qaeval_core.cli.demo import DEMO_DATASET, install_demo
@@ -49,19 +58,6 @@ TITLES = {"y": "Clearly correct", "u": "Unclear", "n": "Clearly incorrect"}
 VALUES = {"y": 2, "u": 1, "n": 0}
 GUIDE_V2 = "Team note: an answer that hedges between two entities is unclear (U), not correct."
 SHOTS = REPO / "docs" / "img"
-
-#: The item the picker shows once it is ready for keys (null while a message is on its way).
-READY_JS = (
-    "() => { const h = document.querySelector('[data-qp-item]');"
-    " return h && !h.hasAttribute('data-qp-pending') ? h.getAttribute('data-qp-item') : null; }"
-)
-#: True once the picker shows another item than ``prev`` (ready), or the queue is done.
-MOVED_JS = (
-    "(prev) => { if (document.body.innerText.includes('Your queue is done')) return true;"
-    " const h = document.querySelector('[data-qp-item]');"
-    " return !!h && !h.hasAttribute('data-qp-pending')"
-    " && h.getAttribute('data-qp-item') !== prev; }"
-)
 
 
 def _screenshots() -> bool:
