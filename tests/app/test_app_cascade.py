@@ -133,9 +133,10 @@ def knowing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, _L
             cv=CrossValidation(n_splits=3, n_boot=200), triage=TriagePolicy(human_share=0.1),
             name=CAL, cost_policy=CostPolicy(inputs="all"),
         )  # fmt: skip
-        judge = fit_llm_tier(
-            url, DEMO, fit, llm_tier=LLMTierPolicy(llm="demo-llm", llm_url=server.url)
-        )
+        # Half the items to the LLM, so the saved cascade decides items by both tiers (left to
+        # its smallest share within 0.5 points of the best, a knowing LLM may read them all).
+        tier = LLMTierPolicy(llm="demo-llm", llm_url=server.url, llm_share=0.5)
+        judge = fit_llm_tier(url, DEMO, fit, llm_tier=tier)
     assert judge.cascade is not None and judge.cascade.human_share == 0.1
     assert server.asked == len(fit.used_item_ids)  # every used label once
     repo.save_calibration(url, CAL, judge.to_config(), dataset=DEMO, created_by="res")
