@@ -1,7 +1,8 @@
 """The endpoint path against a real llama.cpp HTTP server (issue 33 item 6): the packaged
 Qwen2.5-Coder-1.5B served by ``xllamacpp.Server`` on 127.0.0.1 with two slots, asked through
 ``llm_judge(url=...)`` two requests at a time, gives the in-process llama.cpp backend's
-P(correct) within 0.03, and exactly the value it gives one request at a time.
+P(correct) within 0.03, as one request at a time does (two requests decoded in one batch may
+round otherwise: 0.0095 apart once on the loaded 2-core machine, identical on a quiet one).
 
 Why 0.03 and not closer: the server computes each prompt whole, the in-process backend computes
 the instruction once and each item's tokens from there (:class:`~qaeval_core.llm.next_token
@@ -99,8 +100,10 @@ def test_a_llama_cpp_server_gives_the_in_process_probability(server_url, monkeyp
 
     assert np.isfinite(served.scores).all(), [d.get("no_verdict") for d in served.details]
     np.testing.assert_allclose(served.scores, local.scores, rtol=0, atol=0.03)
-    # Two slots decoding together give what one request at a time gives (to float rounding).
-    np.testing.assert_allclose(served.scores[2:], one_at_a_time.scores, rtol=0, atol=1e-6)
+    # One request at a time is as close; two slots decoding in one batch may round otherwise
+    # (seen: 0.0095 apart on a loaded machine, identical on a quiet one), so not to 1e-6.
+    np.testing.assert_allclose(one_at_a_time.scores, local.scores[2:], rtol=0, atol=0.03)
+    np.testing.assert_allclose(served.scores[2:], one_at_a_time.scores, rtol=0, atol=0.03)
     assert served.scores[0] > served.scores[1] and served.scores[3] > served.scores[2]
     spans = sorted(spans[: len(ITEMS)])  # the requests of the concurrent run
     overlapped = any(b[0] < a[1] for a, b in zip(spans, spans[1:], strict=False))

@@ -90,9 +90,13 @@ def test_an_answer_that_reads_as_neither_yes_nor_no_is_no_verdict(cache):
 def test_a_hanging_endpoint_costs_a_few_deadlines_not_one_per_item(cache):
     with fake_llm(mode="hang") as server:
         result = _metric(server.url, timeout=0.3).score_batch(ITEMS[:12])
-        assert server.requests == 3
+        # Counted by the client: on a loaded machine the server's thread may not yet have
+        # counted the last request the client gave up on.
+        assert server.requests <= 3
     assert np.isnan(result.scores).all()
-    assert "within 0.3 s" in result.details[0][NO_VERDICT]
+    reasons = [d[NO_VERDICT] for d in result.details]
+    assert all("within 0.3 s" in r and not r.startswith("not sent") for r in reasons[:3])
+    assert all(r.startswith("not sent: the endpoint failed 3 times in a row") for r in reasons[3:])
 
 
 def test_the_scoring_loop_keeps_no_verdict_and_names_it(cache):
