@@ -20,8 +20,8 @@ How close to MiniLM, and how fast, is measured in bench/bench_encode_once.py and
 Scores depend on each item alone (``tests/metrics/test_batch_independence.py``).
 
 ``normalize="robust"`` reads each candidate as :func:`qaeval_core.text.profiles.reader_text`
-does; ``"squad"`` (default) as given. The configuration records the model file's SHA-256, so a
-different model never reuses stored scores.
+does; ``"spaced"`` (default) and ``"squad"`` as given. The configuration records the model
+file's SHA-256, so a different model never reuses stored scores.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ class StaticCosine(_StaticMetric):
     ----------
     model : ``"static_minilm"`` (packaged, default) or a model2vec folder with a ``meta.json``.
     threshold : decision threshold on the clipped cosine.
-    normalize : ``"squad"`` (default) or ``"robust"`` (module docstring).
+    normalize : ``"spaced"`` (default, like every metric), ``"squad"`` or ``"robust"``.
     """
 
     id = "static_cosine"
@@ -106,7 +106,7 @@ class StaticCosine(_StaticMetric):
     description = "Cosine of static token-mean embeddings (MiniLM distilled), max over references"
 
     def __init__(
-        self, *, model: str = STATIC_MODEL, threshold: float = 0.7, normalize: str = "squad"
+        self, *, model: str = STATIC_MODEL, threshold: float = 0.7, normalize: str = "spaced"
     ) -> None:
         self.model = model
         self.threshold = threshold
@@ -140,7 +140,7 @@ class StaticKeyword(_StaticMetric):
     ----------
     model : as for ``static_cosine``.
     threshold : decision threshold on the clipped cosine.
-    normalize : ``"squad"`` (default) or ``"robust"``.
+    normalize : ``"spaced"`` (default, like every metric), ``"squad"`` or ``"robust"``.
     """
 
     id = "static_keyword"
@@ -148,7 +148,7 @@ class StaticKeyword(_StaticMetric):
     description = "Best static cosine of a reference with a same-length window of the answer"
 
     def __init__(
-        self, *, model: str = STATIC_MODEL, threshold: float = 0.8, normalize: str = "squad"
+        self, *, model: str = STATIC_MODEL, threshold: float = 0.8, normalize: str = "spaced"
     ) -> None:
         self.model = model
         self.threshold = threshold
