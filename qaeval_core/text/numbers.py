@@ -15,8 +15,9 @@ Two readings share everything here, so that a number read by one is read by the 
   "25", "2.5 million" -> "2500000"), no separators, no currency sign, scientific notation
   written out.
 
-The number-word tables (:data:`NUMBER_WORD_VALUES`, :data:`SCALES`) and the scientific-notation
-pattern (:data:`SCIENTIFIC`) are defined here and nowhere else (``tests/test_layout.py``).
+The number-word tables (:data:`NUMBER_WORD_VALUES`, :data:`NUMBER_SCALES`) and the
+scientific-notation pattern (:data:`SCIENTIFIC`) are defined here and nowhere else
+(``tests/test_layout.py``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from functools import lru_cache
 __all__ = [
     "NUMBER_WORD_VALUES",
     "NUMBER_WORDS",
-    "SCALES",
+    "NUMBER_SCALES",
     "SCIENTIFIC",
     "SMALL_NUMBER_WORDS",
     "canonical_numbers",
@@ -51,13 +52,13 @@ NUMBER_WORD_VALUES: dict[str, int] = {
     **{w: 10 * i for i, w in enumerate(_TENS, start=2)},
 }
 #: The words that multiply what comes before them ("two hundred", "2.5 million").
-SCALES: dict[str, int] = {"hundred": 100, "thousand": 10**3, "million": 10**6,
+NUMBER_SCALES: dict[str, int] = {"hundred": 100, "thousand": 10**3, "million": 10**6,
                           "billion": 10**9, "trillion": 10**12}  # fmt: skip
 #: The words read as a number on their own by :func:`extract_numbers` (zero to twenty: a
 #: larger number is rarely spelt in an answer, and "thirty" alone reads as a decade).
 SMALL_NUMBER_WORDS: dict[str, int] = {w: v for w, v in NUMBER_WORD_VALUES.items() if v <= 20}
 #: Every word that says a number is there (the two tables above).
-NUMBER_WORDS: frozenset[str] = frozenset(NUMBER_WORD_VALUES) | frozenset(SCALES)
+NUMBER_WORDS: frozenset[str] = frozenset(NUMBER_WORD_VALUES) | frozenset(NUMBER_SCALES)
 
 # -- numbers as values --------------------------------------------------------------------------
 _SIGNED = r"[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+−]?\.\d+"
@@ -166,7 +167,7 @@ _CURRENCY = re.compile(r"(?:US)?[$€£¥₹](?=\s?\d)\s?")
 _PERCENT = re.compile(r"(\d)\s*(?:%|percent\b|per\s+cent\b|pct\b)")
 _TRAILING_ZEROS = re.compile(r"(?<![\d.])(\d+)\.(\d*?)0+(?![\d.])")
 _NUM_WORD = "|".join(sorted(NUMBER_WORD_VALUES, key=len, reverse=True))
-_SCALE_WORD = "|".join(SCALES)
+_SCALE_WORD = "|".join(NUMBER_SCALES)
 _WORD_NUMBER = re.compile(
     rf"\b(?:{_NUM_WORD}|{_SCALE_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_NUM_WORD}|{_SCALE_WORD}))*\b",
     re.I,
@@ -210,8 +211,8 @@ def _words_value(words: str) -> int | None:
         elif w == "hundred":
             current = max(current, 1) * 100
             seen = True
-        elif w in SCALES:
-            total += max(current, 1) * SCALES[w]
+        elif w in NUMBER_SCALES:
+            total += max(current, 1) * NUMBER_SCALES[w]
             current = 0
             seen = True
     return total + current if seen else None
@@ -243,7 +244,7 @@ def canonical_numbers(text: str) -> str:
 
         def words(m: re.Match[str]) -> str:
             span = m.group(0)
-            if span.lower() in SCALES or span.lower() == "hundred":
+            if span.lower() in NUMBER_SCALES or span.lower() == "hundred":
                 return span  # a lone "million" is a word, not a number
             if span.lower() == "one" and any(p <= m.start() < p + 20 for p in protected):
                 return span
@@ -257,7 +258,7 @@ def canonical_numbers(text: str) -> str:
     text = _CURRENCY.sub("", text)
 
     def scaled(m: re.Match[str]) -> str:
-        return _plain(Decimal(m.group(1)) * SCALES[m.group(2).lower()])
+        return _plain(Decimal(m.group(1)) * NUMBER_SCALES[m.group(2).lower()])
 
     text = _DIGIT_SCALE.sub(scaled, text)
     text = SCIENTIFIC.sub(_written_out, text)

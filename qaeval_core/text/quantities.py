@@ -29,8 +29,10 @@ changes only with the code (and the metric's version). pint also parses unit *ex
 the free text after a number ("45 ft-lb of work", "m^2", "per second"), so the token reading
 here would be needed anyway; an unknown unit means no conversion, never a wrong one.
 
-Both readings take their numbers from :mod:`.numbers` (spans, significant digits, percentage
-readings), so number_match and number_closeness never disagree about what the answer says.
+Why it is one module: the exact and the graded comparisons take their numbers from
+:mod:`.numbers` (spans, significant digits, percentage readings) and share the written
+precision, so number_match and number_closeness never disagree about what the answer says;
+the unit table belongs to the graded one alone.
 """
 
 from __future__ import annotations

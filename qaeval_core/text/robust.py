@@ -17,7 +17,8 @@ Two compositions:
 
 Dates are parsed by ``dateparser`` (no hand-written calendar rules); a cheap regular expression
 only finds the spans that look like dates, so it is never run on ordinary text. Mojibake is
-repaired by ``ftfy``, only on non-ASCII text (ASCII text cannot hold mojibake).
+repaired only where provable, by the import's rule (:mod:`qaeval_core.io.repair`), only on
+non-ASCII text (ASCII text cannot hold mojibake).
 
 Why it is one module: the steps run in a fixed order over the same string (LaTeX before numbers,
 so "10^{-7}" is read as an exponent; markdown before citations, so "[1](url)" is a link) and
@@ -58,16 +59,23 @@ _STRAY_A_CIRCUMFLEX = re.compile(r"(?<=\w)\u00c2(?=[ \u00a0])")
 
 
 def fix_mojibake(text: str) -> str:
-    """Text decoded with the wrong codec, repaired by ``ftfy`` ("cafÃ©" -> "café").
+    """Text decoded with the wrong codec, repaired where the repair is provable ("cafÃ©" ->
+    "café"): the import's rule (:func:`qaeval_core.io.repair.repair_text`), one mojibake
+    policy for storing and reading (``docs/architecture.md``). ftfy's guesses ("10 Å²" ->
+    "10 Ų") are not taken; its typographic folding is (quotes, ligatures, widths, NFC).
 
     >>> fix_mojibake("2.45Â billion")
     '2.45 billion'
+    >>> fix_mojibake("10 Å²")
+    '10 Å²'
     """
     if text.isascii():
         return text
     import ftfy
 
-    fixed = ftfy.fix_text(text, normalization="NFC")
+    from qaeval_core.io.repair import repair_text
+
+    fixed = ftfy.fix_text(repair_text(text), ftfy.TextFixerConfig(fix_encoding=False))
     return _STRAY_A_CIRCUMFLEX.sub("", fixed)
 
 
