@@ -81,7 +81,6 @@ import itertools
 import math
 import warnings
 from collections.abc import Sequence
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -96,6 +95,7 @@ from qaeval_core.errors import InputError
 from qaeval_core.io.cells import decode_json
 from qaeval_core.io.labels import LABEL_SCALES
 from qaeval_core.schema import LabelValue, join_models, split_models
+from qaeval_core.stats import normal_quantile, rank_order, student_quantile, wilson_ci
 
 __all__ = [
     "ALL_MODELS", "ALL_PAIRS_MODELS", "JUDGE_CORRECT", "MAX_PAIRS", "NO_AUDIT_LABELS",
@@ -308,23 +308,18 @@ def _ppi(y: np.ndarray, f_lab: np.ndarray, f_all: np.ndarray, alpha: float) -> t
 
 
 def _z(alpha: float) -> float:
-    return NormalDist().inv_cdf(1 - alpha / 2)
+    return normal_quantile(1 - alpha)
 
 
 def _t(alpha: float, n: int) -> float:
-    from scipy.stats import t
-
-    return float(t.ppf(1 - alpha / 2, max(n - 1, 1)))
+    return student_quantile(1 - alpha, n - 1)
 
 
 def _wilson(y: np.ndarray, alpha: float) -> tuple[float, float]:
-    """Wilson score interval of a share of correct labels: unlike the normal one, it neither
-    collapses to a point when every label agrees nor leaves [0, 1], and it covers at about the
-    nominal rate with a few labels (scipy's ``binomtest(...).proportion_ci``)."""
-    from scipy.stats import binomtest
-
-    ci = binomtest(int(round(float(y.sum()))), len(y)).proportion_ci(1 - alpha, method="wilson")
-    return float(ci.low), float(ci.high)
+    """Wilson score interval of a share of correct labels (:func:`qaeval_core.stats.wilson_ci`):
+    unlike the normal one, it neither collapses to a point when every label agrees nor leaves
+    [0, 1], and it covers at about the nominal rate with a few labels."""
+    return wilson_ci(int(round(float(y.sum()))), len(y), 1 - alpha)
 
 
 def _weighted_row(row: dict[str, Any], y, f_lab, f, prob, alpha: float) -> dict[str, Any]:
@@ -486,9 +481,10 @@ def _check_min_labels(min_labels: int) -> int:
 
 
 def _ranked(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Models with a PPI estimate, best first (ties by name, so the order is stable)."""
-    have = [r for r in rows if not np.isnan(r["ppi_estimate"])]
-    return sorted(have, key=lambda r: (-r["ppi_estimate"], str(r["model"])))
+    """Models with a PPI estimate, best first (:func:`qaeval_core.stats.rank_order`: ties by
+    name, so the order is stable)."""
+    order = rank_order([r["ppi_estimate"] for r in rows], [r["model"] for r in rows])
+    return [rows[i] for i in order]
 
 
 def _pairs(
