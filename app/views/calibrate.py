@@ -50,6 +50,7 @@ from qaeval_core.judge.file_summary import JudgeSummary, judge_summary
 from qaeval_core.metrics.base import Metric, get_metric
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
+from qaeval_core.vocabulary import FAST_METRICS
 from qaeval_core.workflows import DatasetCalibration, calibrate_dataset, score_dataset
 from qaeval_core.workflows.answer_knowledge import knowledge_counts
 from qaeval_core.workflows.calibration import calibration_steps
@@ -59,8 +60,6 @@ _RESULT = "calibrate_result"
 _UNSUPPORTED = "calibrate_unsupported"
 #: What changed in the guarantee since the fit before the last one (words; "" for none).
 _CHANGE = "calibrate_guarantee_change"
-#: What "score with fast CPU metrics" runs (seconds for thousands of items).
-FAST_METRICS = ("em", "f1", "contains", "rougeL")
 MEASURE_NAMES = {"accuracy": "accuracy", "balanced_accuracy": "balanced acc.", "f1": "F1"}
 #: How the fit chooses the triage band (the form's radio -> which TriagePolicy field it sets).
 BAND_CHOICES = {
@@ -508,7 +507,10 @@ def _active(url: str, dataset: str, run: FitRun | None) -> None:
             f"{', '.join(scored) or 'none'}). Score the dataset from a shell, or here with fast "
             f"CPU metrics ({', '.join(FAST_METRICS)})."
         )
-        st.code(f"qaeval score --dataset {dataset} --metrics em,f1,contains", language="bash")
+        st.code(
+            f"qaeval score --dataset {dataset} --metrics {','.join(FAST_METRICS)}",
+            language="bash",
+        )
         if st.button("Score with fast CPU metrics", key="calibrate_score_fast"):
             with st.spinner("Scoring..."):
                 score_dataset(url, dataset, list(FAST_METRICS))
