@@ -103,7 +103,7 @@ def cost_section(cost: Mapping[str, Any] | None, *, key: str) -> None:
         return
     where = ", ".join(str(v) for v in (summary.cpu, f"{summary.cpus} cores") if v is not None)
     c = st.columns(3)
-    c[0].metric("Judge inputs, s / 1,000 rows", f"{summary.judge_s_per_1000:.3g}")
+    c[0].metric("Judge inputs, s / 1,000 rows", f"{summary.judge_s_per_1000 or 0.0:.3g}")
     c[1].metric("Cold load (s)", f"{summary.judge_load_s:.1f}")
     c[2].metric("Inputs rule", summary.inputs_rule)
     frame = frontier_frame(summary)

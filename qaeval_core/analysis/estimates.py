@@ -17,8 +17,8 @@ Three estimates per model (:func:`estimate_accuracy`):
   The interval is ppi_py's standard error times Student's t quantile (n - 1 degrees of
   freedom) rather than the normal one, clipped to [0, 1]: with 10-20 labels per model the
   normal interval covered 0.90 of 95% in ``experiments/triage_ppi.py``, the t one 0.92-0.96;
-* ``human_only``: the random labels' share correct with the Wilson score interval (scipy's
-  ``binomtest(...).proportion_ci``): the normal (Wald) interval collapses to a point when
+* ``human_only``: the random labels' share correct with the Wilson score interval
+  (:func:`qaeval_core.stats.wilson_ci`, scipy's ``binomtest`` Wilson): the normal (Wald) interval collapses to a point when
   every label agrees and covered 0.90 with 10-20 labels; Wilson covers 0.96 there;
 * the judge alone, with **no valid interval** (its bias is unknown without labels), two
   numbers under two names (issue 32, item 7: one name had meant both): ``judge_mean_probability``,
@@ -315,13 +315,6 @@ def _t(alpha: float, n: int) -> float:
     return student_quantile(1 - alpha, n - 1)
 
 
-def _wilson(y: np.ndarray, alpha: float) -> tuple[float, float]:
-    """Wilson score interval of a share of correct labels (:func:`qaeval_core.stats.wilson_ci`):
-    unlike the normal one, it neither collapses to a point when every label agrees nor leaves
-    [0, 1], and it covers at about the nominal rate with a few labels."""
-    return wilson_ci(int(round(float(y.sum()))), len(y), 1 - alpha)
-
-
 def _weighted_row(row: dict[str, Any], y, f_lab, f, prob, alpha: float) -> dict[str, Any]:
     """PPI and human-only of labels drawn with unequal known probabilities (module docstring)."""
     ppi = weighted_estimate(y, f_lab, f, prob, alpha)
@@ -365,7 +358,9 @@ def _row(name, rows, y, use, f, acc, prob, alpha, min_labels) -> dict[str, Any]:
             return row
         return _weighted_row(row, y[used], f[used], f, prob[rows][used], alpha)
     est, low, high, se = _ppi(y[used], f[used], f, alpha)
-    h_low, h_high = _wilson(y[used], alpha)
+    # Wilson: unlike the normal interval it neither collapses to a point when every label
+    # agrees nor leaves [0, 1], and it covers at about the nominal rate with a few labels.
+    h_low, h_high = wilson_ci(int(round(float(y[used].sum()))), len(y[used]), 1 - alpha)
     y_lab, f_lab = y[used], f[used]
     if np.ptp(y_lab) == 0 or np.ptp(y_lab - f_lab) == 0 or not se > 0:
         low, high = min(low, h_low), max(high, h_high)

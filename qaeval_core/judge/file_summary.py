@@ -93,9 +93,10 @@ class EvaluatedInputs:
 
 @dataclass(frozen=True)
 class CostSummary:
-    """What the judge's inputs cost where it was calibrated (the file's ``cost`` part)."""
+    """What the judge's inputs cost where it was calibrated (the file's ``cost`` part;
+    ``judge_s_per_1000`` None where it was not measured)."""
 
-    judge_s_per_1000: float
+    judge_s_per_1000: float | None
     judge_load_s: float
     inputs_rule: str
     rows: int | None
@@ -177,7 +178,7 @@ def cost_summary(cost: Mapping[str, Any] | None) -> CostSummary | None:
     )  # fmt: skip
     cpu = machine.get("cpu")
     return CostSummary(
-        judge_s_per_1000=_float(cost.get("judge_s_per_1000")) or 0.0,
+        judge_s_per_1000=_float(cost.get("judge_s_per_1000")),
         judge_load_s=_float(cost.get("judge_load_s")) or 0.0,
         inputs_rule=str(cost.get("inputs_rule", "")),
         rows=_int(cost.get("rows")),
