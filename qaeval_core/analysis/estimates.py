@@ -18,8 +18,9 @@ Three estimates per model (:func:`estimate_accuracy`):
   freedom) rather than the normal one, clipped to [0, 1]: with 10-20 labels per model the
   normal interval covered 0.90 of 95% in ``experiments/triage_ppi.py``, the t one 0.92-0.96;
 * ``human_only``: the random labels' share correct with the Wilson score interval
-  (:func:`qaeval_core.stats.wilson_ci`, scipy's ``binomtest`` Wilson): the normal (Wald) interval collapses to a point when
-  every label agrees and covered 0.90 with 10-20 labels; Wilson covers 0.96 there;
+  (:func:`qaeval_core.stats.wilson_ci`, scipy's ``binomtest`` Wilson): the normal (Wald)
+  interval collapses to a point when every label agrees and covered 0.90 with 10-20 labels;
+  Wilson covers 0.96 there;
 * the judge alone, with **no valid interval** (its bias is unknown without labels), two
   numbers under two names (issue 32, item 7: one name had meant both): ``judge_mean_probability``,
   the mean of the judge's prediction over every item (its expected accuracy if it were
