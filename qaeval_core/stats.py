@@ -95,7 +95,7 @@ def wilson_width(share: float, n: float, confidence: float = 0.95) -> float:
     """The width of :func:`wilson_ci` at a share: what ``n`` labels buy (1 without labels).
 
     >>> round(wilson_width(0.8, 100), 4)
-    0.1558
+    0.1555
     """
     if n <= 0:
         return 1.0

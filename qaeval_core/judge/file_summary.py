@@ -23,7 +23,7 @@ __all__ = [
     "CostSummary",
     "EvaluatedInputs",
     "GuaranteeSummary",
-    "InputCost",
+    "MeasuredInput",
     "JudgeSummary",
     "LLMTierSummary",
     "cost_summary",
@@ -70,7 +70,7 @@ class LLMTierSummary:
 
 
 @dataclass(frozen=True)
-class InputCost:
+class MeasuredInput:
     """One input of the judge and what computing it cost (seconds per 1,000 rows, cold load)."""
 
     column: str
@@ -106,7 +106,7 @@ class CostSummary:
     measured_at: str
     source: str
     cached_families: tuple[str, ...]
-    inputs: tuple[InputCost, ...]
+    inputs: tuple[MeasuredInput, ...]
     evaluated: tuple[EvaluatedInputs, ...]
 
 
@@ -162,7 +162,7 @@ def cost_summary(cost: Mapping[str, Any] | None) -> CostSummary | None:
         return None
     machine = _map(cost.get("machine"))
     inputs = tuple(
-        InputCost(
+        MeasuredInput(
             str(c.get("column")), str(c.get("family")),
             _float(c.get("s_per_1000")) or 0.0, _float(c.get("load_s")) or 0.0,
         )

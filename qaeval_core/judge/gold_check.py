@@ -23,6 +23,10 @@ baseline missing, a directory, not JSON, not a baseline; an output path that can
 written) is a one-line
 :class:`~qaeval_core.errors.ConfigError` or :class:`~qaeval_core.errors.InputError`, and the
 output paths are checked before anything is scored (:func:`check_output_path`).
+
+Why it is one module: the check is one run (:func:`check_judge`) whose result, failure
+reasons and two files (the baseline it reads back, the JUnit report) change together: a new
+reason is a new JUnit case and a new line of the message, and the CLI only parses its flags.
 """
 
 from __future__ import annotations
