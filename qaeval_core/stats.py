@@ -6,8 +6,9 @@ in the calibration's label planner, the gold check, the PPI estimates and the we
 estimates; three logits clipping at different distances from 0 and 1, so the judge trace could
 show a logit the judge never applied; two majority rules; two kappas; two tie-breaks for the
 ranking of models). Each copy was locally reasonable and each drifted. Here they are pure
-functions of numbers (floor 0: numpy only at import, scipy and scikit-learn imported where
-used), and ``tests/test_one_home.py`` refuses a second definition anywhere else.
+functions of numbers (floor 0; numpy, scipy and scikit-learn are imported where used, so
+``qaeval --help``, which loads the gold check, stays light), and ``tests/test_one_home.py``
+refuses a second definition anywhere else.
 
 Where a library already does it, it is used: :func:`wilson_interval` agrees with scipy's
 ``binomtest(...).proportion_ci(method="wilson")`` on whole counts (tested), but is written out
@@ -22,9 +23,10 @@ import math
 import warnings
 from collections.abc import Sequence
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 __all__ = [
     "NO_MAJORITY",
@@ -130,6 +132,8 @@ def logit(p: Any, eps: float) -> np.ndarray:
     >>> logit([0.5, 1.0], 1e-6).round(3).tolist()
     [0.0, 13.816]
     """
+    import numpy as np
+
     q = np.clip(np.asarray(p, dtype=float), eps, 1 - eps)
     return np.log(q / (1 - q))
 
@@ -144,6 +148,8 @@ def majority_vote(counts: Any) -> np.ndarray:
     >>> majority_vote([[0, 1, 2], [1, 0, 1], [0, 0, 0]]).tolist()
     [2, -1, -1]
     """
+    import numpy as np
+
     c = np.atleast_2d(np.asarray(counts))
     if c.size == 0:
         return np.full(len(c), NO_MAJORITY, dtype=int)
@@ -160,6 +166,7 @@ def cohen_kappa(a: Any, b: Any, labels: Sequence[int], weights: str | None = Non
     >>> cohen_kappa([0, 1, 1, 0], [0, 1, 0, 0], [0, 1])
     0.5
     """
+    import numpy as np
     from sklearn.metrics import cohen_kappa_score
 
     with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
@@ -186,6 +193,7 @@ def competition_ranks(values: Sequence[float]) -> list[int]:
     >>> competition_ranks([0.7, 0.9, 0.7, 0.5])
     [2, 1, 2, 4]
     """
+    import numpy as np
     from scipy.stats import rankdata
 
     v = np.asarray(values, dtype=float)
