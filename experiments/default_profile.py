@@ -136,30 +136,21 @@ def main() -> None:
         "## The default judge's profile: spaced (before issue 33) vs robust (the default since)\n",
         "Exported judge (`fit_judge` -> JSON -> applied, what `qaeval calibrate` writes) fitted "
         "on N = 300 labels drawn by whole question, measured on every other labelled row; 5 "
-        "seeds, the same splits for all. *spaced*: the 26 default inputs at each metric's own "
-        'reading; *all robust*: every input that normalises at `normalize="robust"` (the '
-        "default as first merged for issue 33); *default*: what `qaeval calibrate` reads now "
-        "(`profile_specs` at `DEFAULT_PROFILE`): robust, the answer-shape inputs "
-        "(number_match, number_agree, number_closeness(_scaled), brevity, no_hedge) on the reader "
-        "text (formatting removed, numbers as written). "
-        "Mean over seeds [mean of the per-split 95% bootstrap CIs over questions, 1,000 "
-        "resamples] ±sd.\n",
+        "seeds, the same splits for all; the 28 default inputs (static_cosine and "
+        "static_keyword included). *spaced*: each input at its own reading; *previous "
+        "default*: every input that normalises at robust, the answer-shape inputs "
+        "(number_match, number_agree, number_closeness(_scaled), brevity, no_hedge) on the "
+        'reader text with LaTeX flattened (`robust_text="reader"`); *default*: what `qaeval '
+        "calibrate` reads now (`profile_specs` at `DEFAULT_PROFILE`): the same with the "
+        'answer-shape inputs on the reader text with LaTeX as written (`robust_text="reader_latex"`'
+        "; the number readers parse `\\frac`, `\\sqrt`, `\\pi` themselves). Mean over "
+        "seeds [mean of the per-split 95% bootstrap CIs over questions, 1,000 resamples] ±sd.\n",
         *judges(),
-        "\nWhich inputs cost the MMLU-Pro points: the logistic stacker alone (the judge's usual "
-        "winner) on the same splits, with the answer-shape inputs (number_match, number_agree, "
-        "number_closeness(_scaled), brevity, no_hedge) read another way. Each robust metric "
-        "alone is as accurate as or more than its spaced version (metrics_robustonly.md vs "
-        "metrics.md); the answer-shape inputs at robust read the canonical text (numbers and "
-        "dates respelled), which is where the points go.\n",
+        "\nOn NQ301 the answer-shape inputs read all 1,490 labelled rows alike both ways (no "
+        "LaTeX there), so the previous default's run is the default's too.\n",
+        "\nThe logistic stacker alone (the judge's usual winner) on the same splits, with the "
+        "answer-shape inputs read each way:\n",
         *stacker_variants(),
-        '\nThe default reads the answer-shape inputs on the reader text (`robust_text="reader"`):'
-        " invariance (invariance.md, `invariance.py --profiles robust`) stays 99.9% on NQ301 "
-        "(1,665 copies) and 100.0% on MMLU-Pro (1,823). At spaced, the stacker's best variant "
-        "above, it fell to 98.6% on NQ301 (a citation marker or mojibake moves brevity, citation "
-        "numbers move number_match), below the 99.5% target. On the reader text the exported "
-        "judge is still 0.79 points below spaced on MMLU-Pro (target: within 0.5): there LaTeX "
-        '(\\frac{\\pi - 2}{\\pi} read as "π - 2/ π") and list numbers are removed, which '
-        "number_closeness (12 rows) and brevity (21 rows) read differently.",
         "\nCommands: see the docstring of `experiments/default_profile.py`.",
     ]
     (RESULTS / "default_profile.md").write_text("\n".join(text) + "\n", "utf-8")
