@@ -106,8 +106,9 @@ def default_inputs() -> tuple[tuple[str, str, dict], ...]:
     out = []
     for col, metric in profile_specs(metric_specs(), DEFAULT_PROFILE):
         params = metric.get_params()
-        if params.get("robust_text") == "reader" and params.get("normalize") == "robust":
-            col = f"{col}_reader"
+        reads = params.get("robust_text", "canonical")
+        if reads != "canonical" and params.get("normalize") == "robust":
+            col = f"{col}_{reads}"  # _reader, _reader_latex
         elif params.get("normalize") == "robust":
             col = f"{col}_robust"
         out.append((col, metric.id, params))
@@ -115,7 +116,8 @@ def default_inputs() -> tuple[tuple[str, str, dict], ...]:
 
 
 def _feature_only(column: str) -> bool:
-    return column.removesuffix("_robust").removesuffix("_reader") in FEATURE_ONLY
+    base = column.removesuffix("_robust").removesuffix("_reader_latex").removesuffix("_reader")
+    return base in FEATURE_ONLY
 
 
 def _acc_row(

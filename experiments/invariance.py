@@ -63,7 +63,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from experiments.common import RESULTS, load_data
 from qaeval_core.calibrate import CrossValidation, fit_judge, held_out_split
-from qaeval_core.calibrate.inputs import metric_specs
+from qaeval_core.calibrate.inputs import FEATURE_ONLY, metric_specs
 from qaeval_core.judge import FeatureSpec, items_frame
 from qaeval_core.metrics.base import Metric
 from qaeval_core.schema import Item
@@ -161,19 +161,40 @@ def perturb(candidate: str, references: tuple[str, ...], kind: str) -> str | Non
     return out
 
 
+#: ``robust_reader``: the robust judge with the answer-shape inputs on the reader text with
+#: LaTeX flattened (``robust_text="reader"``), the default from issue 33's follow-up until the
+#: shape inputs kept LaTeX as written (``"reader_latex"``); measured beside ``robust`` on the
+#: same copies.
+PREVIOUS_SHAPE_TEXT = "reader"
+
+
 def _specs(profile: str) -> list[tuple[str, Metric]]:
-    """``(column, metric)`` of one judge's inputs: the calibration defaults at ``profile``."""
-    return profile_specs(metric_specs(), profile)
+    """``(column, metric)`` of one judge's inputs: the calibration defaults at ``profile``
+    (``robust_reader``: at robust, the answer-shape inputs on :data:`PREVIOUS_SHAPE_TEXT`)."""
+    if profile != "robust_reader":
+        return profile_specs(metric_specs(), profile)
+    return [
+        (c, type(m)(**{**m.get_params(), "robust_text": PREVIOUS_SHAPE_TEXT}))
+        if c in FEATURE_ONLY
+        else (c, m)
+        for c, m in profile_specs(metric_specs(), "robust")
+    ]
 
 
-def score(items: list[Item], specs: list[tuple[str, Metric]], log) -> pd.DataFrame:
-    """Every input column of a judge on ``items``."""
+def score(
+    items: list[Item], specs: list[tuple[str, Metric]], log, memo: dict | None = None
+) -> pd.DataFrame:
+    """Every input column of a judge on ``items``; ``memo`` (config hash -> scores, one per
+    item list) lets two judges that share inputs score them once."""
     frame = pd.DataFrame(index=range(len(items)))
+    memo = {} if memo is None else memo
     for col, metric in specs:
-        t0 = time.time()
-        res = metric.score_batch(items)
-        frame[col] = np.asarray(res.scores, dtype=float)
-        log(f"    {col}: {time.time() - t0:.1f} s")
+        key = metric.config_hash()
+        if key not in memo:
+            t0 = time.time()
+            memo[key] = np.asarray(metric.score_batch(items).scores, dtype=float)
+            log(f"    {col}: {time.time() - t0:.1f} s")
+        frame[col] = memo[key]
     return frame
 
 
@@ -215,14 +236,15 @@ def run(
                 kinds.append(kind)
     log(f"{name}: {len(originals)} test rows, {len(copies)} perturbed copies")
     records = []
+    memos: dict[str, dict] = {"train": {}, "orig": {}, "pert": {}}
     for profile in profiles:
         specs = _specs(profile)
         log(f"  {profile}: scoring {len(tr)} training rows")
-        train = score([items[i] for i in tr], specs, log)
+        train = score([items[i] for i in tr], specs, log, memos["train"])
         log(f"  {profile}: scoring {len(originals)} test rows")
-        orig = score(originals, specs, log)
+        orig = score(originals, specs, log, memos["orig"])
         log(f"  {profile}: scoring {len(copies)} copies")
-        pert = score(copies, specs, log)
+        pert = score(copies, specs, log, memos["pert"])
         features = [FeatureSpec.from_metric(m, c) for c, m in specs]
         judge, report = fit_judge(
             train,
@@ -304,8 +326,9 @@ def table(frame: pd.DataFrame) -> str:
         n_rows = sub["row"].nunique()
         judges = sub.groupby("profile")["judge"].first().to_dict()
         accs = sub.groupby("profile")["accuracy"].first().to_dict()
+        n_copies = int(sub.groupby("profile").size().max())
         lines += [
-            f"\n### {ds}: {n_rows} held-out rows, {len(sub) // 2} perturbed copies\n",
+            f"\n### {ds}: {n_rows} held-out rows, {n_copies} perturbed copies\n",
             "Share of perturbed copies whose verdict equals the original's (%), with the count "
             "of copies. *spaced*: each metric's own reading (the calibration default before issue "
             "33); *robust*: the calibration default since (`profile_specs` at "
@@ -326,6 +349,15 @@ def table(frame: pd.DataFrame) -> str:
             f"{100 * accs.get('spaced', float('nan')):.1f}%, robust "
             f"{100 * accs.get('robust', float('nan')):.1f}%."
         )
+        prev = sub[sub["profile"] == "robust_reader"]
+        if not prev.empty:
+            lines.append(
+                f"\nThe default before the answer-shape inputs kept LaTeX (`robust_text="
+                f'"{PREVIOUS_SHAPE_TEXT}"`), on the same copies: {100 * prev["same"].mean():.1f}% '
+                f"of {len(prev)} copies ({100 * prev[prev['long']]['same'].mean():.1f}% of "
+                f"{int(prev['long'].sum())} over 20 words); judge = {judges.get('robust_reader')}, "
+                f"accuracy on the sampled rows {100 * accs['robust_reader']:.1f}%."
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -340,7 +372,7 @@ def main() -> None:
         "--profiles",
         nargs="+",
         default=["spaced", "robust"],
-        choices=["spaced", "robust"],
+        choices=["spaced", "robust", "robust_reader"],
         help="judges to fit and score again; the other profile's rows are kept from the CSV",
     )
     args = ap.parse_args()
@@ -349,12 +381,12 @@ def main() -> None:
         for name in args.datasets:
             frame = run(name, args.rows, args.seed, args.long, tuple(args.profiles))
             path = RESULTS / f"invariance_rows_{name}.csv"
-            if len(set(args.profiles)) < 2 and path.exists():
+            if path.exists():  # the profiles not run again keep their rows
                 old = pd.read_csv(path, keep_default_na=False)
                 old["profile"] = old["profile"].replace({"squad": "spaced"})  # until issue 33
                 old = old[~old["profile"].isin(args.profiles)]
                 frame = pd.concat([old, frame], ignore_index=True)
-                order = {"spaced": 0, "robust": 1}
+                order = {"spaced": 0, "robust": 1, "robust_reader": 2}
                 frame = frame.sort_values("profile", key=lambda s: s.map(order), kind="stable")
             frame.to_csv(path, index=False)
     order = ["kamalloo_nq301", "answer_matching_mmlu_pro", "pedants_ae_augmented_train"]

@@ -94,7 +94,13 @@ def _known_configs(metric_id: str) -> dict[str, str]:
         words = "default settings" if default else f"default settings, {profile} reading"
         out.setdefault(variant.config_hash(), words)
         # as a calibration at that profile reads it (answer-shape inputs: the reader text)
-        out.setdefault(at_profile(metric, profile).config_hash(), words)
+        read = at_profile(metric, profile)
+        out.setdefault(read.config_hash(), words)
+        params = read.get_params()
+        if params.get("robust_text") == "reader_latex":
+            # Scores stored before issue 33 kept LaTeX (the reader text flattened it then).
+            earlier = type(read)(**{**params, "robust_text": "reader"})
+            out.setdefault(earlier.config_hash(), f"earlier {words}")
     return out
 
 

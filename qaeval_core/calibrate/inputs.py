@@ -88,14 +88,17 @@ FEATURE_ONLY: tuple[str, ...] = (
 
 
 #: How the answer-shape inputs (:data:`FEATURE_ONLY`) read answers when the calibration profile
-#: is ``robust``: the reader text (``robust_text="reader"`` of :mod:`qaeval_core.metrics.shape`:
-#: formatting removed, glue repaired, footnote digits dropped, numbers as written). On the
-#: canonical text (numbers and dates respelled, "twenty-five" -> 25) the judge lost 1.12 points
-#: on MMLU-Pro, on the reader text 0.79 (issue 33); read as written (``spaced``) they cost the
-#: stacker least (0.25) but let a citation marker or mojibake move brevity and the number
-#: features: 1.4% of NQ301's reformattings flipped a verdict, against 0.1% on the reader text
-#: (experiments/results/default_profile.md, invariance.md).
-SHAPE_ROBUST_TEXT = "reader"
+#: is ``robust``: the reader text with LaTeX as written (``robust_text="reader_latex"`` of
+#: :mod:`qaeval_core.metrics.shape`: markdown, HTML, citation markers and mojibake removed, glue
+#: repaired, footnote digits dropped, numbers and math as written; the number readers parse
+#: ``\\frac``, ``\\sqrt`` and ``\\pi`` themselves). On the canonical text (numbers and dates
+#: respelled, "twenty-five" -> 25) the judge lost 1.12 points on MMLU-Pro; on the reader text
+#: with LaTeX flattened (``"reader"``: "\\frac{\\pi - 2}{\\pi}" -> "π - 2/ π", two numbers) it
+#: still lost 0.79 (measured before the static inputs joined); with LaTeX kept, see
+#: experiments/results/default_profile.md. Read as written (``spaced``) they let a citation
+#: marker or mojibake move brevity and the number features: 1.4% of NQ301's reformattings
+#: flipped a verdict (experiments/results/default_profile.md, invariance.md).
+SHAPE_ROBUST_TEXT = "reader_latex"
 
 
 def at_profile(metric: Metric, normalize: str) -> Metric:

@@ -60,6 +60,7 @@ from qaeval_core.text.profiles import (
     reader_text,
 )
 from qaeval_core.text.quantities import number_closeness, number_features
+from qaeval_core.text.robust import strip_markup
 from qaeval_core.text.squad import tokens
 
 __all__ = [
@@ -73,9 +74,11 @@ __all__ = [
 ]
 
 #: How an answer-shape input reads answers at ``normalize="robust"``: ``"canonical"`` (the
-#: robust canonical text: numbers and dates respelled) or ``"reader"`` (the reader text:
-#: formatting removed, glue repaired, footnote digits dropped, numbers as written).
-ROBUST_TEXTS = ("canonical", "reader")
+#: robust canonical text: numbers and dates respelled), ``"reader"`` (the reader text:
+#: formatting removed, glue repaired, footnote digits dropped, numbers as written) or
+#: ``"reader_latex"`` (the same with LaTeX left as written, which the number inputs parse
+#: themselves: what calibration reads by default, issue 33).
+ROBUST_TEXTS = ("canonical", "reader", "reader_latex")
 
 
 class _Feature(ProfileParam, Metric):
@@ -83,9 +86,12 @@ class _Feature(ProfileParam, Metric):
     ``normalize="robust"`` the candidate and references are read as the robust profile's
     canonical text (no citation marker counted as a number, "twenty-five" read as 25), or with
     ``robust_text="reader"`` as the :func:`~qaeval_core.text.profiles.reader_text` (formatting
-    removed, numbers as written): what calibration reads by default, because the respelled
-    numbers cost the judge accuracy on MMLU-Pro (issue 33). ``robust_text`` is left out of the
-    config at its default, so stored scores and judge files keep their hash and meaning."""
+    removed, numbers as written), or with ``robust_text="reader_latex"`` as that text with
+    LaTeX left as written (:func:`~qaeval_core.text.robust.strip_markup`; the number readers
+    parse ``\\frac``, ``\\sqrt``, ``\\pi`` themselves): what calibration reads by default,
+    because the respelled numbers and the flattened LaTeX cost the judge accuracy on MMLU-Pro
+    (issue 33). ``robust_text`` is left out of the config at its default, so stored scores and
+    judge files keep their hash and meaning."""
 
     kind = "lexical"
     version = "1"
@@ -115,11 +121,13 @@ class _Feature(ProfileParam, Metric):
         raise NotImplementedError
 
     def _read(self, item: Item) -> Item:
-        if self.robust_text == "reader":
+        if self.robust_text != "canonical":
+            latex = self.robust_text == "reader_latex"
+            clean = strip_markup if latex else clean_answer
             return replace(
                 item,
-                candidate=reader_text(str(item.candidate or ""), item.references),
-                references=tuple(clean_answer(str(r)) for r in item.references),
+                candidate=reader_text(str(item.candidate or ""), item.references, keep_latex=latex),
+                references=tuple(clean(str(r)) for r in item.references),
             )
         return replace(
             item,

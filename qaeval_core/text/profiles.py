@@ -67,6 +67,7 @@ from qaeval_core.text.robust import (
     canonical_text,
     number_word_digits,
     strip_formatting,
+    strip_markup,
 )
 from qaeval_core.text.squad import (
     PUNCT_RE,  # the punctuation ``spaced`` turns to spaces
@@ -478,8 +479,8 @@ def _reference_strings(references: Iterable[Any]) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=200_000)
-def _reader_text(candidate: str, references: tuple[str, ...]) -> str:
-    text = clean_answer(candidate)
+def _reader_text(candidate: str, references: tuple[str, ...], keep_latex: bool = False) -> str:
+    text = (strip_markup(candidate) if candidate else "") if keep_latex else clean_answer(candidate)
     vocab = _reference_vocab(references)
     if not text or not vocab:
         return text
@@ -487,9 +488,13 @@ def _reader_text(candidate: str, references: tuple[str, ...]) -> str:
     return _WORD_RUN.sub(lambda m: _read_token(m.group(0), vocab, long_refs), text)
 
 
-def reader_text(candidate: Any, references: Iterable[Any]) -> str:
+def reader_text(candidate: Any, references: Iterable[Any], *, keep_latex: bool = False) -> str:
     """The answer as a reader sees it against its references: :func:`clean_answer`, then
     each glued token repaired at the string level (memoised per candidate and references).
+    ``keep_latex=True`` leaves LaTeX as written (:func:`.robust.strip_markup` instead of
+    :func:`clean_answer`), for readers that parse math themselves: the answer-shape number
+    inputs read ``\\frac{\\pi - 2}{\\pi}`` as one number and its flattening "π - 2/ π" as two
+    (issue 33: the calibration default's answer-shape inputs read it so).
 
     A run of letters and digits that is not a reference token or an English word is split
     where :func:`split_glued` finds the boundary, keeping its surface text ("isTokyo" -> "is
@@ -504,7 +509,7 @@ def reader_text(candidate: Any, references: Iterable[Any]) -> str:
     """
     if candidate is None:
         return ""
-    return _reader_text(str(candidate), _reference_strings(references))
+    return _reader_text(str(candidate), _reference_strings(references), keep_latex)
 
 
 def reader_items(items: Sequence[Item], profile: str) -> Sequence[Item]:
@@ -534,6 +539,7 @@ def clear_profile_caches() -> None:
     _robust_tokens.cache_clear()
     canonical_text.cache_clear()
     strip_formatting.cache_clear()
+    strip_markup.cache_clear()
 
 
 class ProfileParam:

@@ -7,11 +7,14 @@ tests hold hand-written cases that must *not* change, such as "1.5" vs "15"). Th
 context-free (no reference needed), so :mod:`.profiles` memoises their composition per string;
 the step that needs the references (repairing glued tokens) and lemma matching live there.
 
-Two compositions:
+Three compositions:
 
 * :func:`strip_formatting` - markdown, HTML, citations, mojibake, LaTeX: what a reader would
   not see. Its output is still natural text, so neural metrics can read it
   (:func:`.profiles.clean_answer`).
+* :func:`strip_markup` - the same without the LaTeX step, for readers that parse math
+  themselves (the answer-shape number inputs: ``\\frac{\\pi - 2}{\\pi}`` is a number to them,
+  its plain-text flattening "π - 2/ π" is not).
 * :func:`canonical_text` - the above plus dates and numbers in one canonical spelling, for the
   token-overlap metrics only ("2.5 million" -> "2500000" reads oddly but matches).
 
@@ -44,6 +47,7 @@ __all__ = [
     "canonical_numbers",
     "number_word_digits",
     "strip_formatting",
+    "strip_markup",
     "canonical_text",
 ]
 
@@ -347,6 +351,22 @@ def strip_formatting(text: str) -> str:
     text = strip_html(text)
     text = latex_to_text(text)
     text = strip_citations(text)  # before markdown: "[2][3]" is not a reference-style link
+    text = strip_markdown(text)
+    return _tidy(text)
+
+
+@lru_cache(maxsize=200_000)
+def strip_markup(text: str) -> str:
+    """:func:`strip_formatting` with LaTeX left as written: mojibake, HTML, citation markers
+    and markdown removed. For readers that parse LaTeX better than its flattening reads: the
+    number inputs read ``\\frac{\\pi - 2}{\\pi}`` as one number, "π - 2/ π" as two.
+
+    >>> strip_markup(r"**\\(\\frac{1}{2}\\)** [1]")
+    '\\\\(\\\\frac{1}{2}\\\\)'
+    """
+    text = fix_mojibake(text)
+    text = strip_html(text)
+    text = strip_citations(text)
     text = strip_markdown(text)
     return _tidy(text)
 

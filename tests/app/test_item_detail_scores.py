@@ -55,7 +55,15 @@ def test_config_label_names_known_settings_and_never_shows_a_hash() -> None:
 
 
 def test_config_label_names_the_default_calibrations_shape_reading() -> None:
-    """A robust fit stores the answer-shape inputs on the reader text (issue 33): that is the
-    robust reading in words too, not "custom settings"."""
-    reader = get_metric("brevity", normalize="robust", robust_text="reader")
+    """A robust fit stores the answer-shape inputs on the reader text with LaTeX as written
+    (issue 33): that is the robust reading in words too, not "custom settings"."""
+    reader = get_metric("brevity", normalize="robust", robust_text="reader_latex")
     assert config_label("brevity", reader.config_hash()) == "default settings, robust reading"
+
+
+def test_config_label_names_the_earlier_shape_reading() -> None:
+    """Scores stored before LaTeX was kept (``robust_text="reader"``) stay named, not custom."""
+    earlier = get_metric("brevity", normalize="robust", robust_text="reader")
+    assert config_label("brevity", earlier.config_hash()) == (
+        "earlier default settings, robust reading"
+    )

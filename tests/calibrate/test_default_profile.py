@@ -5,8 +5,10 @@ reformattings (bold, a citation marker, lost spaces) because robust reading was 
 experiments (experiments/results/default_profile.md, invariance.md) show the robust judge at
 99.9-100% invariance, so it is the default now. Every input reads robust; the answer-shape
 ones (number_match, number_agree, number_closeness(_scaled), brevity, no_hedge) read its reader
-text (numbers as written): with numbers respelled (the canonical text) the judge lost 1.12
-points on MMLU-Pro, on the reader text 0.79. The other readings stay one option away, and
+text with LaTeX kept as written (numbers as written, math parsed by the number readers): with
+numbers respelled (the canonical text) the judge lost 1.12 points on MMLU-Pro, on the reader
+text with LaTeX flattened 0.79 (experiments/results/default_profile.md has the measured numbers
+of the current reading). The other readings stay one option away, and
 judge files record each input's profile in its parameters: a file written before (no
 ``normalize`` field) reads ``spaced``, as it did.
 """
@@ -50,8 +52,9 @@ def test_the_default_profile_is_robust_at_every_door() -> None:
 
 def test_each_default_input_reads_at_its_pinned_profile() -> None:
     """The per-input readings of the default judge: robust for every lexical and neural input;
-    the answer-shape ones robust on the reader text (formatting removed, numbers as written),
-    not the canonical text whose respelled numbers cost accuracy on MMLU-Pro."""
+    the answer-shape ones robust on the reader text with LaTeX as written (formatting removed,
+    numbers as written), not the canonical text whose respelled numbers cost accuracy on
+    MMLU-Pro."""
     specs = profile_specs(metric_specs())
     readings = {
         col: (m.normalize, getattr(m, "robust_text", None))
@@ -66,8 +69,8 @@ def test_each_default_input_reads_at_its_pinned_profile() -> None:
         "brevity",
         "no_hedge",
     }
-    assert set(FEATURE_ONLY) == shape and SHAPE_ROBUST_TEXT == "reader"
-    assert {c for c, r in readings.items() if r == ("robust", "reader")} == shape
+    assert set(FEATURE_ONLY) == shape and SHAPE_ROBUST_TEXT == "reader_latex"
+    assert {c for c, r in readings.items() if r == ("robust", "reader_latex")} == shape
     others = {c for c, r in readings.items() if r == ("robust", None)}
     for col in ("em", "f1", "contains", "rougeL", "meteor", "panda", "embed_cosine",
                 "bertscore", "smile", "avert", "extract_f1"):  # fmt: skip
@@ -97,6 +100,25 @@ def test_the_default_shape_inputs_ignore_formatting_but_keep_numbers_as_written(
     assert with_profile(canonical, "robust").score_batch(items[2:]).scores[0] == 1.0
 
 
+def test_the_default_shape_inputs_read_latex_as_the_number_readers_do() -> None:
+    """MMLU-Pro's row "\\( \\frac{\\pi - 2}{\\pi} \\)" for 0.363 (labelled correct): the
+    number readers parse the fraction (number_closeness 1, as at ``spaced``); flattened to
+    "π - 2/ π" (the reader text before) it read as two numbers and scored 0. Bold and a
+    citation marker around it still change no answer-shape input."""
+    by_col = dict(profile_specs(metric_specs()))
+    plain = r"\( \frac{\pi - 2}{\pi} \)"
+    items = [
+        Item(question="q", references=("0.363",), candidate=plain),
+        Item(question="q", references=("0.363",), candidate=f"**{plain}** [1]"),
+    ]
+    for col in FEATURE_ONLY:
+        scores = by_col[col].score_batch(items).scores
+        assert scores[0] == pytest.approx(scores[1]), col
+    assert by_col["number_closeness"].score_batch(items).scores[0] == 1.0
+    flattened = get_metric("number_closeness", normalize="robust", robust_text="reader")
+    assert flattened.score_batch(items).scores[0] == 0.0
+
+
 def test_a_canonical_robust_shape_input_keeps_its_config_hash() -> None:
     """Judge files and stored scores with robust answer-shape inputs written before the reader
     option keep their hash (and so their reading); the reader one is a different config."""
@@ -107,6 +129,8 @@ def test_a_canonical_robust_shape_input_keeps_its_config_hash() -> None:
     ).config_hash() == (old.config_hash())
     reader = get_metric("number_match", normalize="robust", robust_text="reader")
     assert reader.config_hash() != old.config_hash()
+    latex = get_metric("number_match", normalize="robust", robust_text="reader_latex")
+    assert latex.config_hash() not in (old.config_hash(), reader.config_hash())
     with pytest.raises(ConfigError, match="robust_text"):
         get_metric("brevity", robust_text="fancy")
 

@@ -262,3 +262,32 @@ def test_squad_neural_scores_are_unchanged_by_the_parameter() -> None:
         for profile in ("spaced", "squad"):  # both read the text as given
             b = get_metric(metric_id, device="cpu", normalize=profile).score_batch(items).scores
             assert a.tolist() == b.tolist()
+
+
+# -- LaTeX kept as written (the answer-shape inputs' reading, issue 33) --------------------------
+
+
+@pytest.mark.parametrize(
+    ("candidate", "expected"),
+    [
+        (r"**\( \frac{\pi - 2}{\pi} \)** [1]", r"\( \frac{\pi - 2}{\pi} \)"),
+        (r"The answer is $\frac{1}{6}$[2][3].", r"The answer is $\frac{1}{6}$."),
+        ("<b>7.97 \\times 10^3</b>", "7.97 \\times 10^3"),
+        ("cafÃ© **au lait**", "café au lait"),  # mojibake and emphasis still go
+    ],
+)
+def test_strip_markup_removes_formatting_but_keeps_latex(candidate: str, expected: str) -> None:
+    from qaeval_core.text.robust import strip_formatting, strip_markup
+
+    assert strip_markup(candidate) == expected
+    assert "frac" not in strip_formatting(r"\frac{1}{6}")  # the full strip flattens it
+
+
+def test_reader_text_can_keep_latex() -> None:
+    """Glue is repaired and footnote digits dropped either way; only the LaTeX differs."""
+    text = r"It isTokyo1, \(\frac{\pi - 2}{\pi}\) **km**"
+    assert (
+        reader_text(text, ["Tokyo"], keep_latex=True) == r"It is Tokyo, \(\frac{\pi - 2}{\pi}\) km"
+    )
+    assert reader_text(text, ["Tokyo"]) == "It is Tokyo, π - 2/ π km"
+    assert reader_text("isTokyo", ["Tokyo"], keep_latex=True) == "is Tokyo"
