@@ -158,7 +158,8 @@ def main() -> None:
                     Xte = scores[cols].iloc[te].reset_index(drop=True)
                     cheap: dict = {"costs": costs}
                     if args.cost_tolerance is not None:
-                        cheap["cost_policy"] = CostPolicy(tolerance=args.cost_tolerance / 100)
+                        loss = args.cost_tolerance / 100
+                        cheap["cost_policy"] = CostPolicy(max_accuracy_loss=loss)
                     rules = ((RULES[0], {}), (RULES[1], cheap))
                     for rule, kwargs in rules:
                         t0 = time.time()

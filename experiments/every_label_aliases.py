@@ -7,7 +7,7 @@ all accepted, as a researcher who agrees with the labels would, and applied to t
 **unlabelled** rows of the same questions. Measured on the unlabelled rows only (their human
 labels are the truth; none of them made any knowledge):
 
-* **verdicts fixed**: rescoring (:func:`qaeval_core.knowledge.rescoring.rescore_items`: the
+* **verdicts fixed**: rescoring (:func:`qaeval_core.judge.rescoring.rescore_items`: the
   knowledge laid over the items, and answers people already judged get that verdict) of the
   ``contains`` metric's decisions and of the judge fitted without knowledge; fixed = wrong
   before and right after, broken = right before and wrong after;

@@ -77,8 +77,8 @@ def _known_configs(metric_id: str) -> dict[str, str]:
     metric this install does not know (a plugin's)."""
     from qaeval_core.calibrate.inputs import at_profile
     from qaeval_core.errors import QAEvalError
-    from qaeval_core.metrics.base import get_metric
-    from qaeval_core.text.profiles import PROFILES, with_profile
+    from qaeval_core.metrics.base import get_metric, with_profile
+    from qaeval_core.text.profiles import PROFILES
 
     try:
         metric = get_metric(metric_id)

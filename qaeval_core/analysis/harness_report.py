@@ -17,30 +17,34 @@ imported (``meta.harness``, :mod:`qaeval_core.io.formats`) this section gives
 
 The ``variant`` (an lm-eval filter, an Inspect epoch, a HELM trial) stays part of the key
 because the harness reports each filter separately.
+
+This module computes the section from frames (:func:`harness_numbers`); reading them from a
+stored dataset, the calibrated judge's verdicts and the final labels included, is
+:func:`qaeval_core.workflows.harness.harness_results` (only ``workflows/`` joins the store and
+a saved judge).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from qaeval_core.analysis.estimates import compare_estimates, estimate_accuracy
-from qaeval_core.analysis.frames import load_frames
 from qaeval_core.analysis.report import Report
 from qaeval_core.errors import InputError
-from qaeval_core.store import repo
 
-__all__ = ["JUDGE", "add_harness_results", "harness_results"]
+__all__ = ["DECIDED", "HARNESS_ITEM_COLUMNS", "JUDGE", "add_harness_results", "harness_numbers"]
 
 #: The name of the calibrated judge among the judges (stored metrics keep their ids).
 JUDGE = "judge"
 #: The calibrated judge's decisions (``judge_correct``): its accuracy is the share of these,
 #: as in the report's and the Leaderboard's "judge accuracy", not the share of P >= 0.5.
-_DECIDED = "judge_decided"
+DECIDED = "judge_decided"
+#: The columns of the harness items :func:`harness_numbers` reads.
+HARNESS_ITEM_COLUMNS = ["item_id", "model", "task", "variant", "harness", "scores"]
 _KEY = ["model", "task", "variant"]
 _NOTE = (
     "Per (model, task, variant) of imported harness logs: the harness's own metric (mean of "
@@ -48,59 +52,6 @@ _NOTE = (
     "estimate with its {confidence:.0%} interval where the model has at least {min_labels} "
     "labels from a random audit sample (otherwise 'reason' says why)."
 )
-
-
-def _harness_items(db: repo.Store, dataset: str) -> pd.DataFrame:
-    """One row per imported harness item: ``item_id``, model, task, variant, scores."""
-    items = repo.list_items(db, dataset)
-    rows = []
-    for rec in items.to_dict("records"):
-        meta = rec.get("meta") or {}
-        if not isinstance(meta, dict) or not meta.get("harness"):
-            continue
-        rows.append(
-            {
-                "item_id": int(rec["item_id"]),
-                "model": rec.get("qa_model") or "(unknown)",
-                "task": str(meta.get("task") or ""),
-                "variant": str(meta.get("variant") or ""),
-                "harness": str(meta["harness"]),
-                "scores": meta.get("harness_scores") or {},
-            }
-        )
-    return pd.DataFrame(rows, columns=["item_id", *_KEY, "harness", "scores"])
-
-
-def _predictions(
-    db: repo.Store,
-    dataset: str,
-    calibration: str | None,
-    metrics: Sequence[str] | None,
-    config_hashes: Sequence[str] | None,
-) -> pd.DataFrame:
-    """Per item: each judge's prediction in [0, 1] (a metric's decision, the calibrated
-    judge's probability), the human verdict ``gold_label`` (0/1/2) and ``label_sample``."""
-    from qaeval_core.workflows import estimation_frame, final_labels
-
-    scores = load_frames(db, dataset, metrics=metrics, config_hashes=config_hashes).scores
-    scores = scores[scores["decision"].notna()]
-    wide = scores.pivot_table(
-        index="item_id", columns="metric_id", values="decision", aggfunc="first"
-    ).astype(float)
-    human = final_labels(db, dataset)
-    human = human[human["source"].isin(["adjudication", "annotators"])]
-    out = wide.join(
-        human.set_index("item_id")[["final_label", "label_sample"]].rename(
-            columns={"final_label": "gold_label"}
-        ),
-        how="outer",
-    )
-    if calibration is not None:
-        judged = estimation_frame(db, dataset, calibration).set_index("item_id")
-        out = out.join(judged["judge_probability"].rename(JUDGE), how="outer")
-        out = out.join(judged["judge_correct"].astype(float).rename(_DECIDED), how="outer")
-    out.index = out.index.astype(int)
-    return out
 
 
 def _ppi(part: pd.DataFrame, judge: str, model: str, confidence: float, min_labels: int):
@@ -143,7 +94,7 @@ def _groups(items: pd.DataFrame, preds: pd.DataFrame, judges: list[str], confide
         }  # fmt: skip
         for judge in judges:
             scored = part[judge].notna()
-            decided = part[_DECIDED] if judge == JUDGE else part[judge] >= 0.5
+            decided = part[DECIDED] if judge == JUDGE else part[judge] >= 0.5
             info: dict[str, Any] = {
                 "n_scored": int(scored.sum()),
                 "accuracy": float(decided[scored].astype(float).mean()) if scored.any() else None,
@@ -210,26 +161,25 @@ def _significant(hi: dict, lo: dict, judge: str, confidence: float) -> bool:
     return bool(compare_estimates(table, confidence)["significant"].iloc[0])
 
 
-def harness_results(
-    db: repo.Store,
-    dataset: str,
+def harness_numbers(
+    items: pd.DataFrame,
+    preds: pd.DataFrame,
     *,
     calibration: str | None = None,
-    metrics: Sequence[str] | None = None,
-    config_hashes: Sequence[str] | None = None,
     confidence: float = 0.95,
     min_labels: int = 10,
-) -> dict[str, Any] | None:
-    """The section's numbers (module docstring), or None when no item came from a harness log.
+) -> dict[str, Any]:
+    """The section's numbers (module docstring) from the harness items
+    (:data:`HARNESS_ITEM_COLUMNS`, one row per imported harness item) and, per item id, each
+    judge's prediction in [0, 1], the calibrated judge's decisions (:data:`DECIDED`),
+    ``gold_label`` and ``label_sample`` (read from a store by
+    :func:`qaeval_core.workflows.harness.harness_results`).
 
     ``{"judges": [...], "confidence", "min_labels", "calibration", "rows": [per (model, task,
     variant)], "flips": [...]}``.
     """
-    items = _harness_items(db, dataset)
-    if items.empty:
-        return None
-    preds = _predictions(db, dataset, calibration, metrics, config_hashes)
-    judges = [c for c in preds.columns if c not in ("gold_label", "label_sample", _DECIDED)]
+    preds = preds.copy()
+    judges = [c for c in preds.columns if c not in ("gold_label", "label_sample", DECIDED)]
     for column in ("gold_label", "label_sample", *judges):
         if column not in preds.columns:
             preds[column] = np.nan

@@ -9,12 +9,13 @@ cheap verdict stands. For each human share ``h`` the ``h`` most doubtful items o
 out-of-fold verdicts count as right (people decide them). The curve is accuracy per (s, h), and
 the seconds per 1,000 rows it would cost.
 
-The chosen LLM share is the smallest whose cross-validated accuracy with no people is within
-``tolerance`` of the best share's (the LLM is slow: pay for it only where it helps), unless the
-caller names one. The final tier-2 model is refitted on every band row at that share. The grid
-of shares (:data:`~qaeval_core.calibrate.options.LLM_SHARES` x ``HUMAN_SHARES``) and the LLM
-asked are :class:`~qaeval_core.calibrate.options.LLMTierPolicy`'s, checked when it is made,
-before the LLM reads anything.
+The chosen LLM share is the smallest whose cross-validated accuracy with no people loses at most
+``max_accuracy_loss`` against the best share's (the LLM is slow: pay for it only where it
+helps), unless the caller names one. The final tier-2 model is refitted on every band row at
+that share. The grid of shares (:data:`~qaeval_core.calibrate.options.LLM_SHARES` x
+``HUMAN_SHARES``) and the LLM asked are
+:class:`~qaeval_core.calibrate.options.LLMTierPolicy`'s, checked when it is made, before the
+LLM reads anything.
 
 A model whose probability tells correct from incorrect answers no better than chance on these
 labels (ROC AUC below 0.6, or a one-sided Mann-Whitney p-value above 0.05) gets a warning: the
@@ -180,7 +181,7 @@ def fit_cascade(
     groups: Sequence[Any] | np.ndarray | None = None,
     llm_share: float | None = None,
     human_share: float = 0.0,
-    tolerance: float = 0.005,
+    max_accuracy_loss: float = 0.005,
     llm_seconds_per_item: float = 0.0,
     cheap_s_per_1000: float | None = None,
     n_splits: int = 5,
@@ -209,7 +210,8 @@ def fit_cascade(
     alone = curve[curve["human_share"] == 0.0]
     if llm_share is None:
         best = float(alone["cv_accuracy"].max())
-        llm_share = float(alone[alone["cv_accuracy"] >= best - tolerance]["llm_share"].min())
+        near_best = alone[alone["cv_accuracy"] >= best - max_accuracy_loss]
+        llm_share = float(near_best["llm_share"].min())
     shares = curve["human_share"].unique()
     if not np.isclose(shares, human_share).any():
         raise InputError(

@@ -8,11 +8,12 @@ machine, and ``qaeval calibrate`` uses those numbers to prefer cheap inputs
 
 How, so that it is honest and reproducible:
 
-* **Families.** Inputs that load the same encoder form one family (``encoder:minilm``): they
+* **Families.** Each metric class declares its family (``Metric.family``). Inputs that load
+  the same encoder form one family (``encoder:minilm``, declared as ``BY_MODEL``): they
   share its load and, where the metrics reuse each other's encodings, its per-row work. The
-  other inputs are grouped by the module that computes them (``lexical``, ``ngram``, ``vqa``,
-  ``shape``, ``panda``, ``static``: the distilled MiniLM, which loads no encoder), whose
-  members share tokenisation and normalisation. Selection keeps or
+  others declare a family of inputs that share tokenisation and normalisation (``lexical``,
+  ``ngram``, ``vqa``, ``shape``, ``panda``, ``static``: the distilled MiniLM, which loads no
+  encoder). Selection keeps or
   drops a family as a whole, so shared work is never counted twice or assumed away.
 * **Cold rows, loaded models.** Each family is measured in a fresh Python process
   (``isolate=True``) whose cache folder holds the model and data folders of the real one
@@ -68,7 +69,7 @@ import numpy as np
 
 from qaeval_core.errors import InputError
 from qaeval_core.judge.features import FeatureSpec
-from qaeval_core.metrics.base import Metric
+from qaeval_core.metrics.base import BY_MODEL, Metric
 from qaeval_core.schema import Item
 
 __all__ = [
@@ -100,11 +101,14 @@ _WARMUP = (
 
 
 def input_family(metric: Metric) -> str:
-    """The family an input is kept or dropped with (see the module docstring)."""
-    model = getattr(metric, "model", None)
-    if getattr(metric, "needs_models", False) and isinstance(model, str) and model:
-        return f"encoder:{model}"
-    return type(metric).__module__.rsplit(".", 1)[-1]
+    """The family an input is kept or dropped with (see the module docstring): the one its
+    class declares (:attr:`~qaeval_core.metrics.base.Metric.family`), ``encoder:<model>`` for
+    :data:`~qaeval_core.metrics.base.BY_MODEL`, its id when it declares none."""
+    family = metric.family or metric.id
+    if family == BY_MODEL:
+        model = getattr(metric, "model", None)
+        return f"encoder:{model}" if isinstance(model, str) and model else metric.id
+    return family
 
 
 def machine_info() -> dict[str, Any]:
@@ -304,7 +308,7 @@ def cost_record(
     selection: Mapping[str, Any] | None,
     inputs_rule: str,
 ) -> dict[str, Any]:
-    """A judge file's ``cost`` field (format in :mod:`qaeval_core.judge.judge`): the costs of
+    """A judge file's ``cost`` field (format in :mod:`qaeval_core.judge.config_file`): the costs of
     the calibration's ``columns``, what the judge's ``used`` columns cost, the selection."""
     return {
         **costs.restrict(columns).to_dict(),

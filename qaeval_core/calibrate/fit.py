@@ -9,7 +9,7 @@ label and wraps it in a :class:`~qaeval_core.judge.Judge` with its cross-validat
 Why the winner is not simply the top CV accuracy: with a few hundred labels the CV accuracy of
 each candidate has a standard error of 2-3 points, so picking the maximum mostly picks noise.
 The first candidate listed is the default and wins unless another beats its CV accuracy by more
-than the :class:`~qaeval_core.calibrate.options.CrossValidation`'s ``tolerance`` (one point).
+than the :class:`~qaeval_core.calibrate.options.CrossValidation`'s ``win_margin`` (one point).
 The default order puts the stacker first: it contains the other two as special cases (one
 metric, or a few metrics voting, are linear rules on the same scores), its penalty is itself
 chosen by inner CV, and in ``experiments/`` it was never worse on average than the threshold or
@@ -17,9 +17,9 @@ the fusion on held-out rows, while CV selection among the three lost 0.5-2 point
 labels by picking a lucky threshold or fusion (first run, experiments/README).
 
 Cost-aware inputs (issue 15): given measured input costs (:mod:`qaeval_core.calibrate.cost`),
-``fit_judge`` first keeps only the cheapest input families whose cross-validated accuracy is
-within the :class:`~qaeval_core.calibrate.options.CostPolicy`'s ``tolerance`` (0.3 points) of
-the best set evaluated
+``fit_judge`` first keeps only the cheapest input families whose cross-validated accuracy loses
+at most the :class:`~qaeval_core.calibrate.options.CostPolicy`'s ``max_accuracy_loss`` (0.3
+points) against the best set evaluated
 (:func:`~qaeval_core.calibrate.select.select_inputs`, with the first candidate combiner on the
 same folds of the same labels), then compares the combiners on them. The CV quality reported
 afterwards is measured on the folds that chose the set, so it is slightly optimistic for the
@@ -264,7 +264,7 @@ def fit_judge(
     shipped thresholds, reported as the uncalibrated baselines on the same labels.
 
     The options (:mod:`qaeval_core.calibrate.options`; their defaults are the plain fit):
-    ``cv`` is the cross-validation (folds, seed, bootstrap, the combiners' tolerance). The
+    ``cv`` is the cross-validation (folds, seed, bootstrap, the combiners' win margin). The
     winner's out-of-fold scores also give the judge its calibrated probability and the triage
     band ``triage`` asks for: about ``human_share`` of items come out ``uncertain`` (none
     given: 0, the verdicts are the combiner's), or the smallest share whose cross-validated
@@ -375,7 +375,7 @@ def fit_judge(
     steps.advance(f"Compared {len(names)} combiner(s)", done=len(names))
     table = pd.DataFrame(rows)
     best = float(table["accuracy"].max())
-    winner = next(r["candidate"] for r in rows if r["accuracy"] >= best - cv.tolerance)
+    winner = next(r["candidate"] for r in rows if r["accuracy"] >= best - cv.win_margin)
 
     steps.start(FINISHING, f"Refitting {winner} on every label; baselines; triage band ...")
     base_rows = []

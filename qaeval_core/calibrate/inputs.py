@@ -11,9 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from qaeval_core.errors import ConfigError
-from qaeval_core.metrics.base import Metric, get_metric
+from qaeval_core.metrics.base import Metric, default_inputs, get_metric, metric_class, with_profile
 from qaeval_core.questions import question_groups  # the grouping rule, shared with judges
-from qaeval_core.text.profiles import with_profile
 from qaeval_core.vocabulary import DEFAULT_PROFILE
 
 __all__ = [
@@ -40,50 +39,19 @@ __all__ = [
 # away. Judge files record each input's profile in its parameters; a file without it reads
 # ``spaced``, as it always did.
 
-#: ``(column, metric id, params)`` calibrated when no metrics are named: every CPU metric that
-#: needs no LLM, plus the answer-shape features of :mod:`qaeval_core.metrics.shape`
-#: (experiments/README.md measures them). The neural ones (embeddings, BERTScore, SMILE, A-VERT,
-#: extraction) use the packaged MiniLM and take a few minutes per thousand items on a CPU; the
-#: static ones (``static_cosine``, ``static_keyword``: MiniLM distilled into token vectors,
-#: :mod:`qaeval_core.metrics.static`) read the same signal in milliseconds, a family of their own.
-DEFAULT_METRICS: tuple[tuple[str, str, dict[str, Any]], ...] = (
-    ("em", "em", {}),
-    ("contains", "contains", {}),
-    ("f1", "f1", {}),
-    ("precision", "precision", {}),
-    ("recall", "recall", {}),
-    ("word_match", "word_match", {}),
-    ("rouge1", "rouge1", {}),
-    ("rouge2", "rouge2", {}),
-    ("rougeL", "rougeL", {}),
-    ("bleu", "bleu", {}),
-    ("meteor", "meteor", {}),
-    ("vqa_accuracy", "vqa_accuracy", {}),
-    ("soft_vqa_accuracy", "soft_vqa_accuracy", {}),
-    ("panda", "panda", {}),
-    ("embed_cosine", "embed_cosine", {}),
-    ("bertscore", "bertscore", {}),
-    ("smile", "smile", {}),
-    ("smile_paper", "smile_paper", {}),
-    ("avert", "avert", {}),
-    ("extract_f1", "extract", {"metric": "f1"}),
-    ("static_cosine", "static_cosine", {}),
-    ("static_keyword", "static_keyword", {}),
-    ("number_match", "number_match", {}),
-    ("number_agree", "number_agree", {}),
-    ("brevity", "brevity", {}),
-    ("no_hedge", "no_hedge", {}),
-    ("number_closeness", "number_closeness", {}),
-    ("number_closeness_scaled", "number_closeness_scaled", {}),
-)
-#: Columns that are calibration inputs, not judges (left out of "best single metric" reports).
-FEATURE_ONLY: tuple[str, ...] = (
-    "number_match",
-    "number_agree",
-    "brevity",
-    "no_hedge",
-    "number_closeness",
-    "number_closeness_scaled",
+#: ``(column, metric id, params)`` calibrated when no metrics are named: every metric class
+#: that declares ``calibrate_by_default`` (:func:`qaeval_core.metrics.base.default_inputs`, in
+#: registration order), today every CPU metric that needs no LLM, plus the answer-shape
+#: features of :mod:`qaeval_core.metrics.shape` (experiments/README.md measures them). The
+#: neural ones (embeddings, BERTScore, SMILE, A-VERT, extraction) use the packaged MiniLM and
+#: take a few minutes per thousand items on a CPU; the static ones (``static_cosine``,
+#: ``static_keyword``: MiniLM distilled into token vectors, :mod:`qaeval_core.metrics.static`)
+#: read the same signal in milliseconds, a family of their own.
+DEFAULT_METRICS: tuple[tuple[str, str, dict[str, Any]], ...] = default_inputs()
+#: Columns that are calibration inputs, not judges (left out of "best single metric" reports):
+#: the default inputs whose class declares ``feature_only``.
+FEATURE_ONLY: tuple[str, ...] = tuple(
+    col for col, mid, _ in DEFAULT_METRICS if metric_class(mid).feature_only
 )
 
 
@@ -103,10 +71,10 @@ SHAPE_ROBUST_TEXT = "reader_latex"
 
 def at_profile(metric: Metric, normalize: str) -> Metric:
     """``metric`` as a calibration at ``normalize`` reads it: ``normalize=normalize`` when it
-    takes that parameter (:func:`~qaeval_core.text.profiles.with_profile`), and an answer-shape
+    takes that parameter (:func:`~qaeval_core.metrics.base.with_profile`), and an answer-shape
     input under ``robust`` on the reader text (:data:`SHAPE_ROBUST_TEXT`)."""
     metric = with_profile(metric, normalize)
-    if normalize == "robust" and metric.id in FEATURE_ONLY:
+    if normalize == "robust" and metric.feature_only:
         params = metric.get_params()
         if params.get("robust_text") != SHAPE_ROBUST_TEXT:
             metric = type(metric)(**{**params, "robust_text": SHAPE_ROBUST_TEXT})

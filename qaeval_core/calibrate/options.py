@@ -4,8 +4,8 @@
   resamples, and how much better another combiner must be to replace the default;
 * :class:`TriagePolicy` - how the triage band is chosen: a share of items for people, a target
   accuracy, or a guaranteed accuracy with its risk (one of them);
-* :class:`CostPolicy` - what the judge's inputs may cost: the cheapest inputs within a
-  tolerance of the best or every input, a cap, and how costs are measured;
+* :class:`CostPolicy` - what the judge's inputs may cost: the cheapest inputs that lose at most
+  ``max_accuracy_loss`` against the best, or every input, a cap, and how costs are measured;
 * :class:`InputRule` - the rule :func:`~qaeval_core.calibrate.select.select_inputs` picks the
   input set by;
 * :class:`LLMTierPolicy` - the LLM tier of a cascade (cheap judge -> LLM -> people): which LLM,
@@ -26,15 +26,26 @@ LLM tier is fitted after the calibration, by the LLM reading every label the fit
 its object is made, and :meth:`LLMTierPolicy.check_triage` run, before the calibration starts.
 ``dataclasses.replace`` makes a changed copy, checked again.
 
+Two names say what was once ``tolerance`` in both (issue 34): ``CrossValidation.win_margin``
+(0.01: the accuracy another combiner must gain over the first to replace it) and
+``CostPolicy.max_accuracy_loss`` / ``InputRule.max_accuracy_loss`` (0.003: the accuracy a
+cheaper input set may lose against the best). ``tolerance=`` is still taken, and ``.tolerance``
+still read, with a :class:`DeprecationWarning`, until the next release.
+
 Light on purpose: nothing here imports numpy or pandas at module level, so ``qaeval calibrate
 --help`` reads its defaults from these objects without loading them.
+
+Why it is one module: the objects are one calibration's options, read together by the CLI and
+the page, and share their checks (whole numbers, flags, renamed keywords) and their wording.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+import sys
+import warnings
+from dataclasses import InitVar, dataclass, fields
 from typing import Any
 
 from qaeval_core.errors import InputError, OptionError
@@ -45,6 +56,7 @@ from qaeval_core.vocabulary import INPUT_RULES
 __all__ = [
     "DEFAULT_CANDIDATES",
     "DEFAULT_COST_TOLERANCE",
+    "DEFAULT_MAX_ACCURACY_LOSS",
     "DEFAULT_RISK",
     "HUMAN_SHARES",
     "LLM_SHARES",
@@ -60,7 +72,9 @@ __all__ = [
 #: better (:mod:`qaeval_core.calibrate.fit`).
 DEFAULT_CANDIDATES: tuple[str, ...] = ("stacker", "threshold", "fusion")
 #: How much cross-validated accuracy (0.003 = 0.3 points) a cheaper input set may give up.
-DEFAULT_COST_TOLERANCE = 0.003
+DEFAULT_MAX_ACCURACY_LOSS = 0.003
+#: Deprecated name of :data:`DEFAULT_MAX_ACCURACY_LOSS` (until the next release).
+DEFAULT_COST_TOLERANCE = DEFAULT_MAX_ACCURACY_LOSS
 #: The chance a guarantee may fail when only the guaranteed accuracy is given (90% confidence).
 DEFAULT_RISK = 0.1
 #: The shares of items an LLM tier reads (the ones the cheap judge doubts most) that its
@@ -97,6 +111,44 @@ def _open_unit(name: str, value: Any, example: str) -> float:
     return float(value)
 
 
+def _renamed(owner: object, old: str, new: str, value: Any) -> None:
+    """Take a value given under the field's old name ``old`` (a deprecated keyword: an
+    ``InitVar`` defaulting to None) as ``new``, with a :class:`DeprecationWarning`; giving both
+    names different values is refused."""
+    if value is None:
+        return
+    cls = type(owner).__name__
+    warnings.warn(
+        f"{cls}({old}=...) is renamed {cls}({new}=...); {old} goes in the next release.",
+        DeprecationWarning,
+        stacklevel=4,
+    )
+    default = next(f.default for f in fields(owner) if f.name == new)  # type: ignore[arg-type]
+    given = getattr(owner, new)
+    if given != default and given != value:
+        raise OptionError(f"Give {new} only ({old} is its old name), got both.", param=new)
+    object.__setattr__(owner, new, value)
+
+
+def _old_name(cls: type, old: str, new: str) -> None:
+    """Let ``obj.<old>`` read ``obj.<new>`` until the next release, with a warning.
+    ``dataclasses.replace`` reads every init argument, the old name included: it gets None
+    (the keyword's default), so a copy neither warns nor sees the value twice."""
+
+    def read(self: object) -> Any:
+        if sys._getframe(1).f_globals.get("__name__") == "dataclasses":
+            return None
+        warnings.warn(
+            f"{cls.__name__}.{old} is renamed {cls.__name__}.{new}; {old} goes in the next "
+            "release.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(self, new)
+
+    setattr(cls, old, property(read))
+
+
 def check_target_accuracy(target_accuracy: Any) -> float:
     """``target_accuracy`` as a float in (0, 1], else an error naming it (shared with
     :func:`~qaeval_core.calibrate.triage.fit_band`)."""
@@ -117,23 +169,26 @@ class CrossValidation:
     :func:`~qaeval_core.workflows.calibrate_dataset`, the labels used and the cost sample;
     ``n_boot`` bootstrap resamples over questions give the 95% intervals; the first candidate
     combiner wins unless another's cross-validated accuracy is higher by more than
-    ``tolerance`` (0.01: one point; why in :mod:`qaeval_core.calibrate.fit`).
+    ``win_margin`` (0.01: one point; why in :mod:`qaeval_core.calibrate.fit`; ``tolerance``
+    is its deprecated name).
     """
 
     n_splits: int = 5
     seed: int = 0
     n_boot: int = 2000
-    tolerance: float = 0.01
+    win_margin: float = 0.01
+    tolerance: InitVar[float | None] = None  # deprecated name of win_margin
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, tolerance: float | None) -> None:
+        _renamed(self, "tolerance", "win_margin", tolerance)
         _whole(self, "n_splits", 2, "folds of cross-validation, e.g. 5")
         _whole(self, "seed", 0, "any fixed number gives the same folds again")
         _whole(self, "n_boot", 1, "bootstrap resamples, e.g. 2000")
-        if not _is_number(self.tolerance) or not 0 <= self.tolerance <= 1:
+        if not _is_number(self.win_margin) or not 0 <= self.win_margin <= 1:
             raise OptionError(
-                "tolerance must be in [0, 1] (the accuracy another combiner must gain over the "
-                f"first to win: 0.01 is one point), got {self.tolerance!r}.",
-                param="tolerance",
+                "win_margin must be in [0, 1] (the accuracy another combiner must gain over "
+                f"the first to win: 0.01 is one point), got {self.win_margin!r}.",
+                param="win_margin",
             )
 
 
@@ -193,27 +248,31 @@ class TriagePolicy:
 class InputRule:
     """The rule :func:`~qaeval_core.calibrate.select.select_inputs` picks the input set by.
 
-    The cheapest input set whose cross-validated accuracy is within ``tolerance`` (0.003: 0.3
-    points) of the best set evaluated, among sets costing at most ``max_cost`` seconds per
-    1,000 rows when given. The defaults are the plain rule; three stricter or faster variants,
-    none better on held-out rows (``experiments/results/cost_aware_rules.md``): ``repeats``
-    fold assignments averaged, a one-sided ``confidence`` of losing at most the tolerance, and
+    The cheapest input set whose cross-validated accuracy loses at most ``max_accuracy_loss``
+    (0.003: 0.3 points; ``tolerance`` is its deprecated name) against the best set evaluated,
+    among sets costing at most ``max_cost`` seconds per 1,000 rows when given. The defaults are
+    the plain rule; three stricter or faster variants, none better on held-out rows
+    (``experiments/results/cost_aware_rules.md``): ``repeats`` fold assignments averaged, a
+    one-sided ``confidence`` of losing at most that much, and
     ``tune_once`` (a tuned penalty tuned once per fold on every input).
     """
 
-    tolerance: float = DEFAULT_COST_TOLERANCE
+    max_accuracy_loss: float = DEFAULT_MAX_ACCURACY_LOSS
     max_cost: float | None = None
     repeats: int = 1
     confidence: float | None = None
     tune_once: bool = False
+    tolerance: InitVar[float | None] = None  # deprecated name of max_accuracy_loss
 
-    def __post_init__(self) -> None:
-        if not _is_number(self.tolerance) or not 0 <= self.tolerance < 1:
-            points = f", {self.tolerance * 100:g} points" if _is_number(self.tolerance) else ""
+    def __post_init__(self, tolerance: float | None) -> None:
+        _renamed(self, "tolerance", "max_accuracy_loss", tolerance)
+        loss = self.max_accuracy_loss
+        if not _is_number(loss) or not 0 <= loss < 1:
+            points = f", {loss * 100:g} points" if _is_number(loss) else ""
             raise OptionError(
-                "tolerance must be in [0, 1): the share of accuracy a cheaper input set may lose "
-                f"against the best (0.003 is 0.3 points), got {self.tolerance!r}{points}.",
-                param="tolerance",
+                "max_accuracy_loss must be in [0, 1): the share of accuracy a cheaper input set "
+                f"may lose against the best (0.003 is 0.3 points), got {loss!r}{points}.",
+                param="max_accuracy_loss",
             )
         if self.max_cost is not None and not (
             _is_number(self.max_cost) and math.isfinite(self.max_cost) and self.max_cost > 0
@@ -238,8 +297,9 @@ class CostPolicy:
     """What the judge's inputs may cost, and how their cost is measured (issue 15).
 
     ``inputs="cheap"`` (the default): each input's cost is measured and the judge reads the
-    cheapest input families whose cross-validated accuracy is within ``tolerance`` of the best
-    (:class:`InputRule`), costing at most ``max_cost`` seconds per 1,000 rows when given;
+    cheapest input families whose cross-validated accuracy loses at most ``max_accuracy_loss``
+    against the best (:class:`InputRule`; ``tolerance`` is its deprecated name), costing at
+    most ``max_cost`` seconds per 1,000 rows when given;
     ``"all"``: every input, and no cost measured unless ``max_cost`` is given. Costs are
     measured on at most ``sample`` of the labelled items and cached per machine;
     ``remeasure=True`` measures them again (:func:`~qaeval_core.calibrate.cost.measure_costs`).
@@ -247,17 +307,19 @@ class CostPolicy:
 
     inputs: str = "cheap"
     max_cost: float | None = None
-    tolerance: float = DEFAULT_COST_TOLERANCE
+    max_accuracy_loss: float = DEFAULT_MAX_ACCURACY_LOSS
     sample: int = 300
     remeasure: bool = False
+    tolerance: InitVar[float | None] = None  # deprecated name of max_accuracy_loss
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, tolerance: float | None) -> None:
+        _renamed(self, "tolerance", "max_accuracy_loss", tolerance)
         if self.inputs not in INPUT_RULES:
             raise OptionError(
                 f"inputs must be one of {', '.join(INPUT_RULES)}, got {self.inputs!r}.",
                 param="inputs",
             )
-        self.rule()  # tolerance and max_cost, checked by the rule that uses them
+        self.rule()  # max_accuracy_loss and max_cost, checked by the rule that uses them
         _whole(self, "sample", 1, "labelled items the costs are measured on, e.g. 300")
         _flag(self, "remeasure")
 
@@ -267,8 +329,8 @@ class CostPolicy:
         return self.inputs != "all" or self.max_cost is not None
 
     def rule(self) -> InputRule:
-        """The input-selection rule of this policy (its tolerance and cost cap)."""
-        return InputRule(tolerance=self.tolerance, max_cost=self.max_cost)
+        """The input-selection rule of this policy (its accuracy loss and cost cap)."""
+        return InputRule(max_accuracy_loss=self.max_accuracy_loss, max_cost=self.max_cost)
 
 
 def _grid_point(name: str, value: Any, grid: tuple[float, ...], meaning: str) -> float | None:
@@ -385,3 +447,8 @@ class LLMTierPolicy:
             return self.human_share
         share = 0.0 if band_share is None else float(band_share)
         return min(HUMAN_SHARES, key=lambda h: (abs(h - share), h))
+
+
+_old_name(CrossValidation, "tolerance", "win_margin")
+_old_name(InputRule, "tolerance", "max_accuracy_loss")
+_old_name(CostPolicy, "tolerance", "max_accuracy_loss")

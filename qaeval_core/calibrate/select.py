@@ -6,17 +6,17 @@ subscores, and each A-VERT model's scores come from one scoring pass per model.
 
 Every candidate is judged by the same honest rule: out-of-fold accuracy (or another objective)
 of a threshold fitted only on the other folds (``calibrate=True``), or of its fixed threshold
-(A-VERT's argmax needs none). Why a tolerance: with a few hundred labels, CV differences of a
+(A-VERT's argmax needs none). Why a margin: with a few hundred labels, CV differences of a
 fraction of a point are noise; the documented default (listed first) is kept unless another
-candidate beats it by more than ``tolerance``, which keeps choices stable across datasets.
+candidate beats it by more than ``win_margin``, which keeps choices stable across datasets.
 
 :func:`select_inputs` chooses which input *families* a judge reads (cost-aware calibration,
-:mod:`qaeval_core.calibrate.cost`): the cheapest set whose cross-validated accuracy is within
-``tolerance`` of the best set seen, by a greedy search described there.
+:mod:`qaeval_core.calibrate.cost`): the cheapest set whose cross-validated accuracy loses at
+most ``max_accuracy_loss`` against the best set seen, by a greedy search described there.
 
 Why it is one module: choosing a SMILE weight, an A-VERT model and a judge's inputs are the
-same act (candidates compared by out-of-fold quality on the same folds, a default kept within a
-tolerance), and keeping them together keeps that rule one rule.
+same act (candidates compared by out-of-fold quality on the same folds, a preferred choice kept
+unless it loses more than a stated accuracy), and keeping them together keeps that rule one rule.
 """
 
 from __future__ import annotations
@@ -81,12 +81,12 @@ def cv_select(
     groups: Sequence[Any] | np.ndarray | None = None,
     seed: int = 0,
     default: Any = None,
-    tolerance: float = 0.005,
+    win_margin: float = 0.005,
 ) -> Selection:
     """Pick the candidate score vector with the best out-of-fold ``objective``.
 
     A boolean candidate is taken as decisions and used as they are. ``default`` (else the
-    first candidate) wins unless the best beats it by > ``tolerance``.
+    first candidate) wins unless the best beats it by > ``win_margin``.
     """
     if not candidates:
         raise InputError("No candidates to choose from; pass {name: scores} for at least one.")
@@ -121,7 +121,7 @@ def cv_select(
     table = pd.DataFrame(rows)
     vals = dict(zip(table["candidate"], table["cv_objective"], strict=True))
     best = max(keys, key=lambda k: (vals[k], k == default))
-    if vals[best] - vals[default] <= tolerance:
+    if vals[best] - vals[default] <= win_margin:
         best = default
     return Selection(best=best, table=table, default=default)
 
@@ -190,7 +190,9 @@ class InputSelection:
     cost: float
     cv_accuracy: float
     best_cv_accuracy: float
-    tolerance: float
+    #: The rule's :attr:`~qaeval_core.calibrate.options.InputRule.max_accuracy_loss` (written
+    #: as ``tolerance`` in the judge file, whose format does not change).
+    max_accuracy_loss: float
     max_cost: float | None
     #: One row per evaluated set: families, cost, cv_accuracy, frontier (no evaluated set is
     #: both at most as costly and more accurate), chosen.
@@ -228,7 +230,7 @@ class InputSelection:
             "cost": self.cost,
             "cv_accuracy": self.cv_accuracy,
             "best_cv_accuracy": self.best_cv_accuracy,
-            "tolerance": self.tolerance,
+            "tolerance": self.max_accuracy_loss,
             "max_cost": self.max_cost,
             "evaluated": [
                 {
@@ -337,7 +339,7 @@ def select_inputs(
     ``progress(evaluated, at_most)`` hears each newly evaluated set: how many so far, and the
     most the search can evaluate (``F(F+1)/2`` sets).
     """
-    tolerance, max_cost, repeats = rule.tolerance, rule.max_cost, rule.repeats
+    tolerance, max_cost, repeats = rule.max_accuracy_loss, rule.max_cost, rule.repeats
     yb = as_binary(y)
     if len(scores) != len(yb):
         raise InputError(f"{len(scores)} score rows for {len(yb)} labels; give one per label.")
@@ -463,7 +465,7 @@ def select_inputs(
         cost=cost,
         cv_accuracy=acc,
         best_cv_accuracy=max(a for _, a in affordable().values()),
-        tolerance=tolerance,
+        max_accuracy_loss=tolerance,
         max_cost=max_cost,
         evaluated=table,
         oof_proba=oof[chosen],

@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pandas behind it: ``qaeval --help`` stays light
 _CV = CrossValidation()
 _COSTS = CostPolicy()
 _LLM = LLMTierPolicy()
-#: ``--cost-tolerance`` is in accuracy points; the library's tolerance is a share of accuracy.
+#: ``--cost-tolerance`` is in accuracy points; the library's ``max_accuracy_loss`` is a share.
 _POINTS = 100.0
 
 
@@ -85,7 +85,7 @@ def add_commands(app: typer.Typer) -> None:
             typer.Option(
                 help="Combiners compared by cross-validation (threshold, fusion, stacker, "
                 "panda); the first wins unless another is better by > "
-                f"{_CV.tolerance * _POINTS:g} point."
+                f"{_CV.win_margin * _POINTS:g} point."
             ),
         ] = ",".join(DEFAULT_CANDIDATES),
         folds: Annotated[int, typer.Option(help="Cross-validation folds.")] = _CV.n_splits,
@@ -152,7 +152,7 @@ def add_commands(app: typer.Typer) -> None:
                 "--cost-tolerance",
                 help="Accuracy points a cheaper input set may lose against the best.",
             ),
-        ] = round(_COSTS.tolerance * _POINTS, 6),
+        ] = round(_COSTS.max_accuracy_loss * _POINTS, 6),
         normalize: Annotated[
             str,
             typer.Option(
@@ -243,7 +243,7 @@ def add_commands(app: typer.Typer) -> None:
         if output.suffix.lower() != ".json":
             raise ConfigError(f"--output must be a .json file, got {output}.")
         # Two flags keep a check of their own, ahead of the objects': --cost-tolerance is in
-        # accuracy points (CostPolicy's tolerance is a share of accuracy, so its error would
+        # accuracy points (CostPolicy's max_accuracy_loss is a share of accuracy, so its error would
         # quote another unit), and --inputs keeps the words its users know ("must be cheap or
         # all"; the library says "inputs must be one of cheap, all").
         if not 0 <= cost_tolerance < _POINTS:
@@ -262,7 +262,7 @@ def add_commands(app: typer.Typer) -> None:
         cost_policy = CostPolicy(
             inputs=inputs,
             max_cost=max_cost,
-            tolerance=cost_tolerance / _POINTS,
+            max_accuracy_loss=cost_tolerance / _POINTS,
             remeasure=remeasure_costs,
         )
         check_max_labels(max_labels)

@@ -82,7 +82,8 @@ def print_costs(report) -> None:  # type: ignore[no-untyped-def]
     console.print(
         f"Inputs: {', '.join(selection.families)} ({selection.cost:.3f} s per 1,000 rows), "
         f"CV accuracy {pct(selection.cv_accuracy)}% vs best {pct(selection.best_cv_accuracy)}% "
-        f"(tolerance {100 * selection.tolerance:.1f} points). `--inputs all` uses every input.",
+        f"(tolerance {100 * selection.max_accuracy_loss:.1f} points). "
+        "`--inputs all` uses every input.",
         markup=False,
     )
     print_speed(costs, [c.column for c in costs.inputs if c.family in selection.families])

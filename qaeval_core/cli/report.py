@@ -105,7 +105,8 @@ def add_commands(app: typer.Typer) -> None:
                 f"--annotators NAME{db_arg}` (labelled items it draws count at once), then "
                 "run this report again.",
             )
-        from qaeval_core.analysis.harness_report import add_harness_results, harness_results
+        from qaeval_core.analysis.harness_report import add_harness_results
+        from qaeval_core.workflows.harness import harness_results
 
         harness = harness_results(
             url, dataset, calibration=calibration, metrics=metric, config_hashes=config_hash

@@ -142,7 +142,8 @@ def add_commands(app: typer.Typer) -> None:
             bool, typer.Option("--json", help="Print JSON instead of a table.")
         ] = False,
     ) -> None:
-        """List every metric: id, kind, whether it loads models, default parameters."""
+        """List every metric: id, kind, whether it loads models, default parameters (and, with
+        --json, what each declares: cost family, calibrated by default, feature only)."""
         from qaeval_core.metrics.base import metric_class, metric_ids
 
         rows = []
@@ -153,6 +154,9 @@ def add_commands(app: typer.Typer) -> None:
                     "id": mid,
                     "kind": cls.kind,
                     "needs_models": bool(cls.needs_models),
+                    "family": cls.family or mid,
+                    "calibrate_by_default": bool(cls.calibrate_by_default),
+                    "feature_only": bool(cls.feature_only),
                     "defaults": cls.default_params(),
                     "description": cls.description,
                 }

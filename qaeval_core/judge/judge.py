@@ -6,62 +6,8 @@ scoring time are computed exactly as during fitting), the fitted model that turn
 into a decision (a threshold, fusion layers, a logistic stacker: plain numbers, never pickle),
 the data it was fitted on and its cross-validated quality.
 
-Format (``schema_version`` 2; version 1 files, written before triage, still load: they have
-no ``probability`` or ``triage`` and never say ``uncertain``)::
-
-    {
-      "kind": "qaeval-judge",
-      "schema_version": 2,
-      "name": "nq301-judge",
-      "created_at": "2026-11-21T10:00:00+00:00",
-      "qaeval_version": "0.1.0",
-      "features": [
-        {"column": "f1", "metric": {"id": "f1", "version": "1", "params": {...}},
-         "config_hash": "0123456789abcdef"}
-      ],
-      "model": {"type": "threshold" | "fusion" | "stacker" | "panda", ...},
-      "fitted_on": {"dataset": "nq301", "n_labels": 300, "n_positive": 160,
-                    "date": "...", "seed": 0, "label_rule": "..."},
-      "quality": {...cross-validated numbers...},
-      "probability": {"method": "sigmoid", "coef": 1.3, "intercept": -0.1},
-      "triage": null | {"threshold": 0.21, "share": 0.2, "cv_accuracy_confident": ...,
-                        "cv_accuracy_combined": ..., "curve": [...]},
-      "checksum": "sha256:<hex>"
-    }
-
-``model`` is the fitted combiner's ``to_dict()``: a cut and a Platt slope (threshold), the
-layer-1 filters and the voters' thresholds (fusion), standardisation and coefficients
-(stacker), or the refitted PANDA's vocabulary, idf and weights (panda, which reads the items'
-text and may need no metric at all, so ``features`` can be empty only for it).
-
-``checksum`` is the SHA-256 of the canonical JSON of everything else. It is not a signature
-(anyone can recompute it); it exists so that a file edited by hand or damaged in transit fails
-loudly with a clear message instead of silently scoring with a changed threshold. Every field
-is also validated on load, and an unknown or older ``schema_version`` is refused with the fix.
-
-``probability`` maps the combiner's score to a calibrated P(correct) and ``triage`` is the band
-of doubtful items left to people (:mod:`qaeval_core.judge.triage`).
-
-``cost`` (optional, still schema version 2: older readers ignore it and the checksum covers
-it) records what the inputs cost where the judge was calibrated
-(:mod:`qaeval_core.calibrate.cost`): ``{"unit": "seconds per 1,000 rows", "rows": 300,
-"machine": {...}, "method": "...", "measured_at": "...", "source": "measured" | "cache" |
-"cache and measured", "cached": {family: {"measured_at", "rows"}} (families read back from
-the cost cache), "inputs": [{"column", "family", "s_per_1000", "load_s"}],
-"judge_s_per_1000": 0.4, "judge_load_s": 0.9, "inputs_rule": "cheap" | "all",
-"selection": null | {"families", "columns", "cost", "cv_accuracy", "tolerance", "max_cost",
-"evaluated": [{"families", "cost", "cv_accuracy", "frontier", "chosen"}]}}``.
-
-``guarantee`` (optional, likewise) is the triage band's guarantee from ``qaeval calibrate
---guarantee``: ``{"target", "risk", "share", "threshold", "labels": "calibration", "n_labels",
-"n_decided", "n_right", "p_value", "lower_bound", "method"}`` (:mod:`qaeval_core.judge.guarantee`:
-checked on load against the band and by rerunning its exact test).
-
-``knowledge`` (optional, likewise) is the snapshot of accepted answers a judge fitted with
-``qaeval calibrate --with-knowledge`` compares candidates to (:mod:`qaeval_core.judge.knowledge`:
-per question key the accepted aliases and known wrong answers, the dataset and knowledge
-version, and which similarity inputs the model reads); its inputs are computed from it when
-scoring, never read from stored scores.
+The file's format (every field, and which older versions still load) is described and checked
+in :mod:`qaeval_core.judge.config_file`.
 
 Output of :meth:`Judge.judge` on a frame: every input column, plus ``judge_score`` (0-1; the
 combiner's, >= 0.5 where it says correct), ``judge_correct`` (bool), ``judge_probability``
@@ -76,7 +22,7 @@ hedge is not correct by default, and a row a metric failed on is not correct and
 :mod:`qaeval_core.judge.trace`) and ``judge_<column>`` per metric used.
 
 Why it is one module: it is the one :class:`Judge` class, whose load, save and apply methods
-share its fields; the format's checks (:mod:`.config_file`), the outcome rules
+share its fields; the format and its checks (:mod:`.config_file`), the outcome rules
 (:mod:`.outcomes`) and the trace (:mod:`.trace`) already live apart.
 """
 

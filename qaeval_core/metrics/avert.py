@@ -63,32 +63,30 @@ the margin (correct share minus the best other share) is a confidence (paper, se
 digits dropped); the default ``"spaced"`` (and ``"squad"``) ranks it as given.
 
 Why it is one module: it is one paper's method end to end (enhancement templates, the correct /
-wrong / refusal groups, distractor choice, embedding or cross-encoder ranking), and each step is
-only meaningful inside it.
+wrong / refusal groups, embedding or cross-encoder ranking), and each step is only meaningful
+inside it. The fixed distractor pool (its file, loading and the choice of distractors from it)
+is data with a rule of its own and lives next to it, in
+:mod:`qaeval_core.metrics.avert_distractors`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
 from qaeval_core.errors import ConfigError
-from qaeval_core.metrics.base import Metric, MetricResult, register
+from qaeval_core.metrics.avert_distractors import load_distractor_pool, top_distractors
+from qaeval_core.metrics.base import BY_MODEL, Metric, MetricResult, register
 from qaeval_core.models.backends import hash_params
 from qaeval_core.models.embedding_cache import EncodingRequest, get_cache
 from qaeval_core.models.loading import DEFAULT_EMBEDDING_MODEL, load_cross_encoder
 from qaeval_core.schema import Item
 from qaeval_core.text.profiles import ProfileParam, check_profile, reader_items
-from qaeval_core.text.squad import contains_on_token_boundary, normalize_answer
+from qaeval_core.text.squad import normalize_answer
 
 __all__ = [
     "AVert",
@@ -100,11 +98,7 @@ __all__ = [
     "enhance_open",
     "enhance_choice",
     "build_groups",
-    "select_distractors",
     "normalise_groups",
-    "DistractorPool",
-    "load_distractor_pool",
-    "DEFAULT_DISTRACTOR_POOL",
 ]
 
 #: The paper's instruction for instruction-aware rankers (section 3.2.3).
@@ -240,140 +234,6 @@ def build_groups(
     return groups
 
 
-def _matches(a_norm: str, b_norm: str) -> bool:
-    return bool(a_norm and b_norm) and (
-        a_norm == b_norm
-        or contains_on_token_boundary(a_norm, b_norm)
-        or contains_on_token_boundary(b_norm, a_norm)
-    )
-
-
-def select_distractors(
-    references: Sequence[str],
-    ref_vectors: np.ndarray,
-    pool: Sequence[str],
-    pool_vectors: np.ndarray,
-    k: int,
-) -> list[str]:
-    """The ``k`` pool strings most similar to any reference, excluding strings that equal,
-    contain or are contained in a reference (after SQuAD normalisation); ties by text."""
-    if k <= 0 or not len(pool) or not len(references):
-        return []
-    refs_norm = [normalize_answer(r) for r in references]
-    keep = [
-        j
-        for j, p in enumerate(pool)
-        if not any(_matches(normalize_answer(p), rn) for rn in refs_norm)
-    ]
-    if not keep:
-        return []
-    sims = (pool_vectors[keep] @ ref_vectors.T).max(axis=1)
-    order = sorted(range(len(keep)), key=lambda j: (-float(sims[j]), pool[keep[j]]))
-    return [pool[keep[j]] for j in order[:k]]
-
-
-#: The shipped distractor pool (``qaeval_core/data``); see the module docstring.
-DEFAULT_DISTRACTOR_POOL = "avert_distractors.jsonl"
-
-
-@dataclass(frozen=True)
-class DistractorPool:
-    """A fixed list of answers A-VERT draws distractors from, with the normalised questions
-    each answers (an answer is never a distractor for its own question), and a content hash
-    that goes into the metric's configuration."""
-
-    answers: tuple[str, ...]
-    owners: dict[str, frozenset[str]]
-    sha256: str
-
-
-def _pool_rows(path: Path) -> list[tuple[str, list[str]]]:
-    text = path.read_text(encoding="utf-8")
-    if path.suffix != ".jsonl":
-        return [(line.strip(), []) for line in text.splitlines() if line.strip()]
-    rows: list[tuple[str, list[str]]] = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            answer = str(row["answer"]).strip()
-            questions = [normalize_answer(str(q)) for q in row.get("questions", [])]
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ConfigError(
-                f"A-VERT distractor pool {path}, line {n}: expected "
-                f'{{"answer": text, "questions": [text, ...]}} ({exc}).'
-            ) from None
-        if answer:
-            rows.append((answer, questions))
-    return rows
-
-
-def load_distractor_pool(path: str | None = None) -> DistractorPool:
-    """The pool in ``path`` (``.txt``: one answer per line; ``.jsonl``: ``{"answer",
-    "questions"}`` per line), or the shipped one for None. Read once per file version (path,
-    modification time and size), so an edited file is read again, with its new hash."""
-    where = (
-        Path(str(resources.files("qaeval_core.data") / DEFAULT_DISTRACTOR_POOL))
-        if path is None
-        else Path(path).expanduser()
-    )
-    try:
-        stat = where.stat()
-    except OSError as exc:
-        raise ConfigError(f"A-VERT cannot read the distractor pool {where}: {exc}.") from None
-    return _load_pool(str(where), stat.st_mtime_ns, stat.st_size)
-
-
-@cache
-def _load_pool(where: str, mtime_ns: int, size: int) -> DistractorPool:
-    """:func:`load_distractor_pool` of one file version (the last two arguments key the
-    cache)."""
-    path = Path(where)
-    try:
-        rows = _pool_rows(path)
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-    except OSError as exc:
-        raise ConfigError(f"A-VERT cannot read the distractor pool {path}: {exc}.") from None
-    owners: dict[str, set[str]] = {}
-    for answer, questions in rows:
-        owners.setdefault(answer, set()).update(questions)
-    if not owners:
-        raise ConfigError(f"A-VERT distractor pool {path} holds no answer.")
-    return DistractorPool(tuple(owners), {a: frozenset(q) for a, q in owners.items()}, digest)
-
-
-def _top_distractors(
-    references: Sequence[str],
-    sims: np.ndarray,
-    pool: Sequence[str],
-    owners: dict[str, frozenset[str]],
-    question: str,
-    k: int,
-) -> list[str]:
-    """:func:`select_distractors` given each pool string's best similarity to the references,
-    over the pool strings that do not answer ``question``, walking only the most similar
-    candidates (``argpartition``) instead of sorting the whole pool."""
-    refs_norm = [normalize_answer(r) for r in references]
-    m = min(len(pool), 8 * k + 32)
-    while True:
-        top = np.argpartition(-sims, m - 1)[:m] if m < len(pool) else np.arange(len(pool))
-        order = sorted(top.tolist(), key=lambda j: (-float(sims[j]), pool[j]))
-        chosen: list[str] = []
-        for j in order:
-            text = pool[j]
-            if question in owners.get(text, frozenset()):
-                continue  # an answer of this very question
-            if any(_matches(normalize_answer(text), rn) for rn in refs_norm):
-                continue
-            chosen.append(text)
-            if len(chosen) == k:
-                return chosen
-        if m >= len(pool):
-            return chosen
-        m = min(len(pool), m * 4)
-
-
 def normalise_groups(maxima: dict[str, float]) -> dict[str, float]:
     """Group maxima clipped at 0 and divided by their sum (equal shares if all are 0)."""
     clipped = {g: max(0.0, float(v)) for g, v in maxima.items()}
@@ -401,8 +261,8 @@ class AVert(ProfileParam, Metric):
     distractor_model : embedding model that picks those distractors; None means ``model``
         with the embedding ranker and the default MiniLM with a cross-encoder.
     distractor_pool : file of answers to draw distractors from (``.txt`` or ``.jsonl``, see
-        :func:`load_distractor_pool`); None uses the shipped NQ-301 answers. Its content, not
-        its path, identifies the scores.
+        :func:`~qaeval_core.metrics.avert_distractors.load_distractor_pool`); None uses the
+        shipped NQ-301 answers. Its content, not its path, identifies the scores.
     threshold : used only when re-deciding from scores (``decide``); ``score_batch`` decides by
         argmax, which for two groups equals share >= 0.5.
     backend : embedding encoder backend (:mod:`qaeval_core.models.backends`); ``"auto"`` and
@@ -412,6 +272,8 @@ class AVert(ProfileParam, Metric):
     """
 
     id = "avert"
+    family = BY_MODEL
+    calibrate_by_default = True
     #: 2: distractors from a fixed pool instead of the batch (issue 21), so version-1 scores,
     #: which depended on the batch, are never reused.
     version = "2"
@@ -512,7 +374,7 @@ class AVert(ProfileParam, Metric):
         out: dict[int, list[str]] = {}
         for (q, refs), owners in keys.items():
             sims = (cache.encode(list(refs)) @ pool_vecs.T).max(axis=0)
-            chosen = _top_distractors(refs, sims, pool.answers, pool.owners, q, k)
+            chosen = top_distractors(refs, sims, pool.answers, pool.owners, q, k)
             for i in owners:
                 out[i] = chosen
         return out

@@ -27,6 +27,7 @@ import numpy as np
 from qaeval_core.errors import ConfigError
 from qaeval_core.jsonable import to_jsonable
 from qaeval_core.schema import Item
+from qaeval_core.text.profiles import check_profile
 
 __all__ = [
     "NO_VERDICT",
@@ -36,10 +37,17 @@ __all__ = [
     "get_metric",
     "metric_ids",
     "metric_class",
+    "BY_MODEL",
+    "default_inputs",
+    "with_profile",
 ]
 
 #: The details key of an item a metric gave no verdict (its score is NaN): why there is none.
 NO_VERDICT = "no_verdict"
+#: A :attr:`Metric.family` meaning "the family of the model named by my ``model`` parameter":
+#: the cost family ``encoder:<model>`` (:func:`qaeval_core.calibrate.cost.input_family`), so
+#: every metric that loads one encoder (or LLM) shares its load and is kept or dropped with it.
+BY_MODEL = "encoder"
 
 
 @dataclass
@@ -69,6 +77,11 @@ class Metric(ABC):
     ``kind`` ("lexical", "embedding", "learned", "llm"), a one-line ``description``, and
     implement :meth:`score_batch`. Constructor parameters must be keyword arguments stored
     under the same names (that is what :meth:`get_params` reads).
+
+    A metric also declares what the rest of qaeval needs to know about it, here and nowhere
+    else: ``family``, ``needs_models``, ``calibrate_by_default`` (with ``calibrated_as``) and
+    ``feature_only``. The calibration's defaults (:data:`qaeval_core.calibrate.inputs.
+    DEFAULT_METRICS`, ``FEATURE_ONLY``), the cost families and ``qaeval metrics`` read them.
     """
 
     id: ClassVar[str]
@@ -77,6 +90,17 @@ class Metric(ABC):
     description: ClassVar[str] = ""
     #: Metrics that need neural models are marked so the CLI can say what they load.
     needs_models: ClassVar[bool] = False
+    #: The cost family (:mod:`qaeval_core.calibrate.cost`): inputs that share work (a loaded
+    #: model, tokenisation) are measured, cached and kept or dropped together. :data:`BY_MODEL`
+    #: groups by the model the ``model`` parameter names; empty: a family of its own (its id).
+    family: ClassVar[str] = ""
+    #: Whether a calibration tries this metric when no metrics are named (in registration
+    #: order, which is the import order of ``qaeval_core/metrics/__init__.py``).
+    calibrate_by_default: ClassVar[bool] = False
+    #: ``(column, params)`` a default calibration computes it as; empty: its id, no parameters.
+    calibrated_as: ClassVar[tuple[str, dict[str, Any]] | tuple[()]] = ()
+    #: A calibration input, not a judge: left out of "best single metric" reports and votes.
+    feature_only: ClassVar[bool] = False
 
     threshold: float
 
@@ -151,6 +175,21 @@ def metric_ids() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def default_inputs() -> tuple[tuple[str, str, dict[str, Any]], ...]:
+    """``(column, metric id, params)`` of every registered metric that declares
+    ``calibrate_by_default``, in registration order (private ``_`` ids never).
+
+    >>> default_inputs()[:3]
+    (('em', 'em', {}), ('contains', 'contains', {}), ('f1', 'f1', {}))
+    """
+    out = []
+    for mid, cls in _REGISTRY.items():
+        if cls.calibrate_by_default and not mid.startswith("_"):
+            column, params = cls.calibrated_as or (mid, {})
+            out.append((column, mid, dict(params)))
+    return tuple(out)
+
+
 def metric_class(metric_id: str) -> type[Metric]:
     try:
         return _REGISTRY[metric_id]
@@ -185,6 +224,19 @@ def get_metric(metric_id: str, **params: Any) -> Metric:
             f"valid: {', '.join(known) or '(none)'}."
         )
     return cls(**params)
+
+
+def with_profile(metric: Metric, profile: str) -> Metric:
+    """``metric`` at ``normalize=profile`` when it takes that parameter, else itself (a
+    calibration at one profile: every input that normalises reads the answer that way).
+
+    >>> with_profile(get_metric("f1"), "robust")
+    TokenF1(threshold=0.5, normalize='robust')
+    """
+    check_profile(profile)
+    if "normalize" not in metric._param_names() or getattr(metric, "normalize", None) == profile:
+        return metric
+    return type(metric)(**{**metric.get_params(), "normalize": profile})
 
 
 MetricFactory = Callable[..., Metric]

@@ -331,6 +331,7 @@ class CrossJudge(Metric):
     """
 
     id = "crossjudge"
+    family = "crossjudge"
     version = "1"
     kind: ClassVar[str] = "learned"
     description = "MiniLM cross-encoder (question, reference, candidate) fine-tuned on PANDA data"

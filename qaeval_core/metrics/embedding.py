@@ -44,7 +44,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from qaeval_core.errors import ConfigError
-from qaeval_core.metrics.base import Metric, MetricResult, register
+from qaeval_core.metrics.base import BY_MODEL, Metric, MetricResult, register
 from qaeval_core.models.backends import hash_params
 from qaeval_core.models.embedding_cache import EncodingRequest, get_cache
 from qaeval_core.models.loading import DEFAULT_EMBEDDING_MODEL
@@ -146,6 +146,8 @@ class EmbeddingCosine(_EmbeddingMetric):
     """
 
     id = "embed_cosine"
+    family = BY_MODEL
+    calibrate_by_default = True
     description = "Cosine of sentence embeddings (MiniLM by default), max over references."
 
     def __init__(
@@ -207,6 +209,8 @@ class BERTScore(_EmbeddingMetric):
     """
 
     id = "bertscore"
+    family = BY_MODEL
+    calibrate_by_default = True
     description = "BERTScore-style greedy token-embedding matching (MiniLM tokens), F1."
 
     def __init__(

@@ -48,7 +48,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from qaeval_core.errors import ConfigError, ModelLoadError
-from qaeval_core.metrics.base import Metric, MetricResult, get_metric, metric_class, register
+from qaeval_core.metrics.base import (
+    BY_MODEL,
+    Metric,
+    MetricResult,
+    get_metric,
+    metric_class,
+    register,
+)
 from qaeval_core.models.embedding_cache import EncodingRequest, get_cache
 from qaeval_core.models.loading import (
     DEFAULT_EMBEDDING_MODEL,
@@ -464,6 +471,9 @@ class Extract(ProfileParam, Metric):
     """
 
     id = "extract"
+    family = BY_MODEL
+    calibrate_by_default = True
+    calibrated_as = ("extract_f1", {"metric": "f1"})
     version = "1"
     kind = "embedding"
     description = "short-answer extraction (extractive QA model or fallback) before a metric"

@@ -50,7 +50,7 @@ from qaeval_core.errors import ConfigError
 from qaeval_core.llm.chat_clients import chat_backend
 from qaeval_core.llm.llama_chat import LlamaCppChat
 from qaeval_core.llm.packaged import DEFAULT_JUDGE_LLM, PACKAGED_LLMS, packaged_installed
-from qaeval_core.metrics.base import Metric, MetricResult, register
+from qaeval_core.metrics.base import BY_MODEL, Metric, MetricResult, register
 from qaeval_core.models.loading import DEFAULT_LLM_MODEL
 from qaeval_core.schema import Item
 
@@ -289,6 +289,7 @@ class Lave(Metric):
     """
 
     id = "lave"
+    family = BY_MODEL
     version = "2"
     kind = "llm"
     description = (

@@ -376,6 +376,8 @@ class ExactMatch(ProfileParam, LexicalMetric):
     ``normalize="squad"``)."""
 
     id = "em"
+    family = "lexical"
+    calibrate_by_default = True
     description = (
         "Exact match: normalised candidate equals a normalised reference (punctuation read as "
         "spaces; normalize='squad': official SQuAD v1.1 EM)."
@@ -437,6 +439,8 @@ class Contains(ProfileParam, LexicalMetric):
     LLM answers; it fails on answers that also list wrong alternatives."""
 
     id = "contains"
+    family = "lexical"
+    calibrate_by_default = True
     description = "Easy match: a normalised reference occurs in the candidate on token boundaries."
 
     def __init__(self, *, threshold: float = 0.5, normalize: str = "spaced") -> None:
@@ -474,10 +478,27 @@ class _TokenOverlap(ProfileParam, LexicalMetric):
 
 
 @register
+class TokenF1(_TokenOverlap):
+    """Token F1, max over references: SQuAD's formula on ``spaced`` tokens by default; the
+    official SQuAD v1.1 F1 at ``normalize="squad"``."""
+
+    id = "f1"
+    family = "lexical"
+    calibrate_by_default = True
+    key = "f1"
+    description = (
+        "Token F1 (bag of tokens with multiplicity, punctuation read as spaces, max over "
+        "references; normalize='squad': official SQuAD v1.1 F1)."
+    )
+
+
+@register
 class TokenPrecision(_TokenOverlap):
     """Share of the candidate's tokens found in the reference (bag of tokens, max over refs)."""
 
     id = "precision"
+    family = "lexical"
+    calibrate_by_default = True
     key = "precision"
     description = (
         "Token precision: overlap / candidate tokens (bag of tokens, punctuation read as spaces, "
@@ -491,6 +512,8 @@ class TokenRecall(_TokenOverlap):
     (Adlakha et al. 2024), at the price of rewarding answers that list many options."""
 
     id = "recall"
+    family = "lexical"
+    calibrate_by_default = True
     key = "recall"
     description = (
         "Token recall: overlap / reference tokens (bag of tokens, punctuation read as spaces, "
@@ -499,23 +522,12 @@ class TokenRecall(_TokenOverlap):
 
 
 @register
-class TokenF1(_TokenOverlap):
-    """Token F1, max over references: SQuAD's formula on ``spaced`` tokens by default; the
-    official SQuAD v1.1 F1 at ``normalize="squad"``."""
-
-    id = "f1"
-    key = "f1"
-    description = (
-        "Token F1 (bag of tokens with multiplicity, punctuation read as spaces, max over "
-        "references; normalize='squad': official SQuAD v1.1 F1)."
-    )
-
-
-@register
 class WordMatch(ProfileParam, LexicalMetric):
     """Share of distinct reference words present in the candidate (multi-layer fusion)."""
 
     id = "word_match"
+    family = "lexical"
+    calibrate_by_default = True
     description = "Share of the reference's distinct words present in the candidate."
 
     def __init__(self, *, threshold: float = 0.5, normalize: str = "spaced") -> None:

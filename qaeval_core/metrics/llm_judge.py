@@ -34,7 +34,7 @@ import numpy as np
 from qaeval_core.llm.packaged import DEFAULT_JUDGE_LLM, resolve_llm
 from qaeval_core.llm.prompts import get_prompt, probability_from_logprobs, probability_from_text
 from qaeval_core.llm.verdict_cache import CachedVerdict, VerdictCache, verdict_key
-from qaeval_core.metrics.base import NO_VERDICT, Metric, MetricResult, register
+from qaeval_core.metrics.base import BY_MODEL, NO_VERDICT, Metric, MetricResult, register
 from qaeval_core.schema import Item
 
 __all__ = ["LLMJudge"]
@@ -72,6 +72,7 @@ class LLMJudge(Metric):
     """
 
     id = "llm_judge"
+    family = BY_MODEL
     version = "1"
     kind = "llm"
     description = "LLM judge: P(yes) from next-token log-probabilities (Qwen2.5-Coder-1.5B)"

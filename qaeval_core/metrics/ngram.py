@@ -104,6 +104,8 @@ class Rouge1(_Rouge):
     """ROUGE-1 F-measure (unigram overlap) on SQuAD tokens."""
 
     id = "rouge1"
+    family = "ngram"
+    calibrate_by_default = True
     rouge_type = "rouge1"
     description = "ROUGE-1 F-measure (rouge-score, spaced tokens, max over references)."
 
@@ -113,6 +115,8 @@ class Rouge2(_Rouge):
     """ROUGE-2 F-measure (bigram overlap); 0 when either side has a single token."""
 
     id = "rouge2"
+    family = "ngram"
+    calibrate_by_default = True
     rouge_type = "rouge2"
     description = "ROUGE-2 F-measure (rouge-score, spaced tokens, max over references)."
 
@@ -122,6 +126,8 @@ class RougeL(_Rouge):
     """ROUGE-L F-measure (longest common subsequence)."""
 
     id = "rougeL"
+    family = "ngram"
+    calibrate_by_default = True
     rouge_type = "rougeL"
     description = "ROUGE-L F-measure (rouge-score, spaced tokens, max over references)."
 
@@ -138,6 +144,8 @@ class Bleu(ProfileParam, LexicalMetric):
     """
 
     id = "bleu"
+    family = "ngram"
+    calibrate_by_default = True
     description = "Sentence BLEU (NLTK, smoothing method 1, order adapted to short answers)."
 
     def __init__(
@@ -200,6 +208,8 @@ class Meteor(ProfileParam, LexicalMetric):
     """
 
     id = "meteor"
+    family = "ngram"
+    calibrate_by_default = True
     description = "METEOR (NLTK; exact, stem and WordNet-synonym matches), max over references."
 
     def __init__(

@@ -404,6 +404,8 @@ class Panda(ProfileParam, Metric):
     """
 
     id = "panda"
+    family = "panda"
+    calibrate_by_default = True
     version = "1"
     kind = "learned"
     description = "PANDA: tf-idf + token F1/precision/recall logistic regression (Li et al.)"

@@ -95,6 +95,10 @@ class _Feature(ProfileParam, Metric):
 
     kind = "lexical"
     version = "1"
+    family = "shape"
+    calibrate_by_default = True
+    #: The answer-shape inputs feed the judge; alone they judge nothing.
+    feature_only = True
 
     def __init__(
         self, *, threshold: float = 0.5, normalize: str = "spaced", robust_text: str = "canonical"

@@ -67,7 +67,7 @@ from typing import Any, Literal
 import numpy as np
 
 from qaeval_core.errors import ConfigError
-from qaeval_core.metrics.base import Metric, MetricResult, register
+from qaeval_core.metrics.base import BY_MODEL, Metric, MetricResult, register
 from qaeval_core.metrics.smile_answers import synthetic_answers
 from qaeval_core.models.backends import hash_params
 from qaeval_core.models.embedding_cache import EncodingRequest, get_cache
@@ -295,6 +295,8 @@ class Smile(ProfileParam, Metric):
     """
 
     id = "smile"
+    family = BY_MODEL
+    calibrate_by_default = True
     version = "1"
     kind = "embedding"
     description = "SMILE: synthetic-answer semantic score + n-gram keyword score (Salesforce)"
@@ -497,6 +499,8 @@ class SmilePaper(Smile):
     """
 
     id = "smile_paper"
+    family = BY_MODEL
+    calibrate_by_default = True
     description = "SMILE as the paper's equations 1-3 define it (smile with variant=paper)"
 
     def __init__(

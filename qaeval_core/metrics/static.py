@@ -102,6 +102,8 @@ class StaticCosine(_StaticMetric):
     """
 
     id = "static_cosine"
+    family = "static"
+    calibrate_by_default = True
     version = "1"
     description = "Cosine of static token-mean embeddings (MiniLM distilled), max over references"
 
@@ -144,6 +146,8 @@ class StaticKeyword(_StaticMetric):
     """
 
     id = "static_keyword"
+    family = "static"
+    calibrate_by_default = True
     version = "1"
     description = "Best static cosine of a reference with a same-length window of the answer"
 

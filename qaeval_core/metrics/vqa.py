@@ -114,6 +114,8 @@ class VQAAccuracy(_VQA):
     """VQA accuracy (Antol et al. 2015) on SQuAD-normalised strings."""
 
     id = "vqa_accuracy"
+    family = "vqa"
+    calibrate_by_default = True
     description = "VQA accuracy: min(#equal references / 3, 1), leave-one-out with 10 refs."
 
     def _compute(self, cands, refs):
@@ -135,6 +137,8 @@ class SoftVQAAccuracy(_VQA):
     """Soft VQA accuracy (Hu et al. 2022): equality replaced by 1 - character error rate."""
 
     id = "soft_vqa_accuracy"
+    family = "vqa"
+    calibrate_by_default = True
     description = "Soft VQA accuracy: VQA accuracy with 1 - CER (rapidfuzz) instead of equality."
 
     def _compute(self, cands, refs):

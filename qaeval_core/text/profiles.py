@@ -58,7 +58,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from qaeval_core.errors import InputError
 from qaeval_core.schema import Item
@@ -74,9 +74,6 @@ from qaeval_core.text.squad import (
     squad_v1_tokens,
 )
 from qaeval_core.vocabulary import PROFILES, Profile
-
-if TYPE_CHECKING:
-    from qaeval_core.metrics.base import Metric
 
 __all__ = [
     "DEFAULT_LEMMATIZER",
@@ -94,7 +91,6 @@ __all__ = [
     "READER_VERSION",
     "reader_text",
     "reader_items",
-    "with_profile",
 ]
 
 #: The spaCy English pipeline: SMILE's default lemmatizer and the robust reader's lemma tables.
@@ -519,15 +515,6 @@ def reader_items(items: Sequence[Item], profile: str) -> Sequence[Item]:
     if check_profile(profile) != "robust":
         return items
     return [replace(it, candidate=reader_text(it.candidate, it.references)) for it in items]
-
-
-def with_profile(metric: Metric, profile: str) -> Metric:
-    """``metric`` at ``normalize=profile`` when it takes that parameter, else itself (a
-    calibration at one profile: every input that normalises reads the answer that way)."""
-    check_profile(profile)
-    if "normalize" not in metric._param_names() or getattr(metric, "normalize", None) == profile:
-        return metric
-    return type(metric)(**{**metric.get_params(), "normalize": profile})
 
 
 def clear_profile_caches() -> None:

@@ -13,6 +13,8 @@
 * :mod:`.answer_knowledge` - the answers people taught the judge on a stored dataset:
   suggestions with their decisions, :func:`~.answer_knowledge.decide`, rescoring with the
   accepted ones and the leave-one-out similarity inputs (imported from the module).
+* :mod:`.harness` - :func:`~.harness.harness_results`, ``qaeval report``'s numbers on imported
+  harness logs (imported from the module).
 
 Metrics always run through :func:`qaeval_core.scoring.run_jobs` (one loop, one NaN policy).
 """

@@ -4,7 +4,7 @@ Joins the three parts of issue 24's item 2 for one dataset: the suggestions its 
 labels make (:func:`qaeval_core.knowledge.suggest_knowledge`; only people's labels, never a
 judge's), the researchers' decisions the store keeps
 (:mod:`qaeval_core.store.repo.answer_knowledge`), and what the accepted ones change
-(:func:`qaeval_core.knowledge.rescoring.rescore_items`: every model's answers to the questions
+(:func:`qaeval_core.judge.rescoring.rescore_items`: every model's answers to the questions
 concerned, scored as stored and with the knowledge laid over them). The calibration input
 (:func:`knowledge_inputs`) counts only accepted suggestions, leave-one-out;
 :func:`calibration_knowledge` gives a calibration those inputs and the snapshot its judge keeps.
@@ -20,6 +20,7 @@ import pandas as pd
 from qaeval_core.analysis.aggregation import Aggregate
 from qaeval_core.errors import InputError
 from qaeval_core.judge import Judge, JudgeKnowledge
+from qaeval_core.judge.rescoring import rescore_items
 from qaeval_core.knowledge import (
     SIMILARITY_COLUMNS,
     SUGGESTION_COLUMNS,
@@ -27,7 +28,6 @@ from qaeval_core.knowledge import (
     knowledge_similarity,
     suggest_knowledge,
 )
-from qaeval_core.knowledge.rescoring import rescore_items
 from qaeval_core.metrics.base import Metric
 from qaeval_core.schema import Item
 from qaeval_core.store import repo
@@ -142,7 +142,7 @@ def rescore_dataset(
     calibration: str | None = None,
 ) -> pd.DataFrame:
     """Before -> after verdicts of every item of the dataset whose question has accepted
-    knowledge (:func:`qaeval_core.knowledge.rescoring.rescore_items`), with the items'
+    knowledge (:func:`qaeval_core.judge.rescoring.rescore_items`), with the items'
     ``external_id``. ``calibration``: rescore with that saved judge instead of ``scorer``.
     Nothing is stored: the items and their stored scores stay as they were."""
     if calibration is not None:

@@ -210,7 +210,7 @@ def calibrate_dataset(
 
     Cost-aware by default (``cost_policy``): each input's cost is measured on (at most
     ``sample`` of) the used items (:func:`~qaeval_core.calibrate.cost.measure_costs`) and the
-    judge reads the cheapest input families within the policy's ``tolerance`` of the best
+    judge reads the cheapest input families within the policy's ``max_accuracy_loss`` of the best
     cross-validated accuracy, costing at most ``max_cost`` seconds per 1,000 rows when given.
     ``CostPolicy(inputs="all")`` (and no ``max_cost``) measures nothing and uses every input,
     as before. Measured costs are cached per machine (:mod:`qaeval_core.calibrate.cost`), so a

@@ -15,10 +15,10 @@ import pytest
 from _calibration_data import fake_cost_measuring, write_labelled_dataset
 from _paths import TEST_DATA
 
-from qaeval_core.analysis.harness_report import harness_results
 from qaeval_core.cli.main import main as cli_main
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
+from qaeval_core.workflows.harness import harness_results
 
 FIX = TEST_DATA / "formats" / "lm_eval"
 SMALL, LARGE = "acme/qa-small", "acme/qa-large"

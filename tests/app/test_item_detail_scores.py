@@ -12,10 +12,9 @@ from pathlib import Path
 from app.components.analysis_widgets import score_table
 from qaeval_core import analysis, workflows
 from qaeval_core.analysis.formatting import config_label
-from qaeval_core.metrics.base import get_metric
+from qaeval_core.metrics.base import get_metric, with_profile
 from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
-from qaeval_core.text.profiles import with_profile
 
 ROWS = [
     {"id": f"q{i}", "question": f"who wrote book {i}?", "references": [f"Author {i}"],

@@ -126,14 +126,14 @@ def test_a_costly_family_that_adds_accuracy_is_kept_unless_the_cap_forbids_it() 
     costs = {"lexical": 0.05, "ngram": 40.0, "shape": 0.01}
     kept = select_inputs(X, y, fams, costs, StackerClassifier, groups=groups)
     assert "ngram" in kept.families
-    assert kept.cv_accuracy >= kept.best_cv_accuracy - kept.tolerance
+    assert kept.cv_accuracy >= kept.best_cv_accuracy - kept.max_accuracy_loss
     capped = select_inputs(
         X, y, fams, costs, StackerClassifier, groups=groups, rule=InputRule(max_cost=1.0)
     )
     assert "ngram" not in capped.families and capped.cost <= 1.0
     assert capped.cv_accuracy < kept.cv_accuracy
     loose = select_inputs(
-        X, y, fams, costs, StackerClassifier, groups=groups, rule=InputRule(tolerance=0.5)
+        X, y, fams, costs, StackerClassifier, groups=groups, rule=InputRule(max_accuracy_loss=0.5)
     )
     assert loose.cost == min(costs.values())  # everything is within 50 points: the cheapest
     with pytest.raises(InputError, match="below the cheapest input family"):

@@ -9,6 +9,7 @@ import inspect
 import json
 import subprocess
 import sys
+import warnings
 
 import pytest
 
@@ -17,6 +18,7 @@ from qaeval_core.calibrate.cascade import add_llm_tier
 from qaeval_core.calibrate.options import (
     DEFAULT_CANDIDATES,
     DEFAULT_COST_TOLERANCE,
+    DEFAULT_MAX_ACCURACY_LOSS,
     DEFAULT_RISK,
     HUMAN_SHARES,
     LLM_SHARES,
@@ -37,9 +39,10 @@ def test_defaults_are_the_plain_calibration() -> None:
     assert dataclasses.astuple(CrossValidation()) == (5, 0, 2000, 0.01)
     assert dataclasses.astuple(TriagePolicy()) == (None, None, None, None)
     assert TriagePolicy().share == 0.0
-    assert dataclasses.astuple(CostPolicy()) == ("cheap", None, DEFAULT_COST_TOLERANCE, 300, False)
-    assert dataclasses.astuple(InputRule()) == (DEFAULT_COST_TOLERANCE, None, 1, None, False)
-    assert DEFAULT_COST_TOLERANCE == 0.003 and DEFAULT_RISK == 0.1
+    loss = DEFAULT_MAX_ACCURACY_LOSS
+    assert dataclasses.astuple(CostPolicy()) == ("cheap", None, loss, 300, False)
+    assert dataclasses.astuple(InputRule()) == (loss, None, 1, None, False)
+    assert loss == DEFAULT_COST_TOLERANCE == 0.003 and DEFAULT_RISK == 0.1
     assert DEFAULT_CANDIDATES == ("stacker", "threshold", "fusion")
     assert dataclasses.astuple(LLMTierPolicy()) == (DEFAULT_JUDGE_LLM, None, "naqt", None, None)
 
@@ -79,7 +82,11 @@ def test_the_functions_take_the_objects_with_their_defaults(function, defaults) 
         (lambda: CrossValidation(n_splits=2.5), "n_splits", r"^n_splits must be >= 2"),
         (lambda: CrossValidation(seed=-1), "seed", r"^seed must be >= 0"),
         (lambda: CrossValidation(n_boot=0), "n_boot", r"^n_boot must be >= 1"),
-        (lambda: CrossValidation(tolerance=-0.01), "tolerance", r"^tolerance must be in \[0, 1\]"),
+        (
+            lambda: CrossValidation(win_margin=-0.1),
+            "win_margin",
+            r"^win_margin must be in \[0, 1\]",
+        ),
         (lambda: TriagePolicy(guarantee=1.0), "guarantee", r"^guarantee must be in \(0, 1\)"),
         (lambda: TriagePolicy(guarantee=True), "guarantee", r"^guarantee must be in \(0, 1\)"),
         (lambda: TriagePolicy(guarantee=0.9, risk=0), "risk", r"^risk must be in \(0, 1\)"),
@@ -89,10 +96,14 @@ def test_the_functions_take_the_objects_with_their_defaults(function, defaults) 
         (lambda: CostPolicy(inputs="some"), "inputs", r"^inputs must be one of cheap, all"),
         (lambda: CostPolicy(max_cost=0), "max_cost", r"^max_cost must be > 0"),
         (lambda: CostPolicy(max_cost=float("inf")), "max_cost", r"^max_cost must be > 0"),
-        (lambda: CostPolicy(tolerance=1.5), "tolerance", r"^tolerance must be in \[0, 1\)"),
+        (
+            lambda: CostPolicy(max_accuracy_loss=1.5),
+            "max_accuracy_loss",
+            r"^max_accuracy_loss must be in \[0, 1\)",
+        ),
         (lambda: CostPolicy(sample=0), "sample", r"^sample must be >= 1"),
         (lambda: CostPolicy(remeasure="yes"), "remeasure", r"^remeasure must be True or False"),
-        (lambda: InputRule(tolerance=-0.1), "tolerance", r"-10 points"),
+        (lambda: InputRule(max_accuracy_loss=-0.1), "max_accuracy_loss", r"-10 points"),
         (lambda: InputRule(repeats=0), "repeats", r"^repeats must be >= 1"),
         (lambda: InputRule(confidence=0.4), "confidence", r"^confidence must be in \[0.5, 1\)"),
         (lambda: InputRule(tune_once=1), "tune_once", r"^tune_once must be True or False"),
@@ -181,7 +192,34 @@ def test_the_cost_policy_says_when_it_measures_and_gives_its_rule() -> None:
     assert CostPolicy().measures_costs
     assert not CostPolicy(inputs="all").measures_costs
     assert CostPolicy(inputs="all", max_cost=5).measures_costs
-    assert CostPolicy(tolerance=0.01, max_cost=5).rule() == InputRule(tolerance=0.01, max_cost=5)
+    assert CostPolicy(max_accuracy_loss=0.01, max_cost=5).rule() == InputRule(
+        max_accuracy_loss=0.01, max_cost=5
+    )
+
+
+@pytest.mark.parametrize(
+    ("cls", "new", "value"),
+    [
+        (CrossValidation, "win_margin", 0.02),
+        (CostPolicy, "max_accuracy_loss", 0.01),
+        (InputRule, "max_accuracy_loss", 0.01),
+    ],
+)
+def test_tolerance_is_a_deprecated_name_of_what_it_meant(cls, new: str, value: float) -> None:
+    """Issue 34: ``tolerance`` meant 0.01 (a margin to beat the first combiner by) on one
+    object and 0.003 (the accuracy a cheaper input set may lose) on two others. Each now has a
+    name that says which; the old keyword and attribute still work, with a warning."""
+    with pytest.warns(DeprecationWarning, match=f"renamed {cls.__name__}\\({new}="):
+        old = cls(tolerance=value)
+    assert old == cls(**{new: value}) and getattr(old, new) == value
+    with pytest.warns(DeprecationWarning, match=f"renamed {cls.__name__}.{new}"):
+        assert old.tolerance == value
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a copy neither warns nor takes the value twice
+        assert getattr(dataclasses.replace(old, **{new: value / 2}), new) == value / 2
+        assert "tolerance" not in repr(cls())
+    with pytest.warns(DeprecationWarning), pytest.raises(OptionError, match=f"Give {new} only"):
+        cls(**{"tolerance": value, new: value * 2})  # (a new name at its default: unseen)
 
 
 def test_the_options_module_loads_no_heavy_library() -> None:
@@ -210,7 +248,7 @@ def test_the_cli_defaults_are_the_objects_defaults() -> None:
     assert (defaults["folds"], defaults["seed"]) == (cv.n_splits, cv.seed)
     assert defaults["candidates"] == ",".join(DEFAULT_CANDIDATES)
     assert defaults["inputs"] == costs.inputs and defaults["remeasure_costs"] == costs.remeasure
-    assert defaults["cost_tolerance"] / 100 == costs.tolerance
+    assert defaults["cost_tolerance"] / 100 == costs.max_accuracy_loss
     assert defaults["human_share"] is defaults["risk"] is None
     assert defaults["llm_prompt"] == LLMTierPolicy().llm_prompt
     assert defaults["llm"] is defaults["llm_share"] is None  # no LLM tier unless asked

@@ -33,9 +33,8 @@ from qaeval_core.calibrate.inputs import (
 )
 from qaeval_core.errors import ConfigError
 from qaeval_core.judge import FeatureSpec, Judge
-from qaeval_core.metrics.base import get_metric
+from qaeval_core.metrics.base import get_metric, with_profile
 from qaeval_core.schema import Item
-from qaeval_core.text.profiles import with_profile
 from qaeval_core.workflows import calibration
 from qaeval_core.workflows.calibration import profile_specs
 

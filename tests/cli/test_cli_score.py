@@ -66,6 +66,10 @@ def test_metrics_lists_ids_defaults_and_model_needs(capsys) -> None:
     assert rows["f1"]["defaults"] == {"threshold": 0.5, "normalize": "spaced"}
     assert rows["f1"]["kind"] == "lexical" and rows["f1"]["needs_models"] is False
     assert rows["bertscore"]["needs_models"] is True
+    # What each metric declares (issue 34): its cost family, whether it is a default input.
+    assert rows["bertscore"]["family"] == "encoder" and rows["f1"]["family"] == "lexical"
+    assert rows["brevity"]["calibrate_by_default"] and rows["brevity"]["feature_only"]
+    assert not rows["llm_judge"]["calibrate_by_default"] and not rows["f1"]["feature_only"]
     code, out, _ = run(capsys, "metrics")
     assert code == 0 and "soft_vqa_accuracy" in out and "Groups for --metrics" in out
 

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from qaeval_core.errors import InputError
+from qaeval_core.judge.rescoring import rescore_items
 from qaeval_core.knowledge import (
     ALIAS,
     SIMILARITY_COLUMNS,
@@ -19,7 +20,6 @@ from qaeval_core.knowledge import (
     similarity_to,
     suggest_knowledge,
 )
-from qaeval_core.knowledge.rescoring import rescore_items
 from qaeval_core.schema import Item
 
 

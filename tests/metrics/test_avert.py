@@ -19,13 +19,15 @@ from qaeval_core.errors import ConfigError
 from qaeval_core.metrics.avert import (
     REFUSAL_TARGETS,
     AVert,
-    _top_distractors,
     build_groups,
     enhance_choice,
     enhance_open,
-    load_distractor_pool,
     normalise_groups,
+)
+from qaeval_core.metrics.avert_distractors import (
+    load_distractor_pool,
     select_distractors,
+    top_distractors,
 )
 from qaeval_core.schema import Item
 from qaeval_core.text.squad import normalize_answer
@@ -201,9 +203,9 @@ def test_the_shipped_pool_and_a_pool_file(tmp_path: Path) -> None:
     )
     pool = load_distractor_pool(str(lines))
     sims = np.array([0.9, 0.8])
-    pick = _top_distractors(["1945"], sims, pool.answers, pool.owners, "when did ww2 begin", 2)
+    pick = top_distractors(["1945"], sims, pool.answers, pool.owners, "when did ww2 begin", 2)
     assert pick == ["1961"]  # 1939 answers this very question
-    assert _top_distractors(["1945"], sims, pool.answers, pool.owners, "other", 2) == [
+    assert top_distractors(["1945"], sims, pool.answers, pool.owners, "other", 2) == [
         "1939",
         "1961",
     ]

@@ -209,7 +209,8 @@ def test_a_run_of_six_encoder_metrics_encodes_each_distinct_string_once(
     six MiniLM metrics every distinct string goes through the model once, in two encoder
     calls (every metric's texts together; then the templated targets of the distractors
     A-VERT chose by those vectors), and each metric's scores are those it gives alone."""
-    from qaeval_core.metrics.avert import enhance_open, load_distractor_pool
+    from qaeval_core.metrics.avert import enhance_open
+    from qaeval_core.metrics.avert_distractors import load_distractor_pool
     from qaeval_core.models.embedding_cache import EmbeddingCache
     from qaeval_core.scoring import ScoringJob, run_jobs
 

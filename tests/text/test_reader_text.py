@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from qaeval_core.metrics.base import get_metric
+from qaeval_core.metrics.base import get_metric, with_profile
 from qaeval_core.schema import Item
 from qaeval_core.text.profiles import (
     READER_VERSION,
     clear_profile_caches,
     reader_items,
     reader_text,
-    with_profile,
 )
 
 #: spaCy's English lemma tables and word list (the ``models`` extra).

@@ -8,6 +8,9 @@ people already accepted or rejected for this question gets that verdict
 row gets the scorer's decision on the overlaid item (``by == "scorer"``). The scorer is a list
 of metrics (each metric's decision at its threshold is a verdict) or a calibrated
 :class:`~qaeval_core.judge.Judge` (its ``judge_correct``).
+
+Why in ``judge/``: it applies a judge (or metrics) to items, which ``knowledge/`` (a floor
+below the judge: what a judge reads of the taught answers) may not do.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from qaeval_core.judge import Judge
+from qaeval_core.judge.judge import Judge
 from qaeval_core.knowledge.overlay import AnswerKnowledge, apply_knowledge, known_verdicts, touched
 from qaeval_core.metrics.base import Metric
 from qaeval_core.questions import question_groups
