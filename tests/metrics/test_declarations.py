@@ -49,7 +49,7 @@ BEFORE = (
     ("number_match", "number_match", {}, "14494082c66c8b0a"),
     ("number_agree", "number_agree", {}, "b17da8be738388bc"),
     ("brevity", "brevity", {}, "7ad4a5d5bd49848b"),
-    ("no_hedge", "no_hedge", {}, "9148d830fe7e3049"),
+    ("no_hedge", "no_hedge", {}, "987d7a062919495c"),  # version 2: not a refusal (issue 34)
     ("number_closeness", "number_closeness", {}, "86d40079a7f22394"),
     ("number_closeness_scaled", "number_closeness_scaled", {}, "a59d6f3be1d0614d"),
 )
