@@ -119,6 +119,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(pytest.mark.xdist_group(group))
 
 
+#: Argon2 parameters for the test process: the hash is still argon2id, salted and verified
+#: the same way, at a fraction of the library's default cost (64 MiB, 3 passes: ~0.2 s of CPU
+#: per hash or login, and the suite makes hundreds of accounts and logins).
+TEST_ARGON2 = {"time_cost": 1, "memory_cost": 1024, "parallelism": 1}
+
+
+@pytest.fixture(autouse=True, scope="session")
+def cheap_password_hashing() -> Iterator[None]:
+    """Hash and verify passwords with :data:`TEST_ARGON2` in this process (servers and CLI
+    calls started as child processes keep the default). Hashes made with the default
+    parameters still verify: argon2 reads them from the hash."""
+    try:
+        from argon2 import PasswordHasher
+
+        from qaeval_core.store import auth
+    except ImportError:  # no store here: nothing to make cheaper
+        yield
+        return
+    real = auth._hasher
+    auth._hasher = PasswordHasher(**TEST_ARGON2)
+    auth._dummy_hash.cache_clear()
+    try:
+        yield
+    finally:
+        auth._hasher = real
+        auth._dummy_hash.cache_clear()
+
+
 @pytest.fixture(scope="session")
 def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One SQLite store migrated to head per test process, which :func:`sqlite_url` copies.
