@@ -109,14 +109,40 @@ ONE_AT_A_TIME_FILES = frozenset(
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Give every test an ``xdist_group``: ``one_at_a_time`` (above), else its own file, so a
     file's tests run on one worker and its module-scoped fixtures (demo stores, ONNX exports,
-    loaded models) are built once, not once per worker. xdist hands the groups out largest
-    first (by number of tests), one at a time as workers free up."""
+    loaded models) are built once, not once per worker. Under xdist, the groups are put in the
+    order :func:`heaviest_first` gives; scripts/test.sh tells xdist to hand them out in that
+    order (``--no-loadscope-reorder``), one at a time as workers free up."""
+    groups: dict[pytest.Item, str] = {}
     for item in items:
         if item.get_closest_marker("browser") or item.path.name in ONE_AT_A_TIME_FILES:
             group = "one_at_a_time"
         else:
             group = item.path.relative_to(config.rootpath).as_posix()
         item.add_marker(pytest.mark.xdist_group(group))
+        groups[item] = group
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items[:] = heaviest_first(items, groups)
+
+
+def heaviest_first(items: list[pytest.Item], groups: dict[pytest.Item, str]) -> list[pytest.Item]:
+    """``items`` with their groups in the order to start them: ``one_at_a_time`` (minutes of
+    browsers and process bursts, on one worker), then the groups with the most ``slow`` tests
+    (real models: a few tests of up to a minute each, which xdist's own order by number of
+    tests would start last, leaving one worker alone at the end), then the rest by number of
+    tests. Longest first keeps the workers' finishing times close. Within a group the order
+    is unchanged."""
+    count: dict[str, int] = {}
+    slow: dict[str, int] = {}
+    for item in items:
+        group = groups[item]
+        count[group] = count.get(group, 0) + 1
+        slow[group] = slow.get(group, 0) + (item.get_closest_marker("slow") is not None)
+
+    def rank(group: str) -> tuple[int, int, int]:
+        return (group != "one_at_a_time", -slow[group], -count[group])
+
+    order = {group: k for k, group in enumerate(sorted(count, key=rank))}
+    return sorted(items, key=lambda item: order[groups[item]])
 
 
 #: Argon2 parameters for the test process: the hash is still argon2id, salted and verified
