@@ -106,6 +106,15 @@ ONE_AT_A_TIME_FILES = frozenset(
 )
 
 
+#: Files that load the same model in-process, put in one group so that one worker loads it
+#: once (the packaged Qwen through llama.cpp: ~20 s and 1 GiB per load; the backend keeps
+#: one per process, tests/llm's server test compares its HTTP answers with it).
+SAME_MODEL_FILES = {
+    "tests/metrics/test_llm_judge.py": "packaged_llm",
+    "tests/llm/test_endpoint_llamacpp_server.py": "packaged_llm",
+}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Give every test an ``xdist_group``: ``one_at_a_time`` (above), else its own file, so a
     file's tests run on one worker and its module-scoped fixtures (demo stores, ONNX exports,
@@ -117,7 +126,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.get_closest_marker("browser") or item.path.name in ONE_AT_A_TIME_FILES:
             group = "one_at_a_time"
         else:
-            group = item.path.relative_to(config.rootpath).as_posix()
+            path = item.path.relative_to(config.rootpath).as_posix()
+            group = SAME_MODEL_FILES.get(path, path)
         item.add_marker(pytest.mark.xdist_group(group))
         groups[item] = group
     if os.environ.get("PYTEST_XDIST_WORKER"):
