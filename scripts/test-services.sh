@@ -48,8 +48,12 @@ if [ -n "$INITDB" ]; then
     # A stale cluster (machine restarted, server killed) is rebuilt from scratch: test data only.
     rm -rf "$PGDIR"
     mkdir -p "$PGDIR"
+    # Test data only, rebuilt after any crash: no fsync (each test creates and drops a
+    # database, and every DROP DATABASE waits for a checkpoint: 2.0 s -> 0.7 s per test).
+    NO_SYNC="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     START="$BIN/initdb -D $PGDIR/data -U qaeval --auth=trust >$PGDIR/initdb.log 2>&1 && \
-$BIN/pg_ctl -D $PGDIR/data -o '-p $PORT -k $PGDIR -c listen_addresses=127.0.0.1' -l $PGDIR/log -w start >/dev/null"
+$BIN/pg_ctl -D $PGDIR/data -o '-p $PORT -k $PGDIR -c listen_addresses=127.0.0.1 $NO_SYNC' \
+-l $PGDIR/log -w start >/dev/null"
     if [ "$(id -u)" = 0 ]; then
       # initdb refuses to run as root: run the server as the postgres system user.
       id postgres >/dev/null 2>&1 || useradd --system --no-create-home postgres 2>/dev/null

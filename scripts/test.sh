@@ -12,6 +12,7 @@ fi
 .venv/bin/ruff check qaeval_core app tests migrations bench scripts experiments
 .venv/bin/ruff format --check qaeval_core app tests migrations bench scripts experiments
 # Two workers by default (CI has 2 cores; QAEVAL_TEST_WORKERS=0 runs in one process): tests that
-# start many processes or a browser share one worker's queue (tests/conftest.py).
+# start many processes or a browser share one worker's queue, and the groups start heaviest
+# first in the order tests/conftest.py gives (--no-loadscope-reorder keeps that order).
 exec .venv/bin/python -m pytest -ra --durations=15 -n "${QAEVAL_TEST_WORKERS:-2}" \
-  --dist loadgroup "$@"
+  --dist loadgroup --no-loadscope-reorder "$@"

@@ -38,6 +38,39 @@ def chromium_path() -> str | None:
     return os.environ.get("QAEVAL_CHROMIUM") or shutil.which("chromium")
 
 
+def need_browser() -> str:
+    """Skip the test, saying why, unless Playwright (Python) and Chromium are both here;
+    returns Chromium's path."""
+    import pytest
+
+    pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
+    path = chromium_path()
+    if not path:
+        pytest.skip("Chromium is not installed (apt-get install chromium, or set QAEVAL_CHROMIUM)")
+    return path
+
+
+@contextmanager
+def chromium_context(
+    pw: Any, profile: str | Path, width: int = 1400, height: int = 1000
+) -> Iterator[Any]:
+    """Chromium with a fresh user-data-dir ``profile`` and a ``width`` x ``height`` viewport,
+    actions waiting up to 30 s (a loaded machine); closed afterwards, also when the test
+    fails."""
+    context = pw.chromium.launch_persistent_context(
+        str(profile),
+        executable_path=need_browser(),
+        args=CHROMIUM_ARGS,
+        headless=True,
+        viewport={"width": width, "height": height},
+    )
+    context.set_default_timeout(30_000)
+    try:
+        yield context
+    finally:
+        context.close()
+
+
 @contextmanager
 def streamlit_app(url: str, workdir: Path) -> Iterator[str]:
     """``streamlit run app/main.py`` on the store ``url`` (loopback, a free port); yields the

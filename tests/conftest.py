@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
+import sqlite3
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -104,42 +106,151 @@ ONE_AT_A_TIME_FILES = frozenset(
 )
 
 
+#: Files that load the same model in-process, put in one group so that one worker loads it
+#: once (the packaged Qwen through llama.cpp: ~20 s and 1 GiB per load; the backend keeps
+#: one per process, tests/llm's server test compares its HTTP answers with it).
+SAME_MODEL_FILES = {
+    "tests/metrics/test_llm_judge.py": "packaged_llm",
+    "tests/llm/test_endpoint_llamacpp_server.py": "packaged_llm",
+}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Give every test an ``xdist_group``: ``one_at_a_time`` (above), else its own file, so a
     file's tests run on one worker and its module-scoped fixtures (demo stores, ONNX exports,
-    loaded models) are built once, not once per worker. xdist hands the groups out largest
-    first (by number of tests), one at a time as workers free up."""
+    loaded models) are built once, not once per worker. Under xdist, the groups are put in the
+    order :func:`heaviest_first` gives; scripts/test.sh tells xdist to hand them out in that
+    order (``--no-loadscope-reorder``), one at a time as workers free up."""
+    groups: dict[pytest.Item, str] = {}
     for item in items:
         if item.get_closest_marker("browser") or item.path.name in ONE_AT_A_TIME_FILES:
             group = "one_at_a_time"
         else:
-            group = item.path.relative_to(config.rootpath).as_posix()
+            path = item.path.relative_to(config.rootpath).as_posix()
+            group = SAME_MODEL_FILES.get(path, path)
         item.add_marker(pytest.mark.xdist_group(group))
+        groups[item] = group
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items[:] = heaviest_first(items, groups)
 
 
-@pytest.fixture
-def sqlite_url(tmp_path: Path) -> str:
-    """A migrated SQLite store in a fresh file."""
-    url = f"sqlite:///{tmp_path / 'store.sqlite'}"
+def heaviest_first(items: list[pytest.Item], groups: dict[pytest.Item, str]) -> list[pytest.Item]:
+    """``items`` with their groups in the order to start them: ``one_at_a_time`` (minutes of
+    browsers and process bursts, on one worker), then the groups with the most ``slow`` tests
+    (real models: a few tests of up to a minute each, which xdist's own order by number of
+    tests would start last, leaving one worker alone at the end), then the rest by number of
+    tests. Longest first keeps the workers' finishing times close. Within a group the order
+    is unchanged."""
+    count: dict[str, int] = {}
+    slow: dict[str, int] = {}
+    for item in items:
+        group = groups[item]
+        count[group] = count.get(group, 0) + 1
+        slow[group] = slow.get(group, 0) + (item.get_closest_marker("slow") is not None)
+
+    def rank(group: str) -> tuple[int, int, int]:
+        return (group != "one_at_a_time", -slow[group], -count[group])
+
+    order = {group: k for k, group in enumerate(sorted(count, key=rank))}
+    return sorted(items, key=lambda item: order[groups[item]])
+
+
+#: Argon2 parameters for the test process: the hash is still argon2id, salted and verified
+#: the same way, at a fraction of the library's default cost (64 MiB, 3 passes: ~0.2 s of CPU
+#: per hash or login, and the suite makes hundreds of accounts and logins).
+TEST_ARGON2 = {"time_cost": 1, "memory_cost": 1024, "parallelism": 1}
+
+
+@pytest.fixture(autouse=True, scope="session")
+def cheap_password_hashing() -> Iterator[None]:
+    """Hash and verify passwords with :data:`TEST_ARGON2` in this process (servers and CLI
+    calls started as child processes keep the default). Hashes made with the default
+    parameters still verify: argon2 reads them from the hash."""
+    try:
+        from argon2 import PasswordHasher
+
+        from qaeval_core.store import auth
+    except ImportError:  # no store here: nothing to make cheaper
+        yield
+        return
+    real = auth._hasher
+    auth._hasher = PasswordHasher(**TEST_ARGON2)
+    auth._dummy_hash.cache_clear()
+    try:
+        yield
+    finally:
+        auth._hasher = real
+        auth._dummy_hash.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One SQLite store migrated to head per test process, which :func:`sqlite_url` copies.
+
+    Why: running Alembic's ten migrations took 1.2-3 s per test on the loaded 2-core machine,
+    and ~280 tests ask for a fresh SQLite store. A copy of a file migrated by the same code is
+    the same store (tests/test_store_fixtures.py compares the schema with a fresh upgrade)."""
+    path = tmp_path_factory.mktemp("store-template") / "store.sqlite"
+    url = f"sqlite:///{path}"
     store_session.upgrade(url)
-    return url
+    store_session.get_engine(url).dispose()
+    # The store is in WAL mode: move every page into the main file before it is copied.
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return path
 
 
 @pytest.fixture
-def postgres_url() -> Iterator[str]:
-    """A migrated, empty PostgreSQL database (a new one per test, dropped afterwards)."""
+def sqlite_url(tmp_path: Path, sqlite_template: Path) -> str:
+    """A migrated SQLite store in a fresh file (a copy of :func:`sqlite_template`)."""
+    path = tmp_path / "store.sqlite"
+    shutil.copyfile(sqlite_template, path)
+    return f"sqlite:///{path}"
+
+
+def _postgres_base() -> str:
     base = os.environ.get("QAEVAL_TEST_POSTGRES_URL")
     if not base:
         pytest.skip(
             "no PostgreSQL server: QAEVAL_TEST_POSTGRES_URL is unset "
             "(scripts/test-services.sh starts one where apt and root are available)"
         )
-    name = f"qaeval_test_{uuid.uuid4().hex[:10]}"
+    return base
+
+
+@pytest.fixture(scope="session")
+def postgres_template() -> Iterator[str]:
+    """The name of a PostgreSQL database migrated to head once per test process, the template
+    each :func:`postgres_url` database is created from (``CREATE DATABASE ... TEMPLATE``: a
+    copy made by the server, instead of 1.5-3 s of migrations per test). Dropped at the end."""
+    base = _postgres_base()
+    name = f"qaeval_template_{uuid.uuid4().hex[:10]}"
     admin = create_engine(base, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
     url = base.rsplit("/", 1)[0] + f"/{name}"
-    store_session.upgrade(url)
+    try:
+        store_session.upgrade(url)
+        # A template must have no open connection when it is copied.
+        store_session.get_engine(url).dispose()
+        yield name
+    finally:
+        store_session.get_engine(url).dispose()
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture
+def postgres_url(postgres_template: str) -> Iterator[str]:
+    """A migrated, empty PostgreSQL database (a new one per test, dropped afterwards)."""
+    base = _postgres_base()
+    name = f"qaeval_test_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{postgres_template}"'))
+    url = base.rsplit("/", 1)[0] + f"/{name}"
     try:
         yield url
     finally:

@@ -3,7 +3,6 @@ that changed, a decision on an outdated view refused with who decided what, text
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,7 +10,6 @@ from _apptest import logged_in
 from streamlit.testing.v1 import AppTest
 
 from qaeval_core.store import repo
-from qaeval_core.store import session as store_session
 from qaeval_core.workflows import answer_knowledge as wf
 
 EVIL = "<b>City</b> of Light"
@@ -36,9 +34,8 @@ ROWS = [
 
 
 @pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    url = f"sqlite:///{tmp_path / 'store.sqlite'}"
-    store_session.upgrade(url)
+def store(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    url = sqlite_url
     repo.import_items(url, "ds", ROWS, source="test")
     repo.add_user(url, "res", "researcher", "pw-res")
     repo.add_user(url, "res2", "researcher", "pw-res2")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from _apptest import APP
@@ -49,9 +48,8 @@ USERS = {"admin": "admin", "res": "researcher", "ann1": "annotator", "ann2": "an
 
 
 @pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    url = f"sqlite:///{tmp_path / 'app.sqlite'}"
-    store_session.upgrade(url)
+def store(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    url = sqlite_url
     repo.import_items(url, "ds", ROWS, source="test")
     for name, role in USERS.items():
         repo.add_user(url, name, role, f"pw-{name}")

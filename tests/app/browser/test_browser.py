@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _browser import CHROMIUM_ARGS, chromium_path, log_in, streamlit_app
+from _browser import chromium_context, log_in, need_browser, streamlit_app
 
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
@@ -34,18 +34,10 @@ ROWS = [
 ]  # fmt: skip
 
 
-def _chromium() -> str:
-    path = chromium_path()
-    if not path:
-        pytest.skip("Chromium is not installed (apt-get install chromium, or set QAEVAL_CHROMIUM)")
-    return path
-
-
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
     """A store with 4 items dealt to ``ann1`` and ``streamlit run`` serving it."""
-    pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
-    _chromium()
+    need_browser()
     url = f"sqlite:///{tmp_path / 'browser.sqlite'}"
     store_session.upgrade(url)
     repo.import_items(url, "ds", ROWS, source="browser test")
@@ -60,15 +52,10 @@ def test_label_three_items_with_the_keyboard_only(served: tuple[str, str], tmp_p
 
     base, url = served
     dialogs: list[str] = []
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),  # a fresh user-data-dir
-            executable_path=_chromium(),
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": 1400, "height": 1000},
-        )
-        context.set_default_timeout(30_000)
+    with (
+        sync_playwright() as pw,
+        chromium_context(pw, str(tmp_path / "chromium-profile")) as context,
+    ):
         page = context.new_page()
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         page.goto(base)
@@ -152,7 +139,6 @@ def test_label_three_items_with_the_keyboard_only(served: tuple[str, str], tmp_p
         log_in(page, "ann1", "pw-ann1", by_keyboard=True)
         expect(page.get_by_role("heading", name="Annotate")).to_be_visible()
         assert page.get_by_text("Deal items").count() == 0
-        context.close()
 
     assert not dialogs, f"a script ran in the page: {dialogs}"
     labels = repo.label_history_frame(url, "ds")

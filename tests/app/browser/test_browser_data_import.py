@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _browser import CHROMIUM_ARGS, chromium_path, log_in, settled, streamlit_app
+from _browser import chromium_context, log_in, need_browser, settled, streamlit_app
 from _paths import TEST_DATA
 
 from qaeval_core.cli.main import main as cli_main
@@ -31,9 +31,7 @@ def _one(pattern: str) -> Path:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
-    pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
-    if not chromium_path():
-        pytest.skip("Chromium is not installed (apt-get install chromium, or set QAEVAL_CHROMIUM)")
+    need_browser()
     url = f"sqlite:///{tmp_path / 'data.sqlite'}"
     store_session.upgrade(url)
     repo.add_user(url, "res", "researcher", "pw-res")
@@ -64,15 +62,10 @@ def test_harness_logs_uploaded_import_as_the_cli_imports_them(
         ("lm", [samples, results], [], "24 item(s) added"),
         ("oc", [predictions / "nq_open.json"], ["--model", "acme/qa-small"], "5 item(s) added"),
     ]
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),
-            executable_path=chromium_path(),
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": 1366, "height": 768},
-        )
-        context.set_default_timeout(30_000)
+    with (
+        sync_playwright() as pw,
+        chromium_context(pw, str(tmp_path / "chromium-profile"), 1366, 768) as context,
+    ):
         page = context.new_page()
         page.goto(base)
         log_in(page, "res", "pw-res")
@@ -105,7 +98,6 @@ def test_harness_logs_uploaded_import_as_the_cli_imports_them(
             expect(page.get_by_text("Import a file")).to_be_hidden()
             page.get_by_role("link", name="Data").click()
             expect(page.get_by_text("Import a file")).to_be_visible(timeout=60_000)
-        context.close()
     for name, files, flags, _ in cases:
         args = ["import", str(files[0]), "-d", f"cli-{name}", "--db", url, *flags]
         if name == "oc":

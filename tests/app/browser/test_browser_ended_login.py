@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _browser import CHROMIUM_ARGS, chromium_path, log_in, streamlit_app
+from _browser import chromium_context, log_in, need_browser, streamlit_app
 
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
@@ -40,9 +40,7 @@ ENDINGS = ("deactivated", "password changed", "logged out in another tab")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     """4 items dealt to one annotator per way a login ends (``ann0``, ``ann1``, ``ann2``), an
     admin, and ``streamlit run`` serving the store."""
-    pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
-    if not chromium_path():
-        pytest.skip("Chromium is not installed (apt-get install chromium, or set QAEVAL_CHROMIUM)")
+    need_browser()
     tmp = tmp_path_factory.mktemp("ended")
     url = f"sqlite:///{tmp / 'ended.sqlite'}"
     store_session.upgrade(url)
@@ -91,15 +89,7 @@ def test_key_and_enter_after_the_login_ended_is_refused_and_stores_nothing(
     base, url = served
     name = f"ann{ENDINGS.index(ending)}"
     expect.set_options(timeout=30_000)  # the first run of a page is slow on a loaded machine
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=chromium_path(),
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": 1400, "height": 1000},
-        )
-        context.set_default_timeout(30_000)
+    with sync_playwright() as pw, chromium_context(pw, str(tmp_path / "profile")) as context:
         page = context.new_page()
         log_in(page, name, f"pw-{name}", base=base, by_keyboard=True)
         _wait_item(page, "e0")
@@ -124,5 +114,4 @@ def test_key_and_enter_after_the_login_ended_is_refused_and_stores_nothing(
         expect(page.get_by_text("Nothing was saved after it ended")).to_be_visible()
         expect(page.get_by_text("No account yet?")).to_be_visible()  # the login form
         expect(page.locator("[data-qp-item]")).to_have_count(0)  # the item is gone
-        context.close()
     assert _labels(url, name) == [("e0", 2)]  # e1 was not labelled

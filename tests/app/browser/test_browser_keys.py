@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _browser import CHROMIUM_ARGS, chromium_path, log_in, streamlit_app
+from _browser import chromium_context, log_in, need_browser, streamlit_app
 
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
@@ -44,9 +44,7 @@ def _rows(prefix: str, n: int) -> list[dict[str, Any]]:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Path]]:
     """One server for the module: ``typist`` has 240 items in ``keys``; ``mover`` has two
     datasets; ``racer`` has 40 items in ``race``."""
-    pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
-    if not chromium_path():
-        pytest.skip("Chromium is not installed (apt-get install chromium, or set QAEVAL_CHROMIUM)")
+    need_browser()
     tmp = tmp_path_factory.mktemp("keys")
     url = f"sqlite:///{tmp / 'keys.sqlite'}"
     store_session.upgrade(url)
@@ -70,17 +68,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str,
 def browser_page(served: tuple[str, str, Path], tmp_path: Path) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=chromium_path(),
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": 1400, "height": 1000},
-        )
-        context.set_default_timeout(30_000)
+    with sync_playwright() as pw, chromium_context(pw, str(tmp_path / "profile")) as context:
         yield context.new_page()
-        context.close()
 
 
 def _status(page: Any) -> str:

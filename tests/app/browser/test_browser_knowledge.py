@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _browser import CHROMIUM_ARGS, chromium_path, log_in, pick, streamlit_app
+from _browser import chromium_context, log_in, need_browser, pick, streamlit_app
 
 from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
@@ -26,13 +26,6 @@ from qaeval_core.store.repo.answer_knowledge import knowledge_decisions
 
 pytestmark = pytest.mark.browser
 DATASET = "capitals"
-
-
-def _chromium() -> str:
-    path = chromium_path()
-    if not path:
-        pytest.skip("Chromium is not installed (apt-get install chromium, or set QAEVAL_CHROMIUM)")
-    return path
 
 
 def _row(i: int, candidate: str, model: str, label: int | None) -> dict[str, Any]:
@@ -56,8 +49,7 @@ ROWS = [
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
-    pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
-    _chromium()
+    need_browser()
     url = f"sqlite:///{tmp_path / 'knowledge.sqlite'}"
     store_session.upgrade(url)
     repo.import_items(url, DATASET, ROWS, source="browser knowledge test")
@@ -72,15 +64,10 @@ def test_accept_a_suggestion_and_see_the_rescored_verdicts(
     from playwright.sync_api import expect, sync_playwright
 
     base, url = served
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),
-            executable_path=_chromium(),
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": 1400, "height": 1000},
-        )
-        context.set_default_timeout(30_000)
+    with (
+        sync_playwright() as pw,
+        chromium_context(pw, str(tmp_path / "chromium-profile")) as context,
+    ):
         page = context.new_page()
         page.goto(base)
         log_in(page, "res", "pw-res")
@@ -105,7 +92,6 @@ def test_accept_a_suggestion_and_see_the_rescored_verdicts(
             "r4 (m5) 'Lutetia, the City of Light': incorrect -> correct",
         ):
             expect(page.get_by_text(line, exact=True)).to_be_visible()
-        context.close()
     decided = knowledge_decisions(url, DATASET)
     assert decided[["answer", "decision", "decided_by"]].values.tolist() == [
         ["The City of Light", "accepted", "res"]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _browser import CHROMIUM_ARGS, chromium_path
+from _browser import CHROMIUM_ARGS, chromium_path, need_browser
 from _report_frames import EVIL, report_frames
 
 from qaeval_core.analysis.report import build_report, write_report
@@ -27,9 +27,7 @@ def frames() -> dict[str, Any]:
 
 
 def test_report_charts_draw_offline(frames: dict[str, Any], tmp_path: Path) -> None:
-    pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
-    if not chromium_path():
-        pytest.skip("Chromium is not installed (apt-get install chromium, or set QAEVAL_CHROMIUM)")
+    need_browser()
     from playwright.sync_api import sync_playwright
 
     report = build_report(

@@ -31,15 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _browser import (
-    CHROMIUM_ARGS,
-    MOVED_JS,
-    READY_JS,
-    chromium_path,
-    log_in,
-    pick,
-    streamlit_app,
-)
+from _browser import MOVED_JS, READY_JS, chromium_context, log_in, need_browser, pick, streamlit_app
 from _paths import TEST_DATA
 
 from qaeval_core import workflows
@@ -69,9 +61,7 @@ def _uploads() -> list[Path]:
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
     """``qaeval demo``'s store plus a saved calibration of the demo dataset (module docstring)."""
-    pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
-    if not chromium_path():
-        pytest.skip("Chromium is not installed (apt-get install chromium, or set QAEVAL_CHROMIUM)")
+    need_browser()
     url = f"sqlite:///{tmp_path / 'walk.sqlite'}"
     store_session.upgrade(url)
     install_demo(url, ADMIN_TEMP)
@@ -100,15 +90,10 @@ def test_researcher_goes_from_lm_eval_upload_to_ppi_intervals(
 
     base, url = served
     dialogs: list[str] = []
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),
-            executable_path=chromium_path(),
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": 1366, "height": 768},
-        )
-        context.set_default_timeout(30_000)
+    with (
+        sync_playwright() as pw,
+        chromium_context(pw, str(tmp_path / "chromium-profile"), 1366, 768) as context,
+    ):
         page = context.new_page()
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
 
@@ -220,7 +205,6 @@ def test_researcher_goes_from_lm_eval_upload_to_ppi_intervals(
         box, view = table.bounding_box(), page.viewport_size
         assert box and view and box["x"] + box["width"] <= view["width"]
         assert_fits(table, "with PPI")
-        context.close()
 
     assert not dialogs, f"a script ran in the page: {dialogs}"
     frame = workflows.estimation_frame(url, DATASET, CAL)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _browser import CHROMIUM_ARGS, chromium_path, log_in, streamlit_app
+from _browser import chromium_context, log_in, need_browser, streamlit_app
 
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
@@ -51,9 +51,7 @@ def _rows(prefix: str, n: int) -> list[dict[str, Any]]:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     """One server: ``laptop`` has 5 items in ``fold``; ``skipper`` has 2 items in ``skips``.
     Both datasets use the default guidelines (seven rules with descriptions)."""
-    pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
-    if not chromium_path():
-        pytest.skip("Chromium is not installed (apt-get install chromium, or set QAEVAL_CHROMIUM)")
+    need_browser()
     tmp = tmp_path_factory.mktemp("screens")
     url = f"sqlite:///{tmp / 'screens.sqlite'}"
     store_session.upgrade(url)
@@ -71,17 +69,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
 def page(served: tuple[str, str], tmp_path: Path) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=chromium_path(),
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": WIDTH, "height": HEIGHT},
-        )
-        context.set_default_timeout(30_000)
+    with (
+        sync_playwright() as pw,
+        chromium_context(pw, str(tmp_path / "profile"), WIDTH, HEIGHT) as context,
+    ):
         yield context.new_page()
-        context.close()
 
 
 def _wait_item(page: Any, external_id: str) -> None:

@@ -39,6 +39,7 @@ from _browser import (
     REPO,
     chromium_path,
     log_in,
+    need_browser,
     pick,
     streamlit_app,
 )
@@ -67,9 +68,7 @@ def _screenshots() -> bool:
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
     """``qaeval demo``'s store (scored, admin with a temporary password), guidelines v1."""
-    pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
-    if not chromium_path():
-        pytest.skip("Chromium is not installed (apt-get install chromium, or set QAEVAL_CHROMIUM)")
+    need_browser()
     url = f"sqlite:///{tmp_path / 'walk.sqlite'}"
     store_session.upgrade(url)
     install_demo(url, ADMIN_TEMP)

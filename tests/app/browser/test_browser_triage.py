@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _browser import CHROMIUM_ARGS, chromium_path, log_in, pick, streamlit_app
+from _browser import chromium_context, log_in, need_browser, pick, streamlit_app
 from _paths import REPO_ROOT
 
 from qaeval_core import workflows
@@ -35,13 +35,6 @@ pytestmark = pytest.mark.browser
 REPO = REPO_ROOT
 DATA = REPO / "qaeval_core" / "data" / "demo_nq301.jsonl"
 DATASET, CAL = "nq", "nq-judge"
-
-
-def _chromium() -> str:
-    path = chromium_path()
-    if not path:
-        pytest.skip("Chromium is not installed (apt-get install chromium, or set QAEVAL_CHROMIUM)")
-    return path
 
 
 def _make_store(url: str) -> None:
@@ -64,8 +57,7 @@ def _make_store(url: str) -> None:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
-    pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
-    _chromium()
+    need_browser()
     url = f"sqlite:///{tmp_path / 'triage.sqlite'}"
     _make_store(url)
     with streamlit_app(url, tmp_path) as base:
@@ -77,15 +69,10 @@ def test_route_label_and_estimate_in_the_browser(served: tuple[str, str], tmp_pa
 
     base, url = served
     dialogs: list[str] = []
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),
-            executable_path=_chromium(),
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": 1400, "height": 1000},
-        )
-        context.set_default_timeout(30_000)
+    with (
+        sync_playwright() as pw,
+        chromium_context(pw, str(tmp_path / "chromium-profile")) as context,
+    ):
         page = context.new_page()
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         page.goto(base)
@@ -195,7 +182,6 @@ def test_route_label_and_estimate_in_the_browser(served: tuple[str, str], tmp_pa
                 clip={"x": 0, "y": max(0, top["y"] - 100), "width": 1600,
                       "height": end["y"] + end["height"] - max(0, top["y"] - 100) + 20},
             )  # fmt: skip
-        context.close()
 
     assert not dialogs, f"a script ran in the page: {dialogs}"
     labels = repo.label_history_frame(url, DATASET)
