@@ -15,11 +15,12 @@ Backends (the ``backend`` parameter of the embedding metrics):
 * ``"onnx-int8"``: the ONNX model with int8 dynamic quantisation (per-channel weights, made
   once from the verified float export and recorded, :mod:`.onnx_encoder`), **only on
   request**. Measured against float ONNX (experiments/results/int8_encoder.md, issue 35): the
-  encoder alone is ~1.75x faster on the 2-core CPU (same strings, same process), 1 - cosine at
-  most 0.036 (mean 0.009), and the fitted judge's CV accuracy moves by < 0.5 points; but the
-  single metrics' verdicts are not kept on >= 99.5% of rows (A-VERT 95.0%, embed_cosine 98.9%
-  on NQ301), the bar for a default. It is part of the configuration hash, stored under its
-  own key, priced as its own cost family (``encoder:minilm|onnx-int8``), and a failure raises
+  encoder alone is 1.6-1.95x faster on the 2-core CPU (same strings, same process), 1 - cosine
+  at most 0.044 (mean 0.01), and the fitted judge's CV accuracy moved by +0.13 points on both
+  NQ301 and MMLU-Pro; but single metrics' verdicts are not kept on >= 99.5% of rows (A-VERT
+  95.0% and embed_cosine 98.9% on NQ301, SMILE 97.1% on MMLU-Pro), the bar for a default. It
+  is part of the configuration hash, stored under its own key, priced as its own cost family
+  (``encoder:minilm|onnx-int8``), and a failure raises
   instead of falling back.
 """
 
