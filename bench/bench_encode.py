@@ -17,12 +17,20 @@ Scenarios: ``embed_cosine``, ``bertscore``, ``smile``, ``avert`` alone, and ``al
 
 ``--code DIR`` runs another checkout's ``qaeval_core`` (for a *before* figure, e.g. an export
 of ``git archive HEAD``); ``--backend torch|onnx|auto`` sets ``QAEVAL_ENCODER_BACKEND``
-(ignored by code that predates it).
+(ignored by code that predates it); ``--backend onnx-int8`` (never read from the environment:
+it changes scores) is passed to each metric as its ``backend`` parameter.
+
+``--raw N``: the encoder alone, float ONNX against int8 ONNX (issue 35), on the first N distinct
+candidate and reference strings of the rows, in one process, alternated, ``--repeat`` times
+each: strings/s from the median wall time and the median CPU time (the process's, all threads),
+and how far the int8 sentence vectors are from the float ones (1 - cosine). CPU time moves less
+than wall time on a loaded machine; both are printed.
 
 Usage::
 
     .venv/bin/python bench/bench_encode.py --rows 1000 --backend onnx
     .venv/bin/python bench/bench_encode.py --rows 1000 --code /tmp/qaeval_head --label before
+    .venv/bin/python bench/bench_encode.py --raw 2000 --repeat 3      # float vs int8 encoder
 
 Prints one JSON line per run and appends it to ``--out`` (default: the temporary folder).
 """
@@ -33,6 +41,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -74,6 +83,57 @@ def load_rows(n: int) -> list[dict[str, Any]]:
     return rows
 
 
+def distinct_strings(rows: list[dict[str, Any]], n: int) -> list[str]:
+    """The first ``n`` distinct non-empty candidate and reference strings of ``rows``."""
+    seen: dict[str, None] = {}
+    for r in rows:
+        for text in (r["candidate"], *r["references"]):
+            if text.strip():
+                seen[text] = None
+    return list(seen)[:n]
+
+
+def raw_speed(
+    texts: list[str], backends: tuple[str, ...] = ("onnx", "onnx-int8"), repeat: int = 3
+) -> dict[str, Any]:
+    """The encoders of ``backends`` on the same ``texts`` in this process, alternated
+    (``repeat`` rounds, each backend once per round): per backend the median wall and CPU
+    seconds and strings/s; per non-first backend the largest and mean 1 - cosine of its
+    sentence vectors to the first backend's. Encoders are loaded (and any export or
+    quantisation made) before the clock."""
+    from qaeval_core.models.backends import load_encoder
+
+    encoders = {b: load_encoder("minilm", "cpu", b) for b in backends}
+    for enc in encoders.values():
+        enc.encode(texts[:8], tokens=False)  # first-call setup off the clock
+    wall: dict[str, list[float]] = {b: [] for b in backends}
+    cpu: dict[str, list[float]] = {b: [] for b in backends}
+    vecs: dict[str, Any] = {}
+    for _ in range(repeat):
+        for b, enc in encoders.items():
+            w, c = time.perf_counter(), time.process_time()
+            vecs[b] = enc.encode(texts, tokens=False).sentences
+            wall[b].append(time.perf_counter() - w)
+            cpu[b].append(time.process_time() - c)
+    out: dict[str, Any] = {"strings": len(texts), "repeat": repeat, "backends": {}}
+    first = backends[0]
+    for b in backends:
+        w, c = statistics.median(wall[b]), statistics.median(cpu[b])
+        row: dict[str, Any] = {
+            "wall_s": round(w, 3),
+            "cpu_s": round(c, 3),
+            "strings_per_s_wall": round(len(texts) / w, 1),
+            "strings_per_s_cpu": round(len(texts) / c, 1),
+            "wall_runs": [round(x, 3) for x in wall[b]],
+        }
+        if b != first:
+            gap = 1.0 - (vecs[b] * vecs[first]).sum(axis=1)
+            row["one_minus_cos_max"] = round(float(gap.max()), 5)
+            row["one_minus_cos_mean"] = round(float(gap.mean()), 5)
+        out["backends"][b] = row
+    return out
+
+
 def _child(rows_file: str, scenario: str) -> None:
     """One timed pass in this process (run by the parent with the environment set)."""
     start = time.perf_counter()
@@ -85,7 +145,9 @@ def _child(rows_file: str, scenario: str) -> None:
         Item(r["question"], tuple(r["references"]), r["candidate"], dataset=r["dataset"])
         for r in rows
     ]
-    metrics = [get_metric(m, device="cpu") for m in SCENARIOS[scenario]]
+    backend = os.environ.get("BENCH_METRIC_BACKEND")  # onnx-int8: a metric parameter
+    extra = {"backend": backend} if backend else {}
+    metrics = [get_metric(m, device="cpu", **extra) for m in SCENARIOS[scenario]]
     warm_up = [Item("Who wrote it?", ("Ada",), "Ada wrote it."), Item("Year?", ("1900",), "x")]
     for m in metrics:
         m.score_batch(warm_up)
@@ -135,7 +197,9 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1000)
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
     ap.add_argument("--code", type=Path, default=REPO, help="checkout whose qaeval_core runs")
-    ap.add_argument("--backend", default="auto", choices=["auto", "torch", "onnx"])
+    ap.add_argument("--backend", default="auto", choices=["auto", "torch", "onnx", "onnx-int8"])
+    ap.add_argument("--raw", type=int, default=0, help="encoder alone: float vs int8 on N strings")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds of --raw")
     ap.add_argument("--label", default="after")
     ap.add_argument("--no-warm", action="store_true")
     ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "bench_encode.jsonl")
@@ -144,11 +208,23 @@ def main() -> None:
     if args._child:
         _child(*args._child)
         return
+    if args.raw:
+        rows = load_rows(max(args.rows, 2400))
+        record = {"label": args.label, "raw": True, "load_avg_before": os.getloadavg()[0]}
+        record |= raw_speed(distinct_strings(rows, args.raw), repeat=args.repeat)
+        record["load_avg_after"] = os.getloadavg()[0]
+        print(json.dumps(record), flush=True)
+        with args.out.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record) + "\n")
+        return
     rows = load_rows(args.rows)
     rows_file = Path(tempfile.mkdtemp(prefix="qaeval-bench-encode-")) / "rows.json"
     rows_file.write_text(json.dumps(rows), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "QAEVAL_ENCODER_BACKEND"}
-    env["QAEVAL_ENCODER_BACKEND"] = args.backend
+    if args.backend == "onnx-int8":
+        env["BENCH_METRIC_BACKEND"] = args.backend
+    else:
+        env["QAEVAL_ENCODER_BACKEND"] = args.backend
     export_base, export_s = _export_once(args.code, env)
     for scenario in args.scenarios.split(","):
         cache = Path(tempfile.mkdtemp(prefix="qaeval-bench-encode-cache-"))

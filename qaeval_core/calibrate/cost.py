@@ -9,7 +9,8 @@ machine, and ``qaeval calibrate`` uses those numbers to prefer cheap inputs
 How, so that it is honest and reproducible:
 
 * **Families.** Each metric class declares its family (``Metric.family``). Inputs that load
-  the same encoder form one family (``encoder:minilm``, declared as ``BY_MODEL``): they
+  the same encoder form one family (``encoder:minilm``, declared as ``BY_MODEL``; an encoder
+  backend whose vectors differ, ``encoder:minilm|onnx-int8``, is another): they
   share its load and, where the metrics reuse each other's encodings, its per-row work. The
   others declare a family of inputs that share tokenisation and normalisation (``lexical``,
   ``ngram``, ``vqa``, ``shape``, ``panda``, ``static``: the distilled MiniLM, which loads no
@@ -21,7 +22,9 @@ How, so that it is honest and reproducible:
   SQLite files: stored embeddings, SMILE's synthetic answers), so no work done earlier for
   these rows is reused. Inside it, per input in the family's order: a warm-up call on two
   synthetic items, timed as ``load_s`` (model load and first-call setup, reported apart), then
-  one ``score_batch`` over the sample, timed as ``s_per_1000`` = seconds * 1000 / rows.
+  the family's inputs over the sample in one :func:`~qaeval_core.scoring.run_jobs`, as a judge
+  runs them (the encoder metrics share one encoding pass, paid by the first of them), each
+  input timed as ``s_per_1000`` = seconds * 1000 / rows.
 * **The sample** is the calibration's own items (at most ``sample`` of them, drawn with a
   seed), so the cost is that of rows like the ones the judge will see.
 
@@ -91,8 +94,9 @@ COST_UNIT = "seconds per 1,000 rows"
 COST_CACHE_FILE = "input_costs.json"
 #: Fields of :func:`machine_info` that change from run to run on one machine (not in the key).
 _VOLATILE = ("loadavg_1min", "torch_threads", "cuda")
-#: Format of the cache file; a file in another format is ignored (and rewritten).
-_CACHE_FORMAT = 1
+#: Format of the cache file; a file in another format is ignored (and rewritten). 2: encoder
+#: families timed through one shared encoding pass (format-1 entries priced them ~1.5x high).
+_CACHE_FORMAT = 2
 #: Two synthetic items for the warm-up call (model load), unlike any real row.
 _WARMUP = (
     Item("qaeval warm-up question one?", ("warm-up reference",), "warm-up answer"),
@@ -102,12 +106,20 @@ _WARMUP = (
 
 def input_family(metric: Metric) -> str:
     """The family an input is kept or dropped with (see the module docstring): the one its
-    class declares (:attr:`~qaeval_core.metrics.base.Metric.family`), ``encoder:<model>`` for
-    :data:`~qaeval_core.metrics.base.BY_MODEL`, its id when it declares none."""
+    class declares (:attr:`~qaeval_core.metrics.base.Metric.family`), its id when it declares
+    none. :data:`~qaeval_core.metrics.base.BY_MODEL` is keyed like the stored vectors
+    (:func:`~qaeval_core.models.backends.store_key`): a backend whose vectors differ
+    (``onnx-int8``) is a family of its own, priced apart, so selection can weigh the cheaper
+    encoder against the float one."""
     family = metric.family or metric.id
     if family == BY_MODEL:
         model = getattr(metric, "model", None)
-        return f"encoder:{model}" if isinstance(model, str) and model else metric.id
+        if not (isinstance(model, str) and model):
+            return metric.id
+        from qaeval_core.models.backends import store_key
+
+        backend = getattr(metric, "backend", None)  # an encoder's; an LLM has none of this kind
+        return f"encoder:{store_key(model, backend if isinstance(backend, str) else None)}"
     return family
 
 
@@ -326,18 +338,33 @@ def cost_record(
 def _time_family(
     specs: Sequence[tuple[str, Metric]], items: Sequence[Item]
 ) -> list[dict[str, Any]]:
-    """Per input, in order: warm-up (load) seconds, then seconds over ``items``."""
-    out = []
-    for column, metric in specs:
+    """Per input, in order: warm-up (load) seconds, then seconds over ``items``.
+
+    The timed run is the judge's own: one :func:`~qaeval_core.scoring.run_jobs` over the
+    family's inputs, so the encoder metrics share one encoding pass of their distinct strings
+    (timing each ``score_batch`` alone encoded them once per metric and priced the MiniLM
+    family ~1.5x too high). The shared pass runs before the first job and is counted in its
+    time: work shared inside a family is paid once, by the first input.
+    """
+    from qaeval_core.scoring import ScoringJob, run_jobs
+
+    loads = []
+    for _column, metric in specs:
         t0 = time.perf_counter()
         metric.score_batch(list(_WARMUP))
-        load = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        res = metric.score_batch(list(items))
-        seconds = time.perf_counter() - t0
-        if len(res) != len(items):
-            raise RuntimeError(f"{column}: {len(res)} results for {len(items)} items.")
-        out.append({"column": column, "load_s": load, "seconds": seconds})
+        loads.append(time.perf_counter() - t0)
+    jobs = [ScoringJob(column, metric, list(items)) for column, metric in specs]
+    ends: dict[str, float] = {}
+    t0 = time.perf_counter()
+    results = run_jobs(
+        jobs, on_result=lambda job, _res: ends.setdefault(job.label, time.perf_counter())
+    )
+    out, start = [], t0
+    for (column, _metric), load in zip(specs, loads, strict=True):
+        if len(results[column]) != len(items):
+            raise RuntimeError(f"{column}: {len(results[column])} results for {len(items)} items.")
+        out.append({"column": column, "load_s": load, "seconds": ends[column] - start})
+        start = ends[column]
     return out
 
 
@@ -563,10 +590,10 @@ def measure_costs(
         rows_note = "the calibration's rows (cached families: as many as when measured)"
     method = (
         f"each family in a fresh process, per-string caches empty; warm-up call on 2 synthetic "
-        f"items (load_s), then one score_batch over {rows_note}"
+        f"items (load_s), then one shared scoring pass (run_jobs) over {rows_note}"
         if isolate
-        else f"in the calibrating process; warm-up call (load_s), then one score_batch over {n} "
-        "rows"
+        else f"in the calibrating process; warm-up call (load_s), then one shared scoring pass "
+        f"over {n} rows"
     )
     if cached:
         method += f"; from the cost cache: {', '.join(cached)}"

@@ -32,9 +32,11 @@ with no network.
   the export (its seal) or ``torch``. Like the judge file's checksum, the hashes catch
   accidents and stale caches, not an attacker who can rewrite the cache folder; the settings are
   checked against the model itself, which such an edit cannot fake short of editing the model.
-* **int8** (only on request, see :mod:`.encoder`): ``onnxruntime.quantization.quantize_dynamic``
-  (per-channel int8 weights) of the exported file, cached beside it with the hashes of both
-  files (``model.int8.json``), rebuilt when either differs.
+* **int8** (only on request, see :mod:`.backends`): ``onnxruntime.quantization.quantize_dynamic``
+  (:data:`INT8_RECIPE`: per-channel int8 weights) of the verified float export, made once,
+  cached beside it and loaded by path; ``model.int8.json`` records the recipe and its version,
+  the runtime's version, the SHA-256 of both files and a seal (:func:`int8_record`), and a
+  load rebuilds the int8 model when any of them differs. Its vectors are tagged with its hash.
 
 Why it is one module: the export, its record (hashes, fingerprint, seal), the verification
 and the encoder that loads it are one contract, "what runs is what was checked against torch";
@@ -43,6 +45,7 @@ apart, a loader could read a file its verifier never saw.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -50,7 +53,7 @@ import os
 import tempfile
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,8 +69,11 @@ from qaeval_core.models.loading import (
 )
 
 __all__ = [
+    "INT8_MAX_COSINE_GAP",
+    "INT8_RECIPE",
     "OnnxEncoder",
     "PARITY_TOLERANCE",
+    "int8_record",
     "export_dir",
     "export_model",
     "meta_seal",
@@ -83,6 +89,15 @@ PARITY_TOLERANCE = 1e-4
 #: Bumped when the export format or the meta file changes, so old exports are not reused
 #: (2: hashes, source fingerprint and seal; version-1 exports were never verified).
 EXPORT_VERSION = "2"
+#: How the int8 model is made (``onnxruntime.quantization.quantize_dynamic``): int8 weights
+#: per output channel (per-tensor moved cosines 4x more, issue 35's measurements in
+#: experiments/results/int8_encoder.md); activations quantised at run time.
+INT8_RECIPE: dict[str, object] = {"weight_type": "QInt8", "per_channel": True}
+#: Bumped when the int8 record or recipe changes (2: recipe, runtime and seal recorded).
+INT8_VERSION = "2"
+#: Largest 1 - cosine between the int8 and the float sentence vector of a text that the tests
+#: accept (measured on 600 NQ301 and 600 MMLU-Pro strings: max 0.036 / 0.044, mean 0.009 / 0.010).
+INT8_MAX_COSINE_GAP = 0.05
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _PROBES = (
     "Paris",
@@ -395,9 +410,44 @@ def _parity(enc: OnnxEncoder, model: str) -> float:
     return worst
 
 
+def int8_record(source_sha: str, sha: str) -> dict[str, Any]:
+    """What ``model.int8.json`` records: the recipe and its version, the runtime that
+    quantised, the SHA-256 of the float export it was made from and of itself, sealed."""
+    import onnxruntime
+
+    record: dict[str, Any] = {
+        "version": INT8_VERSION,
+        "recipe": dict(INT8_RECIPE),
+        "onnxruntime": onnxruntime.__version__,
+        "source": source_sha,
+        "sha256": sha,
+    }
+    record["seal"] = meta_seal(record)
+    return record
+
+
+def _int8_problems(record: Any, source_sha: str, target: Path) -> list[str]:
+    """Why a cached int8 model cannot be used (empty: it can)."""
+    if not isinstance(record, dict) or record.get("version") != INT8_VERSION:
+        return [f"its record is not a version-{INT8_VERSION} int8 record"]
+    problems = []
+    if record.get("seal") != meta_seal(record):
+        problems.append("its record was changed after quantisation (seal)")
+    if record.get("recipe") != INT8_RECIPE:
+        problems.append(f"it was made with {record.get('recipe')!r}, not {INT8_RECIPE!r}")
+    if record.get("source") != source_sha:
+        problems.append("it was made from another float export")
+    if not target.is_file():
+        problems.append("model.int8.onnx is missing")
+    elif record.get("sha256") != _file_sha256(target):
+        problems.append("model.int8.onnx differs from the file quantised (SHA-256)")
+    return problems
+
+
 def _quantized(folder: Path, source_sha: str) -> tuple[Path, str]:
     """The int8 model made from the export whose ``model.onnx`` has ``source_sha`` and its
-    SHA-256, (re)built when ``model.int8.json`` does not record exactly both files."""
+    SHA-256, (re)built when ``model.int8.json`` does not record exactly this recipe and both
+    files (:func:`int8_record`)."""
     target, record = folder / "model.int8.onnx", folder / "model.int8.json"
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -405,30 +455,50 @@ def _quantized(folder: Path, source_sha: str) -> tuple[Path, str]:
         try:
             known = json.loads(record.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            known = {}
-        if (
-            isinstance(known, dict)
-            and known.get("source") == source_sha
-            and target.is_file()
-            and known.get("sha256") == _file_sha256(target)
-        ):
+            known = None
+        problems = _int8_problems(known, source_sha, target)
+        if not problems:
             return target, str(known["sha256"])
         if target.is_file() or record.is_file():
-            log.warning("The int8 ONNX model in %s does not match its record; rebuilding.", folder)
-        _atomic_write(
-            target,
-            lambda tmp: quantize_dynamic(
-                folder / "model.onnx", tmp, weight_type=QuantType.QInt8, per_channel=True
-            ),
-        )
+            log.warning(
+                "The int8 ONNX model in %s cannot be used (%s); rebuilding it.",
+                folder,
+                "; ".join(problems),
+            )
+        weight = getattr(QuantType, str(INT8_RECIPE["weight_type"]))
+        with warnings.catch_warnings(), _quiet_root_warning():
+            warnings.simplefilter("ignore")
+            _atomic_write(
+                target,
+                lambda tmp: quantize_dynamic(
+                    folder / "model.onnx",
+                    tmp,
+                    weight_type=weight,
+                    per_channel=bool(INT8_RECIPE["per_channel"]),
+                ),
+            )
         sha = _file_sha256(target)
         _atomic_write(
             record,
             lambda tmp: Path(tmp).write_text(
-                json.dumps({"source": source_sha, "sha256": sha}), encoding="utf-8"
+                json.dumps(int8_record(source_sha, sha), indent=1), encoding="utf-8"
             ),
         )
+        log.info("Quantised the ONNX export in %s to int8 (%s).", folder, INT8_RECIPE)
         return target, sha
+
+
+@contextlib.contextmanager
+def _quiet_root_warning() -> Iterator[None]:
+    """``quantize_dynamic`` logs a pre-processing hint (advice for image models) on the root
+    logger on every call: held back."""
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
 
 
 class OnnxEncoder:

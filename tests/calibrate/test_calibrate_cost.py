@@ -287,7 +287,7 @@ def test_the_cache_key_follows_metric_configs_datasets_and_remeasure(
     # A damaged cache file is only a cache: measured again and rewritten.
     _own_cost_cache.write_text("{not json", "utf-8")
     assert measure_costs(specs, _items(dataset="nq")).source == "measured"
-    assert json.loads(_own_cost_cache.read_text("utf-8"))["format"] == 1
+    assert json.loads(_own_cost_cache.read_text("utf-8"))["format"] == cost_module._CACHE_FORMAT
 
 
 def test_calibrate_cli_measures_costs_by_default_caches_them_and_inputs_all_restores_the_old_judge(
