@@ -13,7 +13,7 @@ same rows:
   recently written configuration is taken unless the caller names the hashes.
 
 The SQL lives in the store (:mod:`qaeval_core.store.repo.frames`); this module opens one read
-transaction with :func:`~qaeval_core.store.repo.session_for` (the caller's session, which it
+transaction with :func:`~qaeval_core.store.repo.store_scope` (the caller's session, which it
 joins, or a new one on the URL; pass what it yields as ``db`` to read several frames
 consistently), passes it to the store's readers and does the rest (which
 configuration to use, the frames) with pandas.
@@ -35,7 +35,7 @@ from qaeval_core.store.repo import (
     FRAME_ITEM_COLUMNS,
     FRAME_LABEL_COLUMNS,
     FRAME_SCORE_COLUMNS,
-    session_for,
+    store_scope,
 )
 
 __all__ = [
@@ -52,7 +52,6 @@ __all__ = [
     "load_scores",
     "read_adjudications",
     "score_configs",
-    "session_for",
 ]
 
 CONFIG_COLUMNS = ["metric_id", "config_hash", "n_items", "last_scored", "used"]
@@ -111,7 +110,7 @@ def load_scores(
     count a metric twice, this returns several configurations of one metric side by side:
     calibration reads its inputs this way, whatever other configurations were scored later.
     """
-    with session_for(db) as s:
+    with store_scope(db) as s:
         return _scores(s, dataset, list(configs))
 
 
@@ -177,7 +176,7 @@ def load_frames(
     configurations. Per metric id one configuration is kept: the most recently scored of the
     allowed ones. Unknown metric ids or hashes raise :class:`NotFoundError` with the known ones.
     """
-    with session_for(db) as s:
+    with store_scope(db) as s:
         configs = score_configs(s, dataset)
         configs = _choose_configs(configs, metrics, config_hashes)
         chosen = configs.loc[configs["used"], ["metric_id", "config_hash"]]
@@ -212,7 +211,7 @@ class ItemDetail:
 
 def item_detail(db: repo.Store, item_id: int) -> ItemDetail:
     """One item with its labels (current, every rater), adjudication history and all scores."""
-    with session_for(db) as s:
+    with store_scope(db) as s:
         item = repo.item_row(s, int(item_id))
         if item is None:
             raise NotFoundError(f"No item with id {item_id}.")

@@ -67,7 +67,7 @@ def _stored_ids(url: str) -> set[str]:
 
     if DEMO_DATASET not in {d.name for d in repo.list_datasets(url)}:
         return set()
-    with repo.session_for(url) as session:
+    with repo.store_scope(url) as session:
         return set(repo.frame_items(session, DEMO_DATASET)["external_id"].astype(str))
 
 

@@ -26,7 +26,7 @@ for the default store (``QAEVAL_DATABASE_URL`` or the SQLite file under ``.qaeva
 - The functions of :mod:`~qaeval_core.store.repo` also accept an open SQLAlchemy ``Session``
   and then join the caller's transaction, so several calls read one snapshot or commit
   together; with a URL or ``None`` each runs in its own transaction. The type is
-  :data:`qaeval_core.store.repo.Store`; :func:`qaeval_core.store.repo.session_for` opens such a
+  :data:`qaeval_core.store.repo.Store`; :func:`qaeval_core.store.repo.store_scope` opens such a
   session for callers that do not import SQLAlchemy.
 - The functions of :mod:`~qaeval_core.store.annotation` and
   :mod:`~qaeval_core.store.login_sessions` always run their own short transaction (a label is

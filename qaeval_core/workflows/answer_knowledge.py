@@ -63,7 +63,7 @@ def _labelled(
     db: repo.Store, dataset: str, aggregate: Aggregate
 ) -> tuple[list[Item], list[int | None]]:
     """The dataset's items and their human final labels (None: no person labelled it)."""
-    with repo.session_for(db) as s:
+    with repo.store_scope(db) as s:
         items = repo.load_items(s, dataset)
         final = final_labels(s, dataset, aggregate=aggregate)
     human = final[final["source"].isin(("adjudication", "annotators"))]

@@ -85,7 +85,7 @@ def reorder_queue(
     key, used, n_scored = _priority(db, dataset, metrics, labelled_last)
     last = (2, 0.0)
     per_user: dict[str, int] = {}
-    with repo.session_for(db, write=True) as s:  # read and re-position in one transaction
+    with repo.store_scope(db, write=True) as s:  # read and re-position in one transaction
         queues: dict[str, list[tuple[int, int, float]]] = {}
         for slot in repo.unlabelled_assignments(s, dataset, user):
             queues.setdefault(slot.user, []).append(

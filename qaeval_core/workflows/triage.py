@@ -359,7 +359,7 @@ def _human_side(db: repo.Store, dataset: str, aggregate: str = "majority") -> pd
     overrides either.
     """
     check_aggregate(aggregate)
-    with repo.session_for(db) as s:
+    with repo.store_scope(db) as s:
         items = repo.frame_items(s, dataset)
         labels = repo.frame_labels(s, dataset)
         adjudications = repo.adjudication_rows(s, dataset)

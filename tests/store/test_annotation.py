@@ -74,9 +74,9 @@ def test_deal_validates_arguments(db_url: str) -> None:
         ann.deal(db_url, "ds", ["ann1", "ann2"], extra_fraction=0.2, extra_k=3)
     with pytest.raises(ConfigError, match="listed twice"):
         ann.deal(db_url, "ds", ["ann1", "ann1"])
-    with pytest.raises(NotFoundError, match="No dataset 'nope'. Known datasets: ds"):
+    with pytest.raises(NotFoundError, match="No dataset named 'nope' \\(known datasets: ds\\)"):
         ann.deal(db_url, "nope", ["ann1"])
-    with pytest.raises(NotFoundError, match="No user 'ghost'"):
+    with pytest.raises(NotFoundError, match="No user named 'ghost'"):
         ann.deal(db_url, "ds", ["ghost"])
     with write_scope(db_url) as s:
         s.add(User(name="rater", role="external"))

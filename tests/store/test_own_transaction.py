@@ -52,7 +52,7 @@ def test_a_session_is_refused_naming_the_function(
         f"^{function.__name__} runs its own transaction: pass a store URL or None as db, "
         "not a Session"
     )
-    with repo.session_for(sqlite_url) as session:
+    with repo.store_scope(sqlite_url) as session:
         with pytest.raises(InputError, match=expected) as positional:
             function(session)
         with pytest.raises(InputError, match=expected):
@@ -64,7 +64,7 @@ def test_a_label_given_a_session_is_not_written(db_url: str) -> None:
     items = make_store(db_url, n_items=2)
     ann.deal(db_url, "ds", ["ann1"])
     with (
-        repo.session_for(db_url) as session,
+        repo.store_scope(db_url) as session,
         pytest.raises(InputError, match="save_label runs its own transaction"),
     ):
         ann.save_label(session, "ann1", items[0], 2)

@@ -19,10 +19,10 @@ from qaeval_core import io
 from qaeval_core.errors import ConfigError, NotFoundError, StoreError, ValidationError
 from qaeval_core.store import annotation as ann
 from qaeval_core.store import repo
-from qaeval_core.store.annotation.lookups import lookup_dataset
 from qaeval_core.store.orm import IMPORTING_PREFIX, Dataset, Label, Score, User, utcnow
 from qaeval_core.store.orm import ItemRecord as Item
 from qaeval_core.store.repo import import_pending
+from qaeval_core.store.repo.datasets import find_dataset
 from qaeval_core.store.session import session_scope, write_scope
 
 DATA = TEST_DATA
@@ -369,12 +369,12 @@ def test_a_dataset_being_imported_is_invisible_everywhere(db_url: str):
     assert repo.item_row(db_url, item_id) is None
     with pytest.raises(NotFoundError, match="No item with id"):
         repo.load_item(db_url, item_id)
-    with pytest.raises(NotFoundError, match="Known datasets: seen"):
+    with pytest.raises(NotFoundError, match="known datasets: seen"):
         ann.deal(db_url, hidden, ["ann"])
     with session_scope(db_url) as s:
         ds_id = s.scalar(select(Dataset.id).where(Dataset.name == hidden))
         with pytest.raises(NotFoundError):
-            lookup_dataset(s, ds_id)
+            find_dataset(s, ds_id)
     with pytest.raises(ConfigError, match="marks imports in progress"):
         repo.create_dataset(db_url, hidden)
     with pytest.raises(ConfigError, match="marks imports in progress"):

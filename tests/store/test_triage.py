@@ -61,7 +61,7 @@ def test_every_deal_is_recorded_and_reassignment_keeps_the_deal(db_url: str) -> 
     ann.deal(db_url, "ds", ["ann1", "ann2"])
     assert repo.list_deals(db_url, "ds")["added"].tolist() == [6, 0]
     before = counts(db_url)
-    with pytest.raises(NotFoundError, match="No user 'ghost'"):
+    with pytest.raises(NotFoundError, match="No user named 'ghost'"):
         ann.deal(db_url, "ds", ["ann1"], created_by="ghost")
     assert counts(db_url) == before
     assert sorted(i for i, _, _ in assignment_rows(db_url)) == sorted(ids)
@@ -132,11 +132,11 @@ def test_audit_sample_keeps_items_already_queued_and_counts_them(db_url: str) ->
         ({"fraction": -0.1}, InputError, r"fraction must be in \(0, 1\]"),
         ({}, InputError, "not neither"),
         ({"n": 2, "fraction": 0.5}, InputError, "not both"),
-        ({"n": 2, "dataset": "nope"}, NotFoundError, "No dataset 'nope'"),
-        ({"n": 2, "users": ["ghost"]}, NotFoundError, "No user 'ghost'"),
+        ({"n": 2, "dataset": "nope"}, NotFoundError, "No dataset named 'nope'"),
+        ({"n": 2, "users": ["ghost"]}, NotFoundError, "No user named 'ghost'"),
         ({"n": 2, "users": ["ext"]}, ConfigError, "role 'external'"),
         ({"n": 2, "base": 3}, ConfigError, "base must be between 1"),
-        ({"n": 2, "created_by": "ghost"}, NotFoundError, "No user 'ghost'"),
+        ({"n": 2, "created_by": "ghost"}, NotFoundError, "No user named 'ghost'"),
     ],
 )
 def test_audit_sample_refuses_bad_input_and_changes_nothing(
@@ -230,7 +230,7 @@ def test_route_uncertain_with_the_real_judge(db_url: str) -> None:
     [
         (("nope", "cal", ["ann1"]), {}, NotFoundError, "No dataset named 'nope'"),
         (("ds", "nocal", ["ann1"]), {}, NotFoundError, "No calibration named 'nocal'"),
-        (("ds", "cal", ["ghost"]), {}, NotFoundError, "No user 'ghost'"),
+        (("ds", "cal", ["ghost"]), {}, NotFoundError, "No user named 'ghost'"),
         (("ds", "cal", ["ext"]), {}, ConfigError, "role 'external'"),
         (("ds", "cal", ["ann1"]), {"base": 2}, ConfigError, "base must be between 1"),
         (("ds", "cal", ["ann1"]), {"created_by": "ghost"}, NotFoundError, "No user named"),
@@ -267,7 +267,7 @@ def test_a_band_routing_nothing_asks_for_a_share(db_url: str) -> None:
 
 def test_route_uncertain_needs_a_url_not_a_session(sqlite_url: str) -> None:
     make_store(sqlite_url, n_items=2)
-    with repo.session_for(sqlite_url) as s, pytest.raises(InputError, match="store URL"):
+    with repo.store_scope(sqlite_url) as s, pytest.raises(InputError, match="store URL"):
         workflows.route_uncertain(s, "ds", "cal", ["ann1"])
 
 

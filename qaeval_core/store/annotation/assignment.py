@@ -34,14 +34,11 @@ from qaeval_core.store.annotation.dealing import (
     stable_rank,
 )
 from qaeval_core.store.annotation.labelling_progress import annotator_counts
-from qaeval_core.store.annotation.lookups import (
-    DatasetRef,
-    labelled_by,
-    lookup_dataset,
-    lookup_user,
-)
 from qaeval_core.store.orm import Assignment, ItemRecord, User
 from qaeval_core.store.own_transaction import StoreURL, own_transaction
+from qaeval_core.store.repo.datasets import DatasetRef, find_dataset
+from qaeval_core.store.repo.labels import labelled_by
+from qaeval_core.store.repo.users import find_user
 from qaeval_core.store.session import session_scope, write_scope
 
 __all__ = [
@@ -164,8 +161,8 @@ def reassign(
     PostgreSQL the same holds through row locks (see :func:`lock_queue`).
     """
     with write_scope(db) as session:
-        ds = lookup_dataset(session, dataset)
-        gone = lookup_user(session, absent)
+        ds = find_dataset(session, dataset)
+        gone = find_user(session, absent)
         others = [n for n in to if n != gone.name]
         if not others:
             raise ConfigError(f"Pick at least one annotator other than {gone.name!r}.")

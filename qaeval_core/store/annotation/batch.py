@@ -27,9 +27,9 @@ from qaeval_core.store.annotation.dealing import (
     record_deal,
     stable_rank,
 )
-from qaeval_core.store.annotation.lookups import DatasetRef
 from qaeval_core.store.orm import ItemRecord
 from qaeval_core.store.own_transaction import StoreURL, own_transaction
+from qaeval_core.store.repo.datasets import DatasetRef
 from qaeval_core.store.session import write_scope
 
 __all__ = ["batch_items", "deal_batch"]

@@ -42,7 +42,6 @@ from qaeval_core.store.annotation.dealing import (
     open_deal,
     record_deal,
 )
-from qaeval_core.store.annotation.lookups import DatasetRef
 from qaeval_core.store.annotation.sampled import (
     deal_in_order,
     items_with_human_label,
@@ -50,6 +49,7 @@ from qaeval_core.store.annotation.sampled import (
 )
 from qaeval_core.store.orm import ItemRecord
 from qaeval_core.store.own_transaction import StoreURL, own_transaction
+from qaeval_core.store.repo.datasets import DatasetRef
 from qaeval_core.store.session import write_scope
 
 __all__ = ["SELECTION_BY_CHANCE", "deal_triage_by_chance", "uniform_of"]

@@ -38,9 +38,11 @@ from sqlalchemy.orm import Session
 
 from qaeval_core.errors import ConfigError
 from qaeval_core.jsonable import to_jsonable
-from qaeval_core.store.annotation.lookups import labelled_by, lookup_dataset, lookup_user
 from qaeval_core.store.orm import DEAL_KINDS, Assignment, Dataset, Deal, ItemRecord, User
 from qaeval_core.store.own_transaction import StoreURL, own_transaction
+from qaeval_core.store.repo.datasets import find_dataset
+from qaeval_core.store.repo.labels import labelled_by
+from qaeval_core.store.repo.users import find_user
 from qaeval_core.store.session import session_scope
 
 __all__ = [
@@ -181,7 +183,7 @@ def check_annotators(session: Session, names: Sequence[str]) -> list[User]:
     if len(set(names)) != len(names):
         dupes = sorted(n for n, c in Counter(names).items() if c > 1)
         raise ConfigError(f"Annotators listed twice: {', '.join(dupes)}. List each once.")
-    users = [lookup_user(session, n) for n in names]
+    users = [find_user(session, n) for n in names]
     for u in users:
         if u.role not in QUEUE_ROLES:
             raise ConfigError(
@@ -233,7 +235,7 @@ def open_deal(
 ) -> tuple[Dataset, list[User]]:
     """The start every deal shares: the dataset and annotators checked, the overlap options
     checked, and the dataset locked for the rest of the transaction (:func:`lock_dataset`)."""
-    ds = lookup_dataset(session, dataset)
+    ds = find_dataset(session, dataset)
     users = check_annotators(session, list(annotators))
     _check_overlap(len(users), base, extra_fraction, extra_k, order)
     lock_dataset(session, ds.id)
@@ -281,7 +283,7 @@ def record_deal(
     """Add the ``deals`` row (its counts are filled in by :func:`finish_deal`)."""
     if kind not in DEAL_KINDS:  # pragma: no cover - callers pass constants
         raise ConfigError(f"Unknown deal kind {kind!r}; expected one of {', '.join(DEAL_KINDS)}.")
-    author = lookup_user(session, created_by).id if created_by is not None else None
+    author = find_user(session, created_by).id if created_by is not None else None
     row = Deal(
         dataset_id=dataset_id,
         kind=kind,

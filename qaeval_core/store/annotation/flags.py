@@ -14,10 +14,10 @@ from datetime import datetime
 from sqlalchemy import insert, select, update
 
 from qaeval_core.errors import InputError, PermissionDenied
-from qaeval_core.store.annotation.lookups import UserRef, lookup_user_id
 from qaeval_core.store.login_sessions import require_live_login
 from qaeval_core.store.orm import Assignment, Flag, utcnow
 from qaeval_core.store.own_transaction import StoreURL, own_transaction
+from qaeval_core.store.repo.users import UserRef, find_user_id
 from qaeval_core.store.session import session_scope, write_scope
 
 __all__ = ["MAX_FLAG_REASON_CHARS", "FlagRecord", "flag_item", "open_flags_for"]
@@ -57,7 +57,7 @@ def flag_item(
     if not text:
         raise InputError("Say why the item needs review (the reason is what a researcher reads).")
     with write_scope(db) as session:
-        uid = lookup_user_id(session, user)
+        uid = find_user_id(session, user)
         require_live_login(session, uid, login)
         now = utcnow()
         skipped = session.execute(
@@ -79,7 +79,7 @@ def flag_item(
 def open_flags_for(db: StoreURL, user: UserRef, item_id: int) -> list[FlagRecord]:
     """The user's own unresolved flags on an item, oldest first."""
     with session_scope(db) as session:
-        uid = lookup_user_id(session, user)
+        uid = find_user_id(session, user)
         rows = session.scalars(
             select(Flag)
             .where(Flag.user_id == uid, Flag.item_id == int(item_id), Flag.resolved_at.is_(None))

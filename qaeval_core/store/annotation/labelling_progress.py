@@ -14,14 +14,6 @@ from typing import Any
 from sqlalchemy import bindparam, case, func, select, text
 from sqlalchemy.orm import Session
 
-from qaeval_core.store.annotation.lookups import (
-    DatasetRef,
-    UserRef,
-    labelled_by,
-    lookup_dataset,
-    lookup_dataset_id,
-    lookup_user,
-)
 from qaeval_core.store.orm import (
     IMPORT_COMMITTED_SUFFIX,
     IMPORTING_PREFIX,
@@ -31,6 +23,9 @@ from qaeval_core.store.orm import (
     User,
 )
 from qaeval_core.store.own_transaction import StoreURL, own_transaction
+from qaeval_core.store.repo.datasets import DatasetRef, find_dataset, find_dataset_id
+from qaeval_core.store.repo.labels import labelled_by
+from qaeval_core.store.repo.users import UserRef, find_user
 from qaeval_core.store.session import session_scope
 
 __all__ = [
@@ -154,8 +149,8 @@ def _seconds_by_user(
 def user_progress(db: StoreURL, user: UserRef, dataset: DatasetRef) -> AnnotatorProgress:
     """The asking user's own progress in a dataset (for the annotator's progress bar)."""
     with session_scope(db) as session:
-        u = lookup_user(session, user)
-        did = lookup_dataset_id(session, dataset)
+        u = find_user(session, user)
+        did = find_dataset_id(session, dataset)
         rows = annotator_counts(session, did, [u.id])
         assigned, labelled = (rows[0][1], rows[0][2]) if rows else (0, 0)
         secs = _seconds_by_user(session, did, [u.id]).get(u.id, 0.0)
@@ -166,7 +161,7 @@ def user_progress(db: StoreURL, user: UserRef, dataset: DatasetRef) -> Annotator
 def dataset_progress(db: StoreURL, dataset: DatasetRef) -> DatasetProgress:
     """Progress per annotator and overall (for researchers; counts only, no label values)."""
     with session_scope(db) as session:
-        ds = lookup_dataset(session, dataset)
+        ds = find_dataset(session, dataset)
         per = annotator_counts(session, ds.id)
         ids = [p[0] for p in per]
         names = {

@@ -30,15 +30,11 @@ from sqlalchemy.orm import aliased
 
 from qaeval_core.errors import ConfigError, PermissionDenied
 from qaeval_core.schema import RULES, LabelValue, parse_label_value
-from qaeval_core.store.annotation.lookups import (
-    DatasetRef,
-    UserRef,
-    lookup_dataset_id,
-    lookup_user_id,
-)
 from qaeval_core.store.login_sessions import require_live_login
 from qaeval_core.store.orm import Assignment, ItemRecord, Label, utcnow
 from qaeval_core.store.own_transaction import StoreURL, own_transaction
+from qaeval_core.store.repo.datasets import DatasetRef, find_dataset_id
+from qaeval_core.store.repo.users import UserRef, find_user_id
 from qaeval_core.store.session import session_scope, write_scope
 
 __all__ = [
@@ -209,7 +205,7 @@ def save_label(
     val, rule_n, text, secs = _clean_label(value, rule, note, seconds, rules)
     wall = float(wall_seconds) if wall_seconds is not None and float(wall_seconds) >= 0 else None
     with _WRITE_LOCK, write_scope(db) as session:
-        uid = lookup_user_id(session, user)
+        uid = find_user_id(session, user)
         conn = session.connection()  # begins the transaction: BEGIN IMMEDIATE holds the lock
         allowed, created_at = _lock_for_label(conn, uid, item_id, require_assignment)
         require_live_login(session, uid, login)
@@ -242,7 +238,7 @@ def save_label(
 def label_history(db: StoreURL, user: UserRef, item_id: int) -> list[LabelRecord]:
     """The user's own labels for an item, oldest first (the last one is current)."""
     with session_scope(db) as session:
-        uid = lookup_user_id(session, user)
+        uid = find_user_id(session, user)
         rows = session.scalars(
             select(Label).where(Label.user_id == uid, Label.item_id == item_id).order_by(Label.id)
         )
@@ -253,7 +249,7 @@ def label_history(db: StoreURL, user: UserRef, item_id: int) -> list[LabelRecord
 def current_label(db: StoreURL, user: UserRef, item_id: int) -> LabelRecord | None:
     """The user's latest label for an item, or None."""
     with session_scope(db) as session:
-        uid = lookup_user_id(session, user)
+        uid = find_user_id(session, user)
         row = session.scalars(
             select(Label)
             .where(Label.user_id == uid, Label.item_id == item_id)
@@ -279,8 +275,8 @@ def labelled_items(
     label supersedes, so it stops after ``limit`` items instead of grouping the whole history.
     """
     with session_scope(db) as session:
-        uid = lookup_user_id(session, user)
-        did = lookup_dataset_id(session, dataset)
+        uid = find_user_id(session, user)
+        did = find_dataset_id(session, dataset)
         newer = aliased(Label)
         older = aliased(Label)
         edits = (

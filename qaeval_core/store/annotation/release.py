@@ -21,14 +21,11 @@ from sqlalchemy import delete, select
 from qaeval_core.errors import ConfigError
 from qaeval_core.store.annotation.assignment import lock_queue
 from qaeval_core.store.annotation.dealing import lock_dataset
-from qaeval_core.store.annotation.lookups import (
-    DatasetRef,
-    labelled_by,
-    lookup_dataset,
-    lookup_user,
-)
 from qaeval_core.store.orm import Assignment, ItemRecord
 from qaeval_core.store.own_transaction import StoreURL, own_transaction
+from qaeval_core.store.repo.datasets import DatasetRef, find_dataset
+from qaeval_core.store.repo.labels import labelled_by
+from qaeval_core.store.repo.users import find_user
 from qaeval_core.store.session import write_scope
 
 __all__ = ["RELEASER_ROLES", "ReleaseResult", "release_queue"]
@@ -69,10 +66,10 @@ def release_queue(
     or anyone's; None is a trusted caller (CLI, tests). Releasing an empty queue releases 0.
     """
     with write_scope(db) as session:
-        ds = lookup_dataset(session, dataset)
-        holder = lookup_user(session, user)
+        ds = find_dataset(session, dataset)
+        holder = find_user(session, user)
         if by is not None:
-            asker = lookup_user(session, by)
+            asker = find_user(session, by)
             if asker.role not in RELEASER_ROLES or not asker.active:
                 raise ConfigError(
                     f"User {asker.name!r} (role {asker.role}) cannot release queues; ask a "

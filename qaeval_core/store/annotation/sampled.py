@@ -43,9 +43,9 @@ from qaeval_core.store.annotation.dealing import (
     queue_end,
     record_deal,
 )
-from qaeval_core.store.annotation.lookups import DatasetRef
 from qaeval_core.store.orm import Adjudication, DealItem, ItemRecord, Label, User
 from qaeval_core.store.own_transaction import StoreURL, own_transaction
+from qaeval_core.store.repo.datasets import DatasetRef
 from qaeval_core.store.session import write_scope
 
 __all__ = ["audit_sample_ids", "deal_audit_sample", "deal_triage"]

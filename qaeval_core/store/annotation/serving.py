@@ -15,14 +15,10 @@ from sqlalchemy import Select, and_, bindparam, exists, func, select
 from sqlalchemy.orm import Session, aliased
 
 from qaeval_core.errors import PermissionDenied
-from qaeval_core.store.annotation.lookups import (
-    DatasetRef,
-    UserRef,
-    lookup_dataset_id,
-    lookup_user_id,
-)
 from qaeval_core.store.orm import Assignment, Dataset, ItemRecord, Label
 from qaeval_core.store.own_transaction import StoreURL, own_transaction
+from qaeval_core.store.repo.datasets import DatasetRef, find_dataset_id
+from qaeval_core.store.repo.users import UserRef, find_user_id
 from qaeval_core.store.session import session_scope
 
 __all__ = [
@@ -116,8 +112,8 @@ def next_item(
     """
     skip_ids = [int(i) for i in skip]
     with session_scope(db) as session:
-        uid = lookup_user_id(session, user)
-        did = lookup_dataset_id(session, dataset)
+        uid = find_user_id(session, user)
+        did = find_dataset_id(session, dataset)
         params = {"uid": uid, "did": did, "skip": skip_ids}
         row = session.execute(_NEXT_ITEM, params).first()
         return _queue_item(row) if row is not None else None
@@ -165,8 +161,8 @@ def previous_item(
     returned. None when there is nothing earlier.
     """
     with session_scope(db) as session:
-        uid = lookup_user_id(session, user)
-        did = lookup_dataset_id(session, dataset)
+        uid = find_user_id(session, user)
+        did = find_dataset_id(session, dataset)
         stmt = _first_labels(uid, did)
         if before is not None:
             first = _first_label_id(session, uid, before)
@@ -190,8 +186,8 @@ def following_item(
     labels to edit one and then walk forward again.
     """
     with session_scope(db) as session:
-        uid = lookup_user_id(session, user)
-        did = lookup_dataset_id(session, dataset)
+        uid = find_user_id(session, user)
+        did = find_dataset_id(session, dataset)
         first = _first_label_id(session, uid, after)
         if first is None:
             return None
@@ -204,7 +200,7 @@ def following_item(
 def get_item(db: StoreURL, user: UserRef, item_id: int) -> QueueItem:
     """An item from the user's own queue (raises PermissionDenied for anything else)."""
     with session_scope(db) as session:
-        uid = lookup_user_id(session, user)
+        uid = find_user_id(session, user)
         row = session.execute(
             select(*_SHOWN)
             .join(Assignment, Assignment.item_id == ItemRecord.id)
@@ -219,7 +215,7 @@ def get_item(db: StoreURL, user: UserRef, item_id: int) -> QueueItem:
 def datasets_for_user(db: StoreURL, user: UserRef) -> list[str]:
     """Names of the datasets in which the user has a queue, alphabetically."""
     with session_scope(db) as session:
-        uid = lookup_user_id(session, user)
+        uid = find_user_id(session, user)
         stmt = (
             select(Dataset.name)
             .where(

@@ -14,16 +14,12 @@ from typing import Literal, get_args
 from sqlalchemy import and_, exists, select, update
 
 from qaeval_core.errors import InputError, PermissionDenied
-from qaeval_core.store.annotation.lookups import (
-    DatasetRef,
-    UserRef,
-    labelled_by,
-    lookup_dataset_id,
-    lookup_user_id,
-)
 from qaeval_core.store.login_sessions import require_live_login
 from qaeval_core.store.orm import Assignment, Flag, ItemRecord, utcnow
 from qaeval_core.store.own_transaction import StoreURL, own_transaction
+from qaeval_core.store.repo.datasets import DatasetRef, find_dataset_id
+from qaeval_core.store.repo.labels import labelled_by
+from qaeval_core.store.repo.users import UserRef, find_user_id
 from qaeval_core.store.session import session_scope, write_scope
 
 __all__ = [
@@ -60,7 +56,7 @@ def skip_item(db: StoreURL, user: UserRef, item_id: int, *, login: str | None = 
     ``login`` (the page's login session token) has ended; checked in the same transaction.
     """
     with write_scope(db) as session:
-        uid = lookup_user_id(session, user)
+        uid = find_user_id(session, user)
         require_live_login(session, uid, login)
         done = session.execute(
             update(Assignment)
@@ -82,8 +78,8 @@ def revisit_skipped(
     """Put the user's skipped items of a dataset (or just ``item_id``) back in the pending
     queue; returns how many came back."""
     with write_scope(db) as session:
-        uid = lookup_user_id(session, user)
-        did = lookup_dataset_id(session, dataset)
+        uid = find_user_id(session, user)
+        did = find_dataset_id(session, dataset)
         in_dataset = select(ItemRecord.id).where(ItemRecord.dataset_id == did)
         stmt = (
             update(Assignment)
@@ -125,8 +121,8 @@ def queue_entries(
             f"Unknown queue filter {status!r}; choose one of: {', '.join(QUEUE_FILTERS)}."
         )
     with session_scope(db) as session:
-        uid = lookup_user_id(session, user)
-        did = lookup_dataset_id(session, dataset)
+        uid = find_user_id(session, user)
+        did = find_dataset_id(session, dataset)
         done = labelled_by(uid, Assignment.item_id)
         flagged = exists().where(
             and_(Flag.item_id == Assignment.item_id, Flag.user_id == uid),

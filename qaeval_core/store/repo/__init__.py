@@ -4,7 +4,7 @@ the reads and writes behind analysis, adjudication and queue ordering.
 Every function takes ``db`` first: a store URL (``None`` = ``QAEVAL_DATABASE_URL`` or the default
 SQLite file) or an open :class:`~sqlalchemy.orm.Session`. With a URL the function runs in its
 own transaction; with a Session it joins the caller's, so several calls can commit together
-(:func:`session_for` opens one without importing SQLAlchemy).
+(:func:`store_scope` opens one without importing SQLAlchemy).
 
 Tables come back as pandas DataFrames (what the app, comparisons and exports consume); single
 objects as small frozen dataclasses, so callers never hold ORM objects after the session closes.
@@ -28,7 +28,7 @@ per concern:
 
 from __future__ import annotations
 
-from qaeval_core.store.repo._common import Store, session_for
+from qaeval_core.store.repo._common import Store, store_scope
 from qaeval_core.store.repo.adjudications import (
     ADJUDICATION_COLUMNS,
     AdjudicationRecord,
@@ -113,7 +113,7 @@ __all__ = [
     "STORE_EXPORTS",
     "export_store_records",
     "Store",
-    "session_for",
+    "store_scope",
     "DatasetInfo",
     "UserInfo",
     "user_info",

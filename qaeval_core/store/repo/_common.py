@@ -1,13 +1,11 @@
 """What every store module shares: the ``Store`` type, opening a transaction, error messages.
 
 Every function of :mod:`qaeval_core.store.repo` takes ``db`` first: a store URL, ``None`` for
-the default store, or an open :class:`~sqlalchemy.orm.Session`. :func:`store_scope` turns that
-into a session (a new transaction on the URL, or the caller's, so several calls can commit
-together) and turns driver errors into :class:`~qaeval_core.errors.StoreError` messages that
-say what to do.
-:func:`session_for` is the same without that translation; the analysis and queue-ordering reads
-have always used it, and callers outside the store use it to run several store calls in one
-transaction without importing SQLAlchemy.
+the default store, or an open :class:`~sqlalchemy.orm.Session`. :func:`store_scope`, the one
+context manager of the store, turns that into a session (a new transaction on the URL, or the
+caller's, so several calls can commit together) and turns driver errors into
+:class:`~qaeval_core.errors.StoreError` messages that say what to do; callers outside the store
+use it to run several store calls in one transaction without importing SQLAlchemy.
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ from qaeval_core.store.nul_guard import refuse_nul
 from qaeval_core.store.orm import IMPORTING_PREFIX
 from qaeval_core.store.session import session_scope, write_scope
 
-__all__ = ["Store", "session_for"]
+__all__ = ["Store", "check_name", "store_error", "store_scope"]
 
 #: A store URL, ``None`` for the default store, or an open Session (joins its transaction).
 Store = str | Session | None
@@ -46,7 +44,14 @@ def store_error(exc: Exception) -> StoreError:
 
 @contextmanager
 def store_scope(db: Store, *, write: bool = False) -> Iterator[Session]:
-    """The caller's session, or a new transaction (write: takes the write lock first)."""
+    """The caller's session (joins its transaction), or a new transaction on the URL.
+
+    ``write``: a short transaction that takes the write lock first (``BEGIN IMMEDIATE`` on
+    SQLite). Pass the yielded session as ``db`` to store functions to read several frames, or
+    read and then write, in one transaction. Driver errors of a new transaction become
+    :class:`~qaeval_core.errors.StoreError` messages that say what to do (``qaeval db
+    upgrade`` for a store without the schema, run again after a concurrent write).
+    """
     if isinstance(db, Session):
         yield db
         return
@@ -61,21 +66,6 @@ def store_scope(db: Store, *, write: bool = False) -> Iterator[Session]:
             f"Invalid database URL: {exc}. Expected e.g. sqlite:///path/to/file.sqlite or "
             "postgresql+psycopg2://user:pass@host/dbname."
         ) from exc
-
-
-@contextmanager
-def session_for(db: Store, *, write: bool = False) -> Iterator[Session]:
-    """The caller's session (joins its transaction) or a new one on the URL.
-
-    ``write``: a short transaction that takes the write lock first (``BEGIN IMMEDIATE`` on
-    SQLite). Pass the yielded session as ``db`` to store functions to read several frames, or
-    read and then write, in one transaction.
-    """
-    if isinstance(db, Session):
-        yield db
-        return
-    with (write_scope if write else session_scope)(db) as session:
-        yield session
 
 
 def check_name(name: str, what: str) -> str:

@@ -18,7 +18,7 @@ from sqlalchemy import select
 
 from qaeval_core.errors import NotFoundError, PermissionDenied
 from qaeval_core.store.orm import Adjudication, ItemRecord, User, utcnow
-from qaeval_core.store.repo._common import Store, session_for
+from qaeval_core.store.repo._common import Store, store_scope
 from qaeval_core.store.repo.datasets import dataset_filter
 
 __all__ = ["ADJUDICATION_COLUMNS", "AdjudicationRecord", "add_adjudication", "adjudication_rows"]
@@ -50,7 +50,7 @@ def add_adjudication(
     ``roles``. An unknown item raises :class:`NotFoundError`. ``value`` and ``reason`` are
     stored as given (the caller validates them).
     """
-    with session_for(db, write=True) as s:
+    with store_scope(db, write=True) as s:
         account = s.execute(select(User).where(User.name == user)).scalar_one_or_none()
         if account is None or not account.active or account.role not in roles:
             role = "no active account" if account is None or not account.active else account.role
@@ -74,7 +74,7 @@ def add_adjudication(
 def adjudication_rows(db: Store, dataset: str | None, item_id: int | None = None) -> pd.DataFrame:
     """Adjudication rows (oldest first) of a dataset or one item (columns:
     :data:`ADJUDICATION_COLUMNS`; ``value`` as int)."""
-    with session_for(db) as s:
+    with store_scope(db) as s:
         stmt = (
             select(
                 Adjudication.id, Adjudication.item_id, User.name, Adjudication.value,

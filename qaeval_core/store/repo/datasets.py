@@ -1,7 +1,7 @@
 """Datasets: create, look up, list with their item counts, delete.
 
 A dataset is a named collection of items; every other table hangs off it. :func:`find_dataset`
-is the one name lookup the other store modules use, so a typo always gets the same "known
+is the one lookup by name or id every store module uses, so a typo always gets the same "known
 datasets: ..." message.
 """
 
@@ -24,7 +24,16 @@ from qaeval_core.store.orm import (
 )
 from qaeval_core.store.repo._common import Store, check_name, store_scope
 
-__all__ = ["DatasetInfo", "create_dataset", "delete_dataset", "get_dataset", "list_datasets"]
+__all__ = [
+    "DatasetInfo",
+    "DatasetRef",
+    "find_dataset",
+    "find_dataset_id",
+    "create_dataset",
+    "delete_dataset",
+    "get_dataset",
+    "list_datasets",
+]
 
 
 @dataclass(frozen=True)
@@ -41,15 +50,27 @@ def _dataset_info(ds: Dataset, n_items: int = 0) -> DatasetInfo:
     return DatasetInfo(ds.id, ds.name, ds.description, ds.source, ds.created_at, n_items)
 
 
-def find_dataset(session: Session, name: str) -> Dataset:
-    stmt = select(Dataset).where(Dataset.name == name, visible_dataset())
-    ds = session.execute(stmt).scalar_one_or_none()
+#: A dataset by name (from the UI or the CLI) or by id (hot paths that already resolved it).
+DatasetRef = int | str
+
+
+def find_dataset(session: Session, dataset: DatasetRef) -> Dataset:
+    """The dataset with this name (or id): the one resolver of datasets, so a typo always gets
+    the same "known datasets: ..." message, whichever function was called."""
+    key = Dataset.id == dataset if isinstance(dataset, int) else Dataset.name == dataset
+    ds = session.execute(select(Dataset).where(key, visible_dataset())).scalar_one_or_none()
     if ds is None:
         stmt = select(Dataset.name).where(visible_dataset()).order_by(Dataset.name)
         known = session.execute(stmt).scalars().all()
         hint = f"known datasets: {', '.join(known)}" if known else "the store has no datasets yet"
-        raise NotFoundError(f"No dataset named {name!r} ({hint}).")
+        what = f"with id {dataset}" if isinstance(dataset, int) else f"named {dataset!r}"
+        raise NotFoundError(f"No dataset {what} ({hint}).")
     return ds
+
+
+def find_dataset_id(session: Session, dataset: DatasetRef) -> int:
+    """The id of ``dataset``; an int is trusted as an id (hot paths skip the lookup)."""
+    return dataset if isinstance(dataset, int) else find_dataset(session, dataset).id
 
 
 def dataset_filter(session: Session, dataset: str | None) -> Any:

@@ -2,7 +2,7 @@
 
 Every analysis (the app pages, ``qaeval report``, calibration inputs) starts from these frames,
 so they see exactly the same rows. The analysis layer opens one read transaction with
-:func:`~qaeval_core.store.repo._common.session_for` and passes the session as ``db`` to each
+:func:`~qaeval_core.store.repo._common.store_scope` and passes the session as ``db`` to each
 reader here, then chooses score configurations and builds its frames with pandas alone. The
 column lists are defined here (and imported by :mod:`qaeval_core.analysis.frames`); the
 ``FRAME_`` prefix keeps them apart from this package's export columns
@@ -26,7 +26,7 @@ from qaeval_core.store.orm import (
     User,
     visible_dataset,
 )
-from qaeval_core.store.repo._common import Store, session_for
+from qaeval_core.store.repo._common import Store, store_scope
 from qaeval_core.store.repo.datasets import dataset_filter
 
 __all__ = [
@@ -60,7 +60,7 @@ def data_fingerprint(db: Store) -> tuple[Any, ...]:
 
     Every write changes at least one of them, so it serves as a cache key for analyses.
     """
-    with session_for(db) as s:
+    with store_scope(db) as s:
         row = s.execute(
             select(
                 select(func.count(ItemRecord.id)).scalar_subquery(),
@@ -80,7 +80,7 @@ def score_config_rows(db: Store, dataset: str | None = None) -> pd.DataFrame:
     Columns :data:`SCORE_CONFIG_COLUMNS`: the number of scored items, the newest ``created_at``
     and the newest score id of each configuration.
     """
-    with session_for(db) as s:
+    with store_scope(db) as s:
         stmt = (
             select(
                 Score.metric_id,
@@ -99,7 +99,7 @@ def score_config_rows(db: Store, dataset: str | None = None) -> pd.DataFrame:
 
 def frame_items(db: Store, dataset: str | None) -> pd.DataFrame:
     """The items of a dataset (``None``: all) in import order (:data:`FRAME_ITEM_COLUMNS`)."""
-    with session_for(db) as s:
+    with store_scope(db) as s:
         stmt = (
             select(
                 ItemRecord.id, Dataset.name, ItemRecord.external_id, ItemRecord.question,
@@ -117,7 +117,7 @@ def frame_items(db: Store, dataset: str | None) -> pd.DataFrame:
 def frame_labels(db: Store, dataset: str | None, item_id: int | None = None) -> pd.DataFrame:
     """The current label per (item, user) of a dataset or one item (:data:`FRAME_LABEL_COLUMNS`;
     ``value`` as int, ``rule`` as nullable Int64), oldest first."""
-    with session_for(db) as s:
+    with store_scope(db) as s:
         latest = select(func.max(Label.id)).group_by(Label.item_id, Label.user_id)
         stmt = (
             select(
@@ -141,7 +141,7 @@ def frame_labels(db: Store, dataset: str | None, item_id: int | None = None) -> 
 def frame_scores(db: Store, dataset: str | None, config_hashes: Collection[str]) -> pd.DataFrame:
     """Every score of a dataset under one of ``config_hashes`` (:data:`FRAME_SCORE_COLUMNS`;
     ``value`` as float, ``decision`` as nullable boolean), by metric id and item."""
-    with session_for(db) as s:
+    with store_scope(db) as s:
         stmt = (
             select(
                 Score.item_id, Score.metric_id, Score.config_hash, Score.value, Score.decision,
@@ -160,7 +160,7 @@ def frame_scores(db: Store, dataset: str | None, config_hashes: Collection[str])
 
 def item_row(db: Store, item_id: int) -> dict[str, Any] | None:
     """One item's text as a dict (the :data:`FRAME_ITEM_COLUMNS`), or None when no such item."""
-    with session_for(db) as s:
+    with store_scope(db) as s:
         row = s.execute(
             select(ItemRecord, Dataset.name)
             .join(Dataset, Dataset.id == ItemRecord.dataset_id)
@@ -179,7 +179,7 @@ def item_row(db: Store, item_id: int) -> dict[str, Any] | None:
 def item_scores(db: Store, item_id: int) -> pd.DataFrame:
     """Every stored score of one item, every configuration (:data:`FRAME_SCORE_COLUMNS`), by
     metric id, newest first within a metric."""
-    with session_for(db) as s:
+    with store_scope(db) as s:
         stmt = (
             select(*(getattr(Score, c) for c in FRAME_SCORE_COLUMNS))
             .where(Score.item_id == int(item_id))

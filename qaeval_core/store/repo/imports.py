@@ -8,7 +8,8 @@ content is reported as an error instead of being overwritten. Raters named in th
 
 On a store URL no write transaction holds more than one chunk of the file and the file is read
 as a stream: a new dataset through :mod:`.import_pending`, an existing one through
-:mod:`.import_existing`. With a caller's Session the import joins its transaction.
+:mod:`.import_existing`. An import runs its own transactions (several short ones), so it is
+``@own_transaction`` and refuses a caller's Session.
 """
 
 from __future__ import annotations
@@ -17,26 +18,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import (
-    insert,
-    select,
-)
-from sqlalchemy.orm import Session
+from sqlalchemy import select
 
 from qaeval_core import io
-from qaeval_core.errors import RowError, StoreError, ValidationError
 from qaeval_core.io.labels import RATING_SCALE
 from qaeval_core.io.stream import ItemScan, scan_items
-from qaeval_core.store.orm import Dataset, ItemRecord, Label
-from qaeval_core.store.repo._common import Store, check_name, store_scope
-from qaeval_core.store.repo.import_existing import (
-    ExistingImport,
-    changed_fields,
-    import_into_existing,
-)
-from qaeval_core.store.repo.import_pending import cleanup_imports, import_new_dataset, rater_ids
-from qaeval_core.store.repo.import_staging import IMPORT_SOURCE, ImportStage
-from qaeval_core.store.repo.labels import current_label_values
+from qaeval_core.store.orm import Dataset
+from qaeval_core.store.own_transaction import StoreURL, own_transaction
+from qaeval_core.store.repo._common import check_name, store_scope
+from qaeval_core.store.repo.import_existing import ExistingImport, import_into_existing
+from qaeval_core.store.repo.import_pending import cleanup_imports, import_new_dataset
+from qaeval_core.store.repo.import_staging import IMPORT_SOURCE
 
 __all__ = ["IMPORT_SOURCE", "ImportReport", "import_file", "import_items", "import_scan"]
 
@@ -81,59 +73,9 @@ def _parse_rows(
     return io.parse_records(rows, source=source)  # type: ignore[arg-type]
 
 
-def _changed_fields(row: io.ItemRow, stored: tuple[Any, ...]) -> str:
-    _, choices, wrong, meta = stored
-    return changed_fields(row, choices, wrong, meta)
-
-
-def _insert_labels(s: Session, labels: list[dict[str, Any]]) -> None:
-    if labels:
-        s.execute(insert(Label), labels)
-
-
-def _stored(s: Session, dataset_id: int | None) -> dict[str, tuple[Any, ...]]:
-    if dataset_id is None:
-        return {}
-    return {
-        ext: (digest, choices, wrong, meta)
-        for ext, digest, choices, wrong, meta in s.execute(
-            select(
-                ItemRecord.external_id,
-                ItemRecord.content_hash,
-                ItemRecord.choices,
-                ItemRecord.wrong_answers,
-                ItemRecord.meta,
-            ).where(ItemRecord.dataset_id == dataset_id)
-        ).tuples()
-    }
-
-
-def _ids_of(dataset_id: int) -> Any:
-    return select(ItemRecord.external_id).where(ItemRecord.dataset_id == dataset_id)
-
-
-def _conflicts(items: list[io.ItemRow], stored: dict[str, tuple[Any, ...]], name: str) -> list:
-    existing = {ext: v[0] for ext, v in stored.items()}
-    conflicts = [
-        RowError(
-            r.row,
-            f"id {r.external_id!r} is already in dataset {name!r} with different content "
-            "(give the changed item a new id, or import into a new dataset)",
-        )
-        for r in items
-        if r.external_id in existing and existing[r.external_id] != r.content_hash
-    ]
-    conflicts += [
-        RowError(r.row, f"id {r.external_id!r} is already in dataset {name!r} with {what}")
-        for r in items
-        if existing.get(r.external_id) == r.content_hash
-        and (what := _changed_fields(r, stored[r.external_id]))
-    ]
-    return sorted(conflicts, key=lambda e: e.row)
-
-
+@own_transaction
 def import_items(
-    db: Store,
+    db: StoreURL,
     dataset_name: str,
     rows: Sequence[io.ItemRow] | Iterable[Mapping[str, Any]],
     *,
@@ -150,15 +92,13 @@ def import_items(
     Never holds the store's write lock for long. A new dataset is written in chunks under a
     hidden name and renamed at the end (:mod:`.import_pending`); rows for an existing dataset
     are checked and written chunk by chunk the same way, hidden from readers until one short
-    transaction commits them all (:mod:`.import_existing`). With a caller's Session everything
-    joins its transaction (:func:`_import_in_session`).
+    transaction commits them all (:mod:`.import_existing`). It runs its own transactions, so
+    it refuses a caller's Session (:func:`~qaeval_core.store.own_transaction.own_transaction`).
     """
     name = check_name(dataset_name, "dataset")
     items = _parse_rows(rows, source or "<rows>")
     n_rows = sum(len(r.rows) for r in items)
     raters = {lab.rater for r in items for lab in r.labels}
-    if isinstance(db, Session):
-        return _import_in_session(db, name, items, source=source, description=description)
     cleaned = cleanup_imports(db).summary()
     if _is_new(db, name):
         n_labels, created = import_new_dataset(
@@ -186,85 +126,9 @@ def _existing_report(name: str, rows: int, done: ExistingImport, cleanup: str) -
     )
 
 
-def _import_in_session(
-    db: Session,
-    name: str,
-    items: list[io.ItemRow],
-    *,
-    source: str | None,
-    description: str | None,
-) -> ImportReport:
-    """The import inside the caller's transaction (it commits or rolls back everything): the
-    rows are checked against the dataset, staged in temporary tables (:class:`ImportStage`) and
-    copied in with one ``INSERT ... SELECT`` each."""
-    with store_scope(db) as s:  # validate first
-        ds_id = s.execute(select(Dataset.id).where(Dataset.name == name)).scalar_one_or_none()
-        stored = _stored(s, ds_id)
-        if conflicts := _conflicts(items, stored, name):
-            raise ValidationError(source or "<rows>", conflicts)
-    new = [r for r in items if r.external_id not in stored]
-    with ImportStage(db) as stage:
-        stage.write(new)
-        with stage.publish() as s:
-            ds = s.execute(select(Dataset).where(Dataset.name == name)).scalar_one_or_none()
-            created = ds is None
-            if ds is None:
-                ds = Dataset(name=name, description=description, source=source)
-                s.add(ds)
-                s.flush()
-            elif set(s.scalars(_ids_of(ds.id))) != stored.keys():
-                raise StoreError(
-                    f"Dataset {name!r} changed while the file was being imported (another "
-                    "import?); nothing was imported. Run the import again."
-                )
-            users, created_raters = rater_ids(s, {lab.rater for r in items for lab in r.labels})
-            stage.insert_items(ds.id)
-            n_new_labels = stage.insert_labels(ds.id)
-            old = [r for r in items if r.external_id in stored]
-            labels, skipped = _old_item_labels(s, ds.id, old, users) if old else ([], 0)
-            _insert_labels(s, labels)
-    return ImportReport(
-        dataset=name,
-        dataset_created=created,
-        rows=sum(len(r.rows) for r in items),
-        items_added=len(new),
-        items_skipped=len(items) - len(new),
-        labels_added=n_new_labels + len(labels),
-        labels_skipped=skipped,
-        raters_created=created_raters,
-    )
-
-
-def _old_item_labels(
-    s: Session, dataset_id: int, old: list[io.ItemRow], users: dict[str, int]
-) -> tuple[list[dict[str, Any]], int]:
-    """Labels of items already in the dataset, unless already that rater's current label."""
-    current = current_label_values(s, dataset_id)
-    stmt = select(ItemRecord.external_id, ItemRecord.id).where(ItemRecord.dataset_id == dataset_id)
-    ids = {ext: item_id for ext, item_id in s.execute(stmt)}
-    labels, skipped = [], 0
-    for r in old:
-        for lab in r.labels:
-            key = (ids[r.external_id], users[lab.rater])
-            if current.get(key) == lab.value:
-                skipped += 1
-                continue
-            labels.append(
-                {
-                    "item_id": key[0],
-                    "user_id": key[1],
-                    "value": lab.value,
-                    "rule": lab.rule,
-                    "note": lab.note,
-                    "seconds": lab.seconds,
-                    "source": IMPORT_SOURCE,
-                }
-            )
-    return labels, skipped
-
-
+@own_transaction
 def import_file(
-    db: Store,
+    db: StoreURL,
     path: str,
     dataset_name: str,
     *,
@@ -291,13 +155,12 @@ def import_file(
     return import_scan(db, dataset_name, scan, source=str(path))
 
 
-def import_scan(db: Store, dataset_name: str, scan: ItemScan, *, source: str) -> ImportReport:
+@own_transaction
+def import_scan(db: StoreURL, dataset_name: str, scan: ItemScan, *, source: str) -> ImportReport:
     """Import a file already validated by :func:`qaeval_core.io.stream.scan_items` (the CLI
     validates before it touches the store); its items are read once more, chunk by chunk, into
     a new or an existing dataset (never the whole file in memory)."""
     name = check_name(dataset_name, "dataset")
-    if isinstance(db, Session):
-        return import_items(db, name, list(scan.items()), source=source)
     cleaned = cleanup_imports(db).summary()
     if _is_new(db, name):
         labels, created = import_new_dataset(
@@ -310,7 +173,7 @@ def import_scan(db: Store, dataset_name: str, scan: ItemScan, *, source: str) ->
     return _existing_report(name, scan.rows, done, cleaned)
 
 
-def _is_new(db: Store, name: str) -> bool:
+def _is_new(db: StoreURL, name: str) -> bool:
     """Whether ``name`` is a new dataset to import under a hidden name (run after the cleanup
     of killed imports)."""
     with store_scope(db) as s:

@@ -8,15 +8,16 @@ are :func:`qaeval_core.store.annotation.label_history`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import exists, func, select
 
 from qaeval_core.store.orm import Dataset, ItemRecord, Label, User, visible_dataset
 from qaeval_core.store.repo._common import Store, store_scope
 from qaeval_core.store.repo.datasets import find_dataset
 
-__all__ = ["LABEL_COLUMNS", "current_labels", "label_history_frame"]
+__all__ = ["LABEL_COLUMNS", "current_labels", "label_history_frame", "labelled_by"]
 
 LABEL_COLUMNS = [
     "label_id",
@@ -32,17 +33,6 @@ LABEL_COLUMNS = [
     "source",
     "created_at",
 ]
-
-
-def current_label_values(s: Session, dataset_id: int) -> dict[tuple[int, int], int]:
-    latest = (
-        select(func.max(Label.id))
-        .join(ItemRecord, ItemRecord.id == Label.item_id)
-        .where(ItemRecord.dataset_id == dataset_id)
-        .group_by(Label.item_id, Label.user_id)
-    )
-    stmt = select(Label.item_id, Label.user_id, Label.value).where(Label.id.in_(latest))
-    return {(i, u): v for i, u, v in s.execute(stmt).tuples()}
 
 
 def _labels_frame(db: Store, dataset: str | None, *, current: bool) -> pd.DataFrame:
@@ -86,3 +76,9 @@ def current_labels(db: Store, dataset: str | None = None) -> pd.DataFrame:
 def label_history_frame(db: Store, dataset: str | None = None) -> pd.DataFrame:
     """Every label ever written, oldest first (columns: :data:`LABEL_COLUMNS`)."""
     return _labels_frame(db, dataset, current=False)
+
+
+def labelled_by(user_id: Any, item_col: Any) -> Any:
+    """``EXISTS`` a label by ``user_id`` for the item in ``item_col`` (uses ix_labels_item_user):
+    the one "has this user labelled it" test of reassigning, releasing and the progress counts."""
+    return exists().where(Label.item_id == item_col, Label.user_id == user_id)

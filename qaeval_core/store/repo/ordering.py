@@ -2,7 +2,7 @@
 
 :func:`qaeval_core.workflows.reorder_queue` decides the order (pure ranking code); these two
 functions are its reads and its write. It runs them in one ``BEGIN IMMEDIATE`` transaction
-(:func:`~qaeval_core.store.repo._common.session_for` with ``write=True``), so a label saved
+(:func:`~qaeval_core.store.repo._common.store_scope` with ``write=True``), so a label saved
 meanwhile is either committed before the read (its assignment is left alone) or after the
 write. Only ``assignments.position`` changes; labels are never touched.
 """
@@ -16,7 +16,7 @@ from sqlalchemy import exists, select, update
 
 from qaeval_core.errors import ConfigError
 from qaeval_core.store.orm import Assignment, Dataset, ItemRecord, Label, User, visible_dataset
-from qaeval_core.store.repo._common import Store, session_for
+from qaeval_core.store.repo._common import Store, store_scope
 
 __all__ = ["QueueSlot", "set_assignment_positions", "unlabelled_assignments"]
 
@@ -38,7 +38,7 @@ def unlabelled_assignments(db: Store, dataset: str, user: str | None = None) -> 
     Raises :class:`ConfigError` for an unknown dataset, or an unknown ``user`` (a known user
     with nothing left to label gets an empty list).
     """
-    with session_for(db, write=True) as s:
+    with store_scope(db, write=True) as s:
         ds_id = s.scalar(select(Dataset.id).where(Dataset.name == dataset, visible_dataset()))
         if ds_id is None:
             raise ConfigError(f"No dataset {dataset!r}.")
@@ -70,6 +70,6 @@ def set_assignment_positions(db: Store, positions: Iterable[tuple[int, float]]) 
     """Give each ``(assignment id, position)`` its new position; returns how many were given."""
     updates = [{"id": aid, "position": pos} for aid, pos in positions]
     if updates:
-        with session_for(db, write=True) as s:
+        with store_scope(db, write=True) as s:
             s.execute(update(Assignment), updates)
     return len(updates)

@@ -40,8 +40,11 @@ __all__ = [
     "LOGIN_ROLES",
     "LoginThrottled",
     "UserInfo",
+    "UserRef",
     "add_user",
     "authenticate",
+    "find_user",
+    "find_user_id",
     "get_user",
     "list_users",
     "set_active",
@@ -140,11 +143,27 @@ def add_user(
         return user_info(user)
 
 
-def find_user(s: Session, name: str) -> User:
-    user = s.execute(select(User).where(User.name == name)).scalar_one_or_none()
-    if user is None:
-        raise NotFoundError(f"No user named {name!r} in this store (list_users names them).")
-    return user
+#: A user by name (from the UI or the CLI) or by id (hot paths that already resolved it).
+UserRef = int | str
+
+
+def find_user(s: Session, user: UserRef) -> User:
+    """The account with this name (or id): the one resolver of users, so every function says
+    the same when a name is unknown."""
+    key = User.id == user if isinstance(user, int) else User.name == user
+    found = s.execute(select(User).where(key)).scalar_one_or_none()
+    if found is None:
+        what = f"with id {user}" if isinstance(user, int) else f"named {user!r}"
+        raise NotFoundError(
+            f"No user {what} in this store (list_users names them; an admin adds a person, "
+            "with a role such as annotator)."
+        )
+    return found
+
+
+def find_user_id(s: Session, user: UserRef) -> int:
+    """The id of ``user``; an int is trusted as an id (hot paths skip the lookup)."""
+    return user if isinstance(user, int) else find_user(s, user).id
 
 
 def get_user(db: Store, name: str) -> UserInfo:
