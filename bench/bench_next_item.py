@@ -73,7 +73,9 @@ def build(url: str, n_items: int, n_annotators: int, prelabel: float) -> None:
         s.add_all([User(name=f"ann{k:02d}", role="annotator") for k in range(n_annotators)])
     t1 = time.perf_counter()
     names = [f"ann{k:02d}" for k in range(n_annotators)]
-    dealt = ann.deal(url, DATASET, names, base=1, extra_fraction=0.2, extra_k=3)
+    dealt = ann.deal(
+        url, DATASET, names, options=ann.DealOptions(base=1, extra_fraction=0.2, extra_k=3)
+    )
     t2 = time.perf_counter()
     with store_session.write_scope(url) as s:
         for uid in s.scalars(select(User.id).where(User.name.in_(names))).all():

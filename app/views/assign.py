@@ -4,10 +4,10 @@ queue, reassign.
 
 Dealing is idempotent (dealing again only tops queues up) and never gives an item twice to one
 person; see :func:`qaeval_core.store.annotation.deal`. The audit sample is
-:func:`~qaeval_core.store.annotation.deal_audit_sample` (a seeded uniform sample, recorded as
+:class:`~qaeval_core.store.annotation.AuditSample` (a seeded uniform sample, recorded as
 such: the labels accuracy estimates with valid CIs need) and triage is
 :func:`qaeval_core.workflows.route_uncertain`. A batch (the next N items, a range, a quota per
-person) is :func:`~qaeval_core.store.annotation.deal_batch`; every deal says what it left
+person) is :class:`~qaeval_core.store.annotation.ItemBatch`; every deal says what it left
 alone and who holds it, and "Release a queue" frees someone's unlabelled items
 (:func:`~qaeval_core.store.annotation.release_queue`). Progress shows counts only.
 """
@@ -34,7 +34,7 @@ ITEM_CHOICES = {
 
 
 def _deal_items(choice: str, n: int, first: int, last: int) -> dict[str, object]:
-    """The batch options of :func:`~qaeval_core.store.annotation.deal_batch`."""
+    """The batch options of :class:`~qaeval_core.store.annotation.ItemBatch`."""
     if choice == "next":
         return {"n": int(n)}
     if choice == "range":
@@ -112,11 +112,14 @@ def _deal_form(dataset: str, people: list[str], url: str, user: str) -> None:
     items = _deal_items(ITEM_CHOICES[which], n, first, last)
     try:
         if items or quota:
-            result = ann.deal_batch(
-                url, dataset, chosen, quota=int(quota) or None, created_by=user, **items, **overlap,
-            )  # fmt: skip
+            batch = ann.ItemBatch(quota=int(quota) or None, **items)
+            result = ann.deal(
+                url, dataset, chosen, batch, ann.DealOptions(created_by=user, **overlap)
+            )
         else:
-            result = ann.deal(url, dataset, chosen, created_by=user, **overlap)
+            result = ann.deal(
+                url, dataset, chosen, options=ann.DealOptions(created_by=user, **overlap)
+            )
     except QAEvalError as exc:
         safe_text.show_error(exc)
         return
@@ -184,10 +187,10 @@ def _audit_form(dataset: str, people: list[str], url: str, user: str) -> None:
         return
     size = {"n": int(n)} if by == "number of items" else {"fraction": pct / 100}
     try:
-        result = ann.deal_audit_sample(
-            url, dataset, chosen, seed=seed, base=base, extra_fraction=overlap, extra_k=extra_k,
-            created_by=user, **size,
-        )  # fmt: skip
+        options = ann.DealOptions(
+            base=base, extra_fraction=overlap, extra_k=extra_k, seed=seed, created_by=user
+        )
+        result = ann.deal(url, dataset, chosen, ann.AuditSample(**size), options)
     except QAEvalError as exc:
         safe_text.show_error(exc)
         return

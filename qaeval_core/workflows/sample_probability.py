@@ -10,7 +10,7 @@ carry.
 The rule (:func:`sample_probabilities`):
 
 * with a **triage deal drawn by chance** (:func:`qaeval_core.store.annotation.
-  deal_triage_by_chance`), the latest one is the design: the items it held as known (labelled
+  TriageByChance`), the latest one is the design: the items it held as known (labelled
   before it drew) get 1; the items it drew and that are labelled get their probability times
   the share of its drawn items labelled so far (it serves them in random order, so the labelled
   part is a uniform part of the draw: a drawn item is labelled with that share's chance);

@@ -12,7 +12,7 @@
   (``qaeval export --what final``).
 
 ``label_sample`` says how an item's human labels were chosen. It is ``"random"`` when the item
-was drawn by an **audit deal** (:func:`qaeval_core.store.annotation.deal_audit_sample`, a
+was drawn by an **audit deal** (:class:`qaeval_core.store.annotation.AuditSample`, a
 seeded uniform random sample), whoever labelled it: an audit that draws an item triage already
 sent to someone keeps it in the random sample, or the random sample would lack exactly the
 items the judge doubts. Otherwise it is the kind of deal that queued the item for its raters
@@ -244,23 +244,15 @@ def route_uncertain(
         "band_threshold": None if judge.triage is None else judge.triage.threshold,
         "band_share": None if judge.triage is None else judge.triage.share,
     }
+    options = annotation.DealOptions(
+        base=base, extra_fraction=extra_fraction, extra_k=extra_k, seed=seed, created_by=created_by
+    )
     if floor is not None:
-        options = {"base": base, "extra_fraction": extra_fraction, "extra_k": extra_k}
         return _route_by_chance(
-            url, dataset, calibration, list(users), frame, chosen, float(floor), seed,
-            options, params, created_by,
-        )  # fmt: skip
-    result = annotation.deal_triage(
-        url,
-        dataset,
-        list(users),
-        ids,
-        seed=seed,
-        base=base,
-        extra_fraction=extra_fraction,
-        extra_k=extra_k,
-        params=params,
-        created_by=created_by,
+            url, dataset, calibration, list(users), frame, chosen, float(floor), options, params
+        )
+    result = annotation.deal(
+        url, dataset, list(users), annotation.TriageItems(ids, params), options
     )
     status = dict.fromkeys(result.item_ids, "dealt")
     status.update(dict.fromkeys(result.skipped_labelled, "labelled"))
@@ -282,7 +274,7 @@ def _check_floor(floor: Any) -> None:
 
 
 def _route_by_chance(
-    url, dataset, calibration, users, frame, chosen, floor, seed, options, params, created_by
+    url, dataset, calibration, users, frame, chosen, floor, options, params
 ) -> TriageResult:
     """``route_uncertain`` with ``floor``: draw by chance (:func:`route_uncertain`)."""
     from qaeval_core.analysis.selection_design import inclusion_probabilities
@@ -301,10 +293,8 @@ def _route_by_chance(
     pi = inclusion_probabilities(todo["judge_probability"].to_numpy(float), budget, floor)
     probabilities = dict(zip(todo["item_id"].astype(int), pi, strict=True))
     params = {**params, "floor": floor, "budget": budget}
-    result = annotation.deal_triage_by_chance(
-        url, dataset, users, probabilities, seed=seed, params=params, created_by=created_by,
-        **options,
-    )  # fmt: skip
+    draw = annotation.TriageByChance(probabilities, params)
+    result = annotation.deal(url, dataset, users, draw, options)
     status = dict.fromkeys(result.item_ids, "dealt")
     status.update(dict.fromkeys(result.skipped_queued, "queued"))
     drawn = todo[todo["item_id"].astype(int).isin(status)]

@@ -90,7 +90,7 @@ def test_final_labels_with_the_dawid_skene_aggregate(db_url: str) -> None:
     ids = make_store(db_url, n_items=120, users=("careful", "noisy1", "noisy2"))
     with write_scope(db_url) as s:
         s.add(User(name="boss", role="researcher"))
-    ann.deal(db_url, "ds", ["careful", "noisy1", "noisy2"], base=3)
+    ann.deal(db_url, "ds", ["careful", "noisy1", "noisy2"], options=ann.DealOptions(base=3))
     for row in labels.itertuples(index=False):
         ann.save_label(db_url, row.rater, ids[row.item_id - 1], row.value)
     analysis.adjudicate(db_url, ids[0], "boss", 1, "rule 4")

@@ -175,7 +175,7 @@ def test_estimate_reads_the_final_labels_export_and_only_its_human_labels(
 ) -> None:
     make_store(sqlite_url, n_items=60)
     save_judge(sqlite_url)
-    ann.deal_audit_sample(sqlite_url, "ds", ["ann1"], n=30, seed=3)
+    ann.deal(sqlite_url, "ds", ["ann1"], ann.AuditSample(n=30), ann.DealOptions(seed=3))
     while (item := ann.next_item(sqlite_url, "ann1", "ds")) is not None:
         ann.save_label(sqlite_url, "ann1", item.id, 2 if item.id % 3 else 0)
     final = workflows.final_labels(sqlite_url, "ds", "cal")

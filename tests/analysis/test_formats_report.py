@@ -78,7 +78,7 @@ def test_import_score_report_gives_per_model_numbers_and_the_flip(
 def test_random_audit_labels_add_ppi_intervals(sqlite_url: str, tmp_path: Path) -> None:
     _import_and_score(sqlite_url)
     repo.add_user(sqlite_url, "ann1", "annotator", password="a-long-password-1")
-    ann.deal_audit_sample(sqlite_url, "nq", ["ann1"], n=48, seed=7)
+    ann.deal(sqlite_url, "nq", ["ann1"], ann.AuditSample(n=48), ann.DealOptions(seed=7))
     while (item := ann.next_item(sqlite_url, "ann1", "nq")) is not None:
         ann.save_label(sqlite_url, "ann1", item.id, 0 if item.candidate.lower() in WRONG else 2)
     numbers = _report(sqlite_url, tmp_path)

@@ -18,7 +18,7 @@ def test_report_adds_model_accuracies_with_valid_cis(
 ) -> None:
     make_store(sqlite_url, n_items=60)
     save_judge(sqlite_url)
-    ann.deal_audit_sample(sqlite_url, "ds", ["ann1"], n=40, seed=3)
+    ann.deal(sqlite_url, "ds", ["ann1"], ann.AuditSample(n=40), ann.DealOptions(seed=3))
     while (item := ann.next_item(sqlite_url, "ann1", "ds")) is not None:
         ann.save_label(sqlite_url, "ann1", item.id, 2 if item.id % 3 else 0)
     html, numbers = tmp_path / "r.html", tmp_path / "r.json"

@@ -234,7 +234,7 @@ def test_deal_errors_are_shown_not_raised(store: str) -> None:
 
 
 def dealt(store: str) -> None:
-    ann.deal(store, "ds", ["ann1", "ann2"], base=2)
+    ann.deal(store, "ds", ["ann1", "ann2"], options=ann.DealOptions(base=2))
 
 
 def test_annotator_without_queue_is_told_so(store: str) -> None:

@@ -308,7 +308,7 @@ def test_leaderboard_without_random_labels_says_so_and_links_to_assign(store: st
 
 
 def test_leaderboard_shows_three_estimates_ranking_and_a_comparison(store: str) -> None:
-    ann.deal_audit_sample(store, DEMO, ["ann"], fraction=0.4, seed=0)
+    ann.deal(store, DEMO, ["ann"], ann.AuditSample(fraction=0.4), ann.DealOptions(seed=0))
     at = open_page("leaderboard.py")
     at.selectbox(key="leaderboard_dataset").set_value(DEMO).run()
     ok(at)

@@ -123,7 +123,7 @@ def test_reorder_queue_moves_only_unlabelled_assignments(sqlite_url: str) -> Non
     repo.import_items(url, "toy", ROWS)
     for name in ("a1", "a2"):
         repo.add_user(url, name, "annotator", "pw")
-    ann.deal(url, "toy", ["a1", "a2"], base=2)
+    ann.deal(url, "toy", ["a1", "a2"], options=ann.DealOptions(base=2))
     with pytest.raises(ConfigError, match="Score it first with two or more metrics"):
         workflows.reorder_queue(url, "toy")
     score_dataset(url, "toy", ["em", "f1", "contains"])

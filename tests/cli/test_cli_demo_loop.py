@@ -42,7 +42,7 @@ def test_routing_and_drawing_by_chance_find_items_on_the_loop_dataset(demo_url: 
 
 
 def test_an_audit_sample_on_the_loop_dataset_gives_random_labels_at_once(demo_url: str) -> None:
-    ann.deal_audit_sample(demo_url, LOOP_DATASET, ["admin"], n=60, seed=0)
+    ann.deal(demo_url, LOOP_DATASET, ["admin"], ann.AuditSample(n=60), ann.DealOptions(seed=0))
     frame = estimation_frame(demo_url, LOOP_DATASET, f"cal-{LOOP_DATASET}")
     random = frame[(frame["label_sample"] == "random") & frame["gold_label"].notna()]
     assert 0 < len(random) < 60  # the labelled part of the sample; the rest await people

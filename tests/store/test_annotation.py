@@ -25,7 +25,12 @@ from qaeval_core.store.session import session_scope, write_scope
 
 def test_deal_round_robin_with_overlap(db_url: str) -> None:
     ids = make_store(db_url, n_items=100)
-    result = ann.deal(db_url, "ds", ["ann1", "ann2", "ann3"], base=1, extra_fraction=0.2, extra_k=3)
+    result = ann.deal(
+        db_url,
+        "ds",
+        ["ann1", "ann2", "ann3"],
+        options=ann.DealOptions(base=1, extra_fraction=0.2, extra_k=3),
+    )
     rows = assignments(db_url)
     per_item = Counter(i for i, _ in rows)
     assert set(per_item) == set(ids)
@@ -39,10 +44,10 @@ def test_deal_round_robin_with_overlap(db_url: str) -> None:
 
 def test_deal_is_idempotent_and_tops_up(db_url: str) -> None:
     make_store(db_url, n_items=30)
-    args = dict(base=1, extra_fraction=0.5, extra_k=2, seed=7)
-    first = ann.deal(db_url, "ds", ["ann1", "ann2"], **args)
+    args = ann.DealOptions(base=1, extra_fraction=0.5, extra_k=2, seed=7)
+    first = ann.deal(db_url, "ds", ["ann1", "ann2"], options=args)
     before = sorted(assignments(db_url))
-    again = ann.deal(db_url, "ds", ["ann1", "ann2"], **args)
+    again = ann.deal(db_url, "ds", ["ann1", "ann2"], options=args)
     assert again.added == 0
     assert sorted(assignments(db_url)) == before
     assert first.added == 30 + 15
@@ -59,7 +64,7 @@ def test_deal_is_idempotent_and_tops_up(db_url: str) -> None:
                 content_hash="new",
             )
         )
-    third = ann.deal(db_url, "ds", ["ann1", "ann2"], **args)
+    third = ann.deal(db_url, "ds", ["ann1", "ann2"], options=args)
     assert 1 <= third.added <= 2
     # Never the same item twice to a person (also guarded by the unique constraint).
     rows = assignments(db_url)
@@ -69,9 +74,11 @@ def test_deal_is_idempotent_and_tops_up(db_url: str) -> None:
 def test_deal_validates_arguments(db_url: str) -> None:
     make_store(db_url)
     with pytest.raises(ConfigError, match="base must be between 1 and the number"):
-        ann.deal(db_url, "ds", ["ann1"], base=2)
+        ann.deal(db_url, "ds", ["ann1"], options=ann.DealOptions(base=2))
     with pytest.raises(ConfigError, match="extra_k"):
-        ann.deal(db_url, "ds", ["ann1", "ann2"], extra_fraction=0.2, extra_k=3)
+        ann.deal(
+            db_url, "ds", ["ann1", "ann2"], options=ann.DealOptions(extra_fraction=0.2, extra_k=3)
+        )
     with pytest.raises(ConfigError, match="listed twice"):
         ann.deal(db_url, "ds", ["ann1", "ann1"])
     with pytest.raises(NotFoundError, match="No dataset named 'nope' \\(known datasets: ds\\)"):
@@ -86,7 +93,9 @@ def test_deal_validates_arguments(db_url: str) -> None:
 
 def test_shuffled_order_is_seeded_and_shared(db_url: str) -> None:
     make_store(db_url, n_items=20)
-    ann.deal(db_url, "ds", ["ann1", "ann2"], base=2, order="shuffled", seed=3)
+    ann.deal(
+        db_url, "ds", ["ann1", "ann2"], options=ann.DealOptions(base=2, seed=3, order="shuffled")
+    )
     first1 = ann.next_item(db_url, "ann1", "ds")
     first2 = ann.next_item(db_url, "ann2", "ds")
     assert first1 is not None and first2 is not None
@@ -115,7 +124,7 @@ def test_next_item_walks_the_queue_and_is_blind(db_url: str) -> None:
 
 def test_save_label_appends_and_edits_keep_history(db_url: str) -> None:
     ids = make_store(db_url, n_items=2)
-    ann.deal(db_url, "ds", ["ann1", "ann2"], base=2)
+    ann.deal(db_url, "ds", ["ann1", "ann2"], options=ann.DealOptions(base=2))
     first = ann.save_label(db_url, "ann1", ids[0], 2, rule=1, note="alias", seconds=4.0)
     second = ann.save_label(db_url, "ann1", ids[0], 1, rule=5, seconds=2.0)
     assert second.id > first.id
@@ -173,7 +182,7 @@ def test_back_and_forward_follow_first_label_order(db_url: str) -> None:
 
 def test_reassign_moves_only_unlabelled_items_without_duplicates(db_url: str) -> None:
     ids = make_store(db_url, n_items=12)
-    ann.deal(db_url, "ds", ["ann1", "ann2", "ann3"], base=2)
+    ann.deal(db_url, "ds", ["ann1", "ann2", "ann3"], options=ann.DealOptions(base=2))
     mine = [i for i, n in assignments(db_url) if n == "ann1"]
     ann.save_label(db_url, "ann1", mine[0], 2)
     result = ann.reassign(db_url, "ds", "ann1", ["ann2", "ann3"])
@@ -191,7 +200,7 @@ def test_reassign_moves_only_unlabelled_items_without_duplicates(db_url: str) ->
 
 def test_reassign_keeps_items_nobody_can_take(db_url: str) -> None:
     make_store(db_url, n_items=4)
-    ann.deal(db_url, "ds", ["ann1", "ann2"], base=2)
+    ann.deal(db_url, "ds", ["ann1", "ann2"], options=ann.DealOptions(base=2))
     result = ann.reassign(db_url, "ds", "ann1", ["ann2"])
     assert (result.moved, result.kept) == (0, 4)
     with pytest.raises(ConfigError, match="other than 'ann1'"):
@@ -200,7 +209,12 @@ def test_reassign_keeps_items_nobody_can_take(db_url: str) -> None:
 
 def test_progress_per_annotator_and_overall(db_url: str) -> None:
     ids = make_store(db_url, n_items=6)
-    ann.deal(db_url, "ds", ["ann1", "ann2"], base=1, extra_fraction=1 / 3, extra_k=2)
+    ann.deal(
+        db_url,
+        "ds",
+        ["ann1", "ann2"],
+        options=ann.DealOptions(base=1, extra_fraction=1 / 3, extra_k=2),
+    )
     queue1 = [i for i, n in assignments(db_url) if n == "ann1"]
     for i in queue1[:2]:
         ann.save_label(db_url, "ann1", i, 2, seconds=10)

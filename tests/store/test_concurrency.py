@@ -38,7 +38,7 @@ from qaeval_core.store.orm import ItemRecord as Item
 N_ANNOTATORS = 20
 N_ITEMS = 4000
 SECONDS = float(os.environ.get("QAEVAL_CONCURRENCY_SECONDS", "5"))
-DEAL = {"base": 1, "extra_fraction": 0.3, "extra_k": 3}
+DEAL = ann.DealOptions(base=1, extra_fraction=0.3, extra_k=3)
 
 
 def _build(url: str) -> tuple[int, list[int]]:
@@ -65,7 +65,7 @@ def _build(url: str) -> tuple[int, list[int]]:
         s.add_all(users)
         s.flush()
         ds_id, user_ids = ds.id, [u.id for u in users]
-    ann.deal(url, "load", [f"ann{k:02d}" for k in range(N_ANNOTATORS)], **DEAL)
+    ann.deal(url, "load", [f"ann{k:02d}" for k in range(N_ANNOTATORS)], options=DEAL)
     return ds_id, user_ids
 
 
@@ -136,7 +136,7 @@ class _Researcher(threading.Thread):
         names = [f"ann{k:02d}" for k in range(N_ANNOTATORS)]
         while not self.stop.is_set():
             try:
-                self.added += ann.deal(self.url, "load", names, **DEAL).added
+                self.added += ann.deal(self.url, "load", names, options=DEAL).added
                 ann.dataset_progress(self.url, "load")
                 self.deals += 1
             except Exception as exc:

@@ -40,10 +40,14 @@ def _probabilities(ids: list[int], skip: set[int]) -> dict[int, float]:
 def test_deal_draws_by_chance_and_records_every_probability(db_url: str) -> None:
     ids = make_store(db_url, n_items=30)
     import_label(db_url, ids[0], 2)  # labelled before the deal: known for sure
-    ann.deal_triage(db_url, "ds", ["ann3"], [ids[1]])  # already queued
+    ann.deal(db_url, "ds", ["ann3"], ann.TriageItems([ids[1]]))  # already queued
     probs = _probabilities(ids, {ids[0]})
-    result = ann.deal_triage_by_chance(
-        db_url, "ds", ["ann1", "ann2"], probs, seed=7, created_by="boss"
+    result = ann.deal(
+        db_url,
+        "ds",
+        ["ann1", "ann2"],
+        ann.TriageByChance(probs),
+        ann.DealOptions(seed=7, created_by="boss"),
     )
     drawn = [i for i in ids[1:] if uniform_of(7, i) < probs[i]]
     assert result.kind == "triage" and result.items == len(drawn)
@@ -72,11 +76,23 @@ def test_deal_by_chance_refuses_items_without_a_probability_and_changes_nothing(
     probs = _probabilities(ids, set())
     without = {i: p for i, p in probs.items() if i != ids[2]}
     with pytest.raises(ConfigError, match=r"1 unlabelled item\(s\) of 'ds' have no inclusion"):
-        ann.deal_triage_by_chance(db_url, "ds", ["ann1"], without, seed=1)
+        ann.deal(db_url, "ds", ["ann1"], ann.TriageByChance(without), ann.DealOptions(seed=1))
     with pytest.raises(InputError, match=r"inclusion probability in \(0, 1\]"):
-        ann.deal_triage_by_chance(db_url, "ds", ["ann1"], {**probs, ids[0]: 0.0}, seed=1)
+        ann.deal(
+            db_url,
+            "ds",
+            ["ann1"],
+            ann.TriageByChance({**probs, ids[0]: 0.0}),
+            ann.DealOptions(seed=1),
+        )
     with pytest.raises(ConfigError, match="not in dataset 'ds'"):
-        ann.deal_triage_by_chance(db_url, "ds", ["ann1"], {**probs, 10**6: 0.5}, seed=1)
+        ann.deal(
+            db_url,
+            "ds",
+            ["ann1"],
+            ann.TriageByChance({**probs, 10**6: 0.5}),
+            ann.DealOptions(seed=1),
+        )
     assert counts(db_url) == before
 
 
@@ -100,7 +116,7 @@ def test_route_by_chance_gives_labels_a_sample_probability(
     for item_id in done:
         ann.save_label(db_url, "ann1", item_id, 2)
     late = next(i for i in ids if i not in pi.index and i != ids[0])
-    ann.deal_triage(db_url, "ds", ["ann2"], [late])  # labelled for another reason
+    ann.deal(db_url, "ds", ["ann2"], ann.TriageItems([late]))  # labelled for another reason
     ann.save_label(db_url, "ann2", late, 0)
     final = workflows.final_labels(db_url, "ds").set_index("item_id")
     share = len(done) / len(pi)
@@ -142,8 +158,12 @@ def test_concurrent_deals_by_chance_over_assign_nothing(db_url: str) -> None:
     ids = make_store(db_url, n_items=200)
     probs = {i: 0.5 for i in ids}
     a, b = at_once(
-        lambda: ann.deal_triage_by_chance(db_url, "ds", ["ann1"], probs, seed=1),
-        lambda: ann.deal_triage_by_chance(db_url, "ds", ["ann2", "ann3"], probs, seed=2),
+        lambda: ann.deal(
+            db_url, "ds", ["ann1"], ann.TriageByChance(probs), ann.DealOptions(seed=1)
+        ),
+        lambda: ann.deal(
+            db_url, "ds", ["ann2", "ann3"], ann.TriageByChance(probs), ann.DealOptions(seed=2)
+        ),
     )
     per_item = Counter(i for i, _, _ in assignment_rows(db_url))
     assert max(per_item.values()) == 1
@@ -157,9 +177,9 @@ def test_concurrent_deals_by_chance_over_assign_nothing(db_url: str) -> None:
 
 def test_audit_and_deterministic_triage_record_their_probability_or_none(db_url: str) -> None:
     ids = make_store(db_url, n_items=20)
-    audit = ann.deal_audit_sample(db_url, "ds", ["ann1"], n=5, seed=2)
+    audit = ann.deal(db_url, "ds", ["ann1"], ann.AuditSample(n=5), ann.DealOptions(seed=2))
     rest = [i for i in ids if i not in audit.item_ids][:3]
-    triage = ann.deal_triage(db_url, "ds", ["ann2"], rest)
+    triage = ann.deal(db_url, "ds", ["ann2"], ann.TriageItems(rest))
     rows = repo.deal_item_rows(db_url, "ds")
     audit_p = rows.loc[rows["deal_id"] == audit.deal_id, "inclusion_probability"]
     assert audit_p.tolist() == pytest.approx([5 / 20] * 5)

@@ -21,9 +21,11 @@ def test_audit_sample_counts_only_its_own_held_items(db_url: str) -> None:
     inside = sorted(sample)
     # 60 items are held before the audit: 20 of the sample, 40 outside it.
     held = inside[:20] + outside[:40]
-    ann.deal_triage(db_url, "ds", ["ann1"], held)
+    ann.deal(db_url, "ds", ["ann1"], ann.TriageItems(held))
 
-    result = ann.deal_audit_sample(db_url, "ds", ["ann2", "ann3"], n=100, seed=seed)
+    result = ann.deal(
+        db_url, "ds", ["ann2", "ann3"], ann.AuditSample(n=100), ann.DealOptions(seed=seed)
+    )
 
     assert set(result.item_ids) == sample
     assert result.already_covered == 20
@@ -36,9 +38,9 @@ def test_audit_sample_counts_only_its_own_held_items(db_url: str) -> None:
 
 def test_triage_deal_reports_no_covered_items_for_the_rest_of_the_dataset(db_url: str) -> None:
     ids = make_store(db_url, n_items=30, users=("ann1", "ann2"))
-    ann.deal_triage(db_url, "ds", ["ann1"], ids[:10])
+    ann.deal(db_url, "ds", ["ann1"], ann.TriageItems(ids[:10]))
 
-    result = ann.deal_triage(db_url, "ds", ["ann2"], ids[10:15])
+    result = ann.deal(db_url, "ds", ["ann2"], ann.TriageItems(ids[10:15]))
 
     assert result.added == 5
     assert result.already_covered == 0 and result.held_by == ()

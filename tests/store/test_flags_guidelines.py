@@ -25,7 +25,7 @@ def _store(url: str) -> None:
     repo.add_user(url, "ann1", "annotator", "pw-ann1-long")
     repo.add_user(url, "ann2", "annotator", "pw-ann2-long")
     repo.add_user(url, "res", "researcher", "pw-res-long")
-    ann.deal(url, "ds", ["ann1", "ann2"], base=2)
+    ann.deal(url, "ds", ["ann1", "ann2"], options=ann.DealOptions(base=2))
 
 
 def _ids(url: str) -> list[int]:

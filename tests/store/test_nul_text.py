@@ -39,7 +39,7 @@ def _store(url: str) -> list[int]:
     repo.import_items(url, "ds", rows, source="test")
     repo.add_user(url, "ann1", "annotator", "pw-ann1-long")
     repo.add_user(url, "res", "researcher", "pw-res-long")
-    ann.deal(url, "ds", ["ann1"], base=1)
+    ann.deal(url, "ds", ["ann1"], options=ann.DealOptions(base=1))
     return [e.item_id for e in ann.queue_entries(url, "ann1", "ds", "pending")]
 
 

@@ -45,7 +45,9 @@ from qaeval_core.store.session import session_scope
 
 def test_every_deal_is_recorded_and_reassignment_keeps_the_deal(db_url: str) -> None:
     ids = make_store(db_url, n_items=6)
-    result = ann.deal(db_url, "ds", ["ann1", "ann2"], seed=3, created_by="boss")
+    result = ann.deal(
+        db_url, "ds", ["ann1", "ann2"], options=ann.DealOptions(seed=3, created_by="boss")
+    )
     assert result.kind == "queue" and result.deal_id is not None
     deals = repo.list_deals(db_url, "ds")
     assert deals[["kind", "seed", "n_items", "added", "created_by"]].values.tolist() == [
@@ -62,7 +64,7 @@ def test_every_deal_is_recorded_and_reassignment_keeps_the_deal(db_url: str) -> 
     assert repo.list_deals(db_url, "ds")["added"].tolist() == [6, 0]
     before = counts(db_url)
     with pytest.raises(NotFoundError, match="No user named 'ghost'"):
-        ann.deal(db_url, "ds", ["ann1"], created_by="ghost")
+        ann.deal(db_url, "ds", ["ann1"], options=ann.DealOptions(created_by="ghost"))
     assert counts(db_url) == before
     assert sorted(i for i, _, _ in assignment_rows(db_url)) == sorted(ids)
 
@@ -72,14 +74,22 @@ def test_every_deal_is_recorded_and_reassignment_keeps_the_deal(db_url: str) -> 
 
 def test_audit_sample_is_seeded_and_recorded_as_audit(db_url: str) -> None:
     ids = make_store(db_url, n_items=40)
-    first = ann.deal_audit_sample(db_url, "ds", ["ann1", "ann2"], n=10, seed=5, created_by="boss")
+    first = ann.deal(
+        db_url,
+        "ds",
+        ["ann1", "ann2"],
+        ann.AuditSample(n=10),
+        ann.DealOptions(seed=5, created_by="boss"),
+    )
     assert first.kind == "audit" and first.items == 10 and first.added == 10
     assert list(first.item_ids) == audit_sample_ids(ids, 10, 5)
     assert set(first.item_ids) <= set(ids)
     # Same seed: same items, nothing added; another seed: another sample.
-    again = ann.deal_audit_sample(db_url, "ds", ["ann1", "ann2"], n=10, seed=5)
+    again = ann.deal(db_url, "ds", ["ann1", "ann2"], ann.AuditSample(n=10), ann.DealOptions(seed=5))
     assert again.item_ids == first.item_ids and again.added == 0
-    other = ann.deal_audit_sample(db_url, "ds", ["ann1", "ann2"], fraction=0.25, seed=6)
+    other = ann.deal(
+        db_url, "ds", ["ann1", "ann2"], ann.AuditSample(fraction=0.25), ann.DealOptions(seed=6)
+    )
     assert len(other.item_ids) == 10 and set(other.item_ids) != set(first.item_ids)
     deals = repo.list_deals(db_url, "ds")
     assert deals["kind"].tolist() == ["audit"] * 3
@@ -107,7 +117,9 @@ def test_audit_sample_is_uniform() -> None:
 def test_audit_sample_keeps_items_already_queued_and_counts_them(db_url: str) -> None:
     ids = make_store(db_url, n_items=10)
     ann.deal(db_url, "ds", ["ann1"])  # every item queued already
-    audit = ann.deal_audit_sample(db_url, "ds", ["ann2", "ann3"], fraction=0.5, seed=1)
+    audit = ann.deal(
+        db_url, "ds", ["ann2", "ann3"], ann.AuditSample(fraction=0.5), ann.DealOptions(seed=1)
+    )
     assert audit.items == 5 and audit.added == 0  # existing assignments count (base=1)
     drawn = repo.deal_item_rows(db_url, "ds", kind="audit")
     assert sorted(drawn["item_id"]) == sorted(audit.item_ids)
@@ -148,7 +160,8 @@ def test_audit_sample_refuses_bad_input_and_changes_nothing(
     dataset = kwargs.pop("dataset", "ds")
     users = kwargs.pop("users", ["ann1", "ann2"])
     with pytest.raises(error, match=match) as info:
-        ann.deal_audit_sample(db_url, dataset, users, seed=0, **kwargs)
+        sample = ann.AuditSample(n=kwargs.pop("n", None), fraction=kwargs.pop("fraction", None))
+        ann.deal(db_url, dataset, users, sample, ann.DealOptions(seed=0, **kwargs))
     assert "\n" not in str(info.value)
     assert counts(db_url) == before
 
@@ -165,7 +178,7 @@ def test_route_uncertain_deals_exactly_the_uncertain_items(
     probs = {ids[1]: 0.45, ids[3]: 0.55, ids[4]: 0.5, ids[7]: 0.6, ids[9]: 0.4}
     fake_judgments(monkeypatch, probs, uncertain)
     import_label(db_url, ids[3], 2)  # already labelled (an imported rater)
-    ann.deal_triage(db_url, "ds", ["ann3"], [ids[9]])  # already in a queue
+    ann.deal(db_url, "ds", ["ann3"], ann.TriageItems([ids[9]]))  # already in a queue
     result = workflows.route_uncertain(
         db_url, "ds", "cal", ["ann1", "ann2"], seed=1, created_by="boss"
     )
@@ -276,14 +289,17 @@ def test_route_uncertain_needs_a_url_not_a_session(sqlite_url: str) -> None:
 
 def test_concurrent_audit_and_triage_deals_over_assign_nothing(db_url: str) -> None:
     ids = make_store(db_url, n_items=300)
+    sample = ann.AuditSample(fraction=0.3)
     for rnd in range(2):
         # Two audits with overlapping samples (30% each) at once: base=1 means one holder each.
         a, b = at_once(
-            lambda r=rnd: ann.deal_audit_sample(db_url, "ds", ["ann1", "ann2"], fraction=0.3,
-                                                seed=10 + r),
-            lambda r=rnd: ann.deal_audit_sample(db_url, "ds", ["ann2", "ann3"], fraction=0.3,
-                                                seed=20 + r),
-        )  # fmt: skip
+            lambda r=rnd: ann.deal(
+                db_url, "ds", ["ann1", "ann2"], sample, ann.DealOptions(seed=10 + r)
+            ),
+            lambda r=rnd: ann.deal(
+                db_url, "ds", ["ann2", "ann3"], sample, ann.DealOptions(seed=20 + r)
+            ),
+        )
         per_item = Counter(i for i, _, _ in assignment_rows(db_url))
         assert max(per_item.values()) == 1
         assert set(a.item_ids) | set(b.item_ids) <= set(per_item)
@@ -291,8 +307,8 @@ def test_concurrent_audit_and_triage_deals_over_assign_nothing(db_url: str) -> N
     free = [i for i in ids if i not in {i for i, _, _ in assignment_rows(db_url)}]
     assert free
     x, y = at_once(
-        lambda: ann.deal_triage(db_url, "ds", ["ann1", "ann2"], free),
-        lambda: ann.deal_triage(db_url, "ds", ["ann3"], free),
+        lambda: ann.deal(db_url, "ds", ["ann1", "ann2"], ann.TriageItems(free)),
+        lambda: ann.deal(db_url, "ds", ["ann3"], ann.TriageItems(free)),
     )
     per_item = Counter(i for i, _, _ in assignment_rows(db_url))
     assert max(per_item.values()) == 1 and set(free) <= set(per_item)
@@ -310,7 +326,7 @@ def test_final_labels_follow_the_precedence(db_url: str, monkeypatch: pytest.Mon
     ids = make_store(db_url, n_items=8)
     save_judge(db_url)
     fake_judgments(monkeypatch, {ids[4]: 0.8, ids[5]: 0.3, ids[6]: 0.45}, {ids[6]})
-    ann.deal(db_url, "ds", ["ann1", "ann2"], base=2)
+    ann.deal(db_url, "ds", ["ann1", "ann2"], options=ann.DealOptions(base=2))
     # 0: annotators disagree, adjudicated 0; 1: majority 2; 2: a tie (1); 3: one label of 1
     ann.save_label(db_url, "ann1", ids[0], 2)
     ann.save_label(db_url, "ann2", ids[0], 2)
@@ -356,7 +372,7 @@ def test_label_sample_is_random_only_for_audit_items(
     fake_judgments(monkeypatch, {}, {ids[0], ids[1]})
     triaged = workflows.route_uncertain(db_url, "ds", "cal", ["ann1"])
     assert sorted(triaged.dealt) == [ids[0], ids[1]]
-    audit = ann.deal_audit_sample(db_url, "ds", ["ann2"], n=3, seed=4)
+    audit = ann.deal(db_url, "ds", ["ann2"], ann.AuditSample(n=3), ann.DealOptions(seed=4))
     queued = ann.deal(db_url, "ds", ["ann3"])
     assert queued.added == 12 - len({ids[0], ids[1]} | set(audit.item_ids))
     for user in ANNOTATORS:
@@ -385,7 +401,7 @@ def test_estimation_frame_feeds_the_estimator(db_url: str, monkeypatch: pytest.M
     ids = make_store(db_url, n_items=40)
     save_judge(db_url)
     fake_judgments(monkeypatch, {i: (0.8 if k % 3 else 0.3) for k, i in enumerate(ids)}, set())
-    audit = ann.deal_audit_sample(db_url, "ds", ["ann1"], n=24, seed=2)
+    audit = ann.deal(db_url, "ds", ["ann1"], ann.AuditSample(n=24), ann.DealOptions(seed=2))
     while (item := ann.next_item(db_url, "ann1", "ds")) is not None:
         ann.save_label(db_url, "ann1", item.id, 2 if item.id % 2 else 0)
     import_label(db_url, next(i for i in ids if i not in audit.item_ids), 1)
@@ -423,7 +439,7 @@ def test_export_final_writes_every_format(
 ) -> None:
     ids = make_store(db_url, n_items=6)
     save_judge(db_url)
-    ann.deal_audit_sample(db_url, "ds", ["ann1"], n=2, seed=0)
+    ann.deal(db_url, "ds", ["ann1"], ann.AuditSample(n=2), ann.DealOptions(seed=0))
     while (item := ann.next_item(db_url, "ann1", "ds")) is not None:
         ann.save_label(db_url, "ann1", item.id, 1)
     expected = workflows.final_labels(db_url, "ds", "cal")
@@ -492,3 +508,39 @@ def test_store_readers_of_deals_name_unknown_datasets(sqlite_url: str) -> None:
             reader(sqlite_url, "nope")
     with session_scope(sqlite_url) as s:
         assert s.scalar(select(func.count()).select_from(Label)) == 0
+
+
+# ------------------------------------------------------------------ one deal function
+
+
+def test_one_deal_function_takes_a_selection_and_frozen_options(db_url: str) -> None:
+    """The five deal functions became ``deal(db, dataset, annotators, selection, options)``
+    (issue 34): the old names are gone, the options are frozen, an order a selection cannot
+    serve is refused by name, and a selection that needs a seed refuses none, all before
+    anything is written."""
+    ids = make_store(db_url, n_items=12)
+    for old in ("deal_batch", "deal_audit_sample", "deal_triage", "deal_triage_by_chance"):
+        assert not hasattr(ann, old)
+    options = ann.DealOptions(base=1, seed=4)
+    with pytest.raises(AttributeError):
+        options.base = 2  # type: ignore[misc]
+    before = counts(db_url)
+    with pytest.raises(InputError, match="order does not apply to a triage deal") as info:
+        ann.deal(
+            db_url, "ds", ["ann1"], ann.TriageItems(ids[:2]), ann.DealOptions(order="shuffled")
+        )
+    assert info.value.param == "order"
+    with pytest.raises(InputError, match="order does not apply to a deal drawn by chance"):
+        ann.deal(
+            db_url, "ds", ["ann1"], ann.TriageByChance({}), ann.DealOptions(seed=1, order="dataset")
+        )
+    with pytest.raises(InputError, match="seed must be an integer, got None"):
+        ann.deal(db_url, "ds", ["ann1"], ann.AuditSample(n=3))
+    assert counts(db_url) == before
+    # The default selection is every item, the default options today's defaults.
+    every = ann.deal(db_url, "ds", ["ann1"])
+    assert every.kind == "queue" and every.items == 12 and every.added == 12
+    audit = ann.deal(db_url, "ds", ["ann2"], ann.AuditSample(n=3), options)
+    assert audit.kind == "audit" and list(audit.item_ids) == audit_sample_ids(ids, 3, 4)
+    deals = repo.list_deals(db_url, "ds")
+    assert deals["seed"].tolist() == [0, 4]

@@ -17,12 +17,14 @@ that keep labels safe live in one place and are tested without a browser:
 * **Blind by construction.** What an annotator is shown (:class:`QueueItem`) has no metric
   scores, no QA-model name, no metadata and no other annotator's labels; the label functions only
   ever read the asking user's own rows.
-* **Deals are recorded.** Every deal is a ``deals`` row of kind ``queue`` (:func:`deal`),
-  ``audit`` (:func:`deal_audit_sample`: a seeded uniform random sample, the labels that
-  PPI-style estimates need) or ``triage`` (:func:`deal_triage`, or
-  :func:`deal_triage_by_chance`: drawn at random with known probabilities that grow with the
-  judge's doubt, so their labels still count in estimates; items a judge routes to
-  people), with its seed, parameters, author and time; each assignment names its deal.
+* **One deal function, recorded.** :func:`deal` takes a selection (which items) and
+  :class:`DealOptions` (how they are handed out: overlap, seed, order, author). Every deal is
+  a ``deals`` row of kind ``queue`` (:class:`AllItems`, :class:`ItemBatch`), ``audit``
+  (:class:`AuditSample`: a seeded uniform random sample, the labels that PPI-style estimates
+  need) or ``triage`` (:class:`TriageItems`, or :class:`TriageByChance`: drawn at random with
+  known probabilities that grow with the judge's doubt, so their labels still count in
+  estimates; items a judge routes to people), with its seed, parameters, author and time; each
+  assignment names its deal.
 
 Every public function takes the store first, as ``db``: a store URL, or ``None`` for the default
 store. It runs its own short transaction (a label is committed when :func:`save_label` returns),
@@ -31,34 +33,35 @@ so it refuses an open Session (:mod:`qaeval_core.store.own_transaction`).
 Example
 -------
 >>> from qaeval_core.store import annotation  # doctest: +SKIP
->>> annotation.deal(None, "demo-nq301", ["ann1", "ann2"], base=1, extra_fraction=0.2, extra_k=2)
-... # doctest: +SKIP
+>>> options = annotation.DealOptions(base=1, extra_fraction=0.2, extra_k=2)
+>>> annotation.deal(None, "demo-nq301", ["ann1", "ann2"], options=options)  # doctest: +SKIP
 >>> item = annotation.next_item(None, "ann1", "demo-nq301")  # doctest: +SKIP
 >>> annotation.save_label(None, "ann1", item.id, 2, rule=4, seconds=7.5)  # doctest: +SKIP
 
-Layout (everything is importable from this package): :mod:`.assignment` deals and reassigns
-queues, :mod:`.sampled` deals an audit sample or triaged items, :mod:`.dealing` is what they
-share (recording, locking, choosing annotators), :mod:`.serving` serves items, :mod:`.labels`
-saves and reads one's own labels, :mod:`.labelling_progress` counts progress, :mod:`.lookups`
-resolves user and dataset names, :mod:`.skips` keeps skips and the annotator's queue filters,
-:mod:`.flags` lets an annotator flag an item for review, :mod:`.batch` deals part of a dataset
-(the next N items, a range, a quota per person), :mod:`.release` frees someone's unlabelled
-items. Results are plain frozen
-dataclasses: no ORM objects leave the package, so callers never trigger lazy loads.
+Layout (everything is importable from this package): :mod:`.assignment` deals (:func:`deal`,
+every item) and reassigns queues, :mod:`.sampled` selects an audit sample or triaged items,
+:mod:`.dealing` is what they share (recording, locking, choosing annotators), :mod:`.serving`
+serves items, :mod:`.labels` saves and reads one's own labels, :mod:`.labelling_progress` counts
+progress, :mod:`.skips` keeps skips and the annotator's queue filters, :mod:`.flags` lets an
+annotator flag an item for review, :mod:`.batch` selects part of a dataset (the next N items, a
+range, a quota per person), :mod:`.by_chance` draws triaged items by chance, :mod:`.release`
+frees someone's unlabelled items. Results are plain frozen dataclasses: no ORM objects leave the
+package, so callers never trigger lazy loads.
 """
 
 from __future__ import annotations
 
 from qaeval_core.store.annotation.assignment import (
+    AllItems,
     DealResult,
     ReassignResult,
     deal,
     queue_users,
     reassign,
 )
-from qaeval_core.store.annotation.batch import deal_batch
-from qaeval_core.store.annotation.by_chance import SELECTION_BY_CHANCE, deal_triage_by_chance
-from qaeval_core.store.annotation.dealing import Holder, check_queue_users
+from qaeval_core.store.annotation.batch import ItemBatch
+from qaeval_core.store.annotation.by_chance import SELECTION_BY_CHANCE, TriageByChance
+from qaeval_core.store.annotation.dealing import DealOptions, Holder, check_queue_users
 from qaeval_core.store.annotation.flags import FlagRecord, flag_item, open_flags_for
 from qaeval_core.store.annotation.labelling_progress import (
     AnnotatorProgress,
@@ -75,7 +78,7 @@ from qaeval_core.store.annotation.labels import (
     save_label,
 )
 from qaeval_core.store.annotation.release import ReleaseResult, release_queue
-from qaeval_core.store.annotation.sampled import deal_audit_sample, deal_triage
+from qaeval_core.store.annotation.sampled import AuditSample, TriageItems
 from qaeval_core.store.annotation.serving import (
     QueueItem,
     datasets_for_user,
@@ -102,14 +105,17 @@ __all__ = [
     "AnnotatorProgress",
     "DatasetProgress",
     "LabelledEntry",
+    # one deal function: which items (a selection), how they are handed out (DealOptions)
     "deal",
-    "deal_audit_sample",
-    "deal_triage",
-    "deal_triage_by_chance",
+    "DealOptions",
+    "AllItems",
+    "ItemBatch",
+    "AuditSample",
+    "TriageItems",
+    "TriageByChance",
     "SELECTION_BY_CHANCE",
     "check_queue_users",
-    # batches, who holds what, releasing a queue
-    "deal_batch",
+    # who holds what, releasing a queue
     "Holder",
     "release_queue",
     "ReleaseResult",

@@ -20,8 +20,9 @@ from sqlalchemy.orm import Session
 from qaeval_core.errors import ConfigError
 from qaeval_core.store.annotation.dealing import (
     QUEUE_ROLES,
+    DealOptions,
     DealResult,
-    Order,
+    Selection,
     check_annotators,
     check_deal_options,
     finish_deal,
@@ -43,6 +44,7 @@ from qaeval_core.store.session import session_scope, write_scope
 
 __all__ = [
     "QUEUE_ROLES",
+    "AllItems",
     "DealResult",
     "ReassignResult",
     "deal",
@@ -70,78 +72,97 @@ def deal(
     db: StoreURL,
     dataset: DatasetRef,
     annotators: Sequence[str],
-    *,
-    base: int = 1,
-    extra_fraction: float = 0.0,
-    extra_k: int = 2,
-    seed: int = 0,
-    order: Order = "dataset",
-    created_by: str | None = None,
+    selection: Selection | None = None,
+    options: DealOptions | None = None,
 ) -> DealResult:
-    """Deal a dataset's items into the annotators' queues (recorded as a ``queue`` deal).
+    """Deal the ``selection`` of a dataset's items into the annotators' queues, handed out as
+    ``options`` say (:class:`~.dealing.DealOptions`), in one transaction: the one deal function.
+
+    ``selection`` (default :class:`AllItems`) chooses the items and the deal's kind: every item
+    (:class:`AllItems`, a ``queue`` deal), part of the dataset (:class:`~.batch.ItemBatch`), a
+    seeded random audit sample (:class:`~.sampled.AuditSample`, ``audit``), items routed to
+    people (:class:`~.sampled.TriageItems`, ``triage``) or drawn by chance with known
+    probabilities (:class:`~.by_chance.TriageByChance`). Every deal is recorded, counts existing
+    assignments towards an item's target (dealing again adds nothing) and says what it left
+    alone and why (:class:`~.dealing.DealResult`).
+    """
+    chosen = AllItems() if selection is None else selection
+    return chosen._deal(db, dataset, annotators, DealOptions() if options is None else options)
+
+
+@dataclass(frozen=True)
+class AllItems:
+    """Every item of the dataset, in its queue (a ``queue`` deal).
 
     Every item goes to ``base`` annotators; a seeded sample of ``extra_fraction`` of the items
-    goes to ``extra_k`` annotators in all (the overlap used to measure agreement), e.g.
-    ``base=1, extra_fraction=0.2, extra_k=3``. Annotators are chosen round-robin, least loaded
-    first, so queues stay balanced.
+    goes to ``extra_k`` annotators in all (the overlap used to measure agreement). Annotators
+    are chosen round-robin, least loaded first, so queues stay balanced.
 
     Idempotent: existing assignments count towards an item's target, so dealing again with the
-    same arguments adds nothing, and dealing after an import only tops queues up. Assignments are
-    never removed here (use :func:`reassign`).
-
-    ``order="dataset"`` serves items in import order; ``"shuffled"`` in a seeded random order
-    (the same for every annotator, so overlapping labels arrive early). ``created_by`` (a user
-    name) is recorded with the deal.
+    same options adds nothing, and dealing after an import only tops queues up. Assignments are
+    never removed here (use :func:`reassign`). Served in import order unless ``options.order``
+    is ``"shuffled"`` (a seeded random order, the same for every annotator, so overlapping
+    labels arrive early).
     """
-    check_deal_options(order, extra_fraction)
-    with write_scope(db) as session:
-        ds, users = open_deal(
-            session,
-            dataset,
-            annotators,
-            base=base,
-            extra_fraction=extra_fraction,
-            extra_k=extra_k,
-            order=order,
-        )
-        record = record_deal(
-            session,
-            ds.id,
-            "queue",
-            seed=seed,
-            params={
-                "annotators": [u.name for u in users],
-                "base": base,
-                "extra_fraction": extra_fraction,
-                "extra_k": extra_k,
-                "order": order,
-            },
-            created_by=created_by,
-        )
-        item_ids = list(
-            session.scalars(
-                select(ItemRecord.id).where(ItemRecord.dataset_id == ds.id).order_by(ItemRecord.id)
+
+    def _deal(
+        self, db: StoreURL, dataset: DatasetRef, annotators: Sequence[str], options: DealOptions
+    ) -> DealResult:
+        order = options.order_or("dataset")
+        check_deal_options(order, options.extra_fraction)
+        seed = options.seed_or_zero()
+        with write_scope(db) as session:
+            ds, users = open_deal(
+                session,
+                dataset,
+                annotators,
+                base=options.base,
+                extra_fraction=options.extra_fraction,
+                extra_k=options.extra_k,
+                order=order,
             )
-        )
-        existing = holders_by_item(session, ds.id)
-        queue_order = (
-            sorted(item_ids, key=lambda i: stable_rank(seed, i))
-            if order == "shuffled"
-            else item_ids
-        )
-        position = {item_id: float(p) for p, item_id in enumerate(queue_order)}
-        plan = plan_rows(
-            item_ids,
-            users,
-            existing,
-            position,
-            base=base,
-            extra_fraction=extra_fraction,
-            extra_k=extra_k,
-            seed=seed,
-            deal_id=record.id,
-        )
-        return finish_deal(session, record, ds.name, users, plan.rows, plan.short, len(item_ids))
+            record = record_deal(
+                session,
+                ds.id,
+                "queue",
+                seed=seed,
+                params={
+                    "annotators": [u.name for u in users],
+                    "base": options.base,
+                    "extra_fraction": options.extra_fraction,
+                    "extra_k": options.extra_k,
+                    "order": order,
+                },
+                created_by=options.created_by,
+            )
+            item_ids = list(
+                session.scalars(
+                    select(ItemRecord.id)
+                    .where(ItemRecord.dataset_id == ds.id)
+                    .order_by(ItemRecord.id)
+                )
+            )
+            existing = holders_by_item(session, ds.id)
+            queue_order = (
+                sorted(item_ids, key=lambda i: stable_rank(seed, i))
+                if order == "shuffled"
+                else item_ids
+            )
+            position = {item_id: float(p) for p, item_id in enumerate(queue_order)}
+            plan = plan_rows(
+                item_ids,
+                users,
+                existing,
+                position,
+                base=options.base,
+                extra_fraction=options.extra_fraction,
+                extra_k=options.extra_k,
+                seed=seed,
+                deal_id=record.id,
+            )
+            return finish_deal(
+                session, record, ds.name, users, plan.rows, plan.short, len(item_ids)
+            )
 
 
 @own_transaction

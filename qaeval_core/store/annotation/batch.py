@@ -1,7 +1,7 @@
 """Dealing a batch: part of a dataset, with a quota per annotator.
 
-:func:`~.assignment.deal` always covers the whole dataset. A new team rather deals "the next 40
-items, a quarter of them to both of us", or "items 1-100", or "20 each": :func:`deal_batch`
+:class:`~.assignment.AllItems` covers the whole dataset. A new team rather deals "the next 40
+items, a quarter of them to both of us", or "items 1-100", or "20 each": :class:`ItemBatch`
 picks the items (a range in import order, given item ids, the next ``n`` items nobody holds
 yet) and caps what each annotator gets from this deal (``quota``). It is recorded as a ``queue``
 deal (its choice of items in the deal's parameters), queued after everything the dataset
@@ -11,13 +11,14 @@ already has, and locked as :mod:`.dealing` describes.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from sqlalchemy import select
 
 from qaeval_core.errors import InputError
 from qaeval_core.store.annotation.dealing import (
+    DealOptions,
     DealResult,
-    Order,
     check_deal_options,
     finish_deal,
     holders_by_item,
@@ -28,11 +29,11 @@ from qaeval_core.store.annotation.dealing import (
     stable_rank,
 )
 from qaeval_core.store.orm import ItemRecord
-from qaeval_core.store.own_transaction import StoreURL, own_transaction
+from qaeval_core.store.own_transaction import StoreURL
 from qaeval_core.store.repo.datasets import DatasetRef
 from qaeval_core.store.session import write_scope
 
-__all__ = ["batch_items", "deal_batch"]
+__all__ = ["ItemBatch", "batch_items"]
 
 
 def _positive(value: int | None, name: str, what: str) -> None:
@@ -78,95 +79,108 @@ def batch_items(
     return chosen
 
 
-@own_transaction
-def deal_batch(
-    db: StoreURL,
-    dataset: DatasetRef,
-    annotators: Sequence[str],
-    *,
-    n: int | None = None,
-    item_range: tuple[int, int] | None = None,
-    item_ids: Sequence[int] | None = None,
-    quota: int | None = None,
-    base: int = 1,
-    extra_fraction: float = 0.0,
-    extra_k: int = 2,
-    seed: int = 0,
-    order: Order = "dataset",
-    created_by: str | None = None,
-) -> DealResult:
-    """Deal part of a dataset into the annotators' queues (a ``queue`` deal).
+@dataclass(frozen=True)
+class ItemBatch:
+    """Part of a dataset, in the annotators' queues (a ``queue`` deal).
 
     The part (:func:`batch_items`): ``item_range`` = (first, last) in import order and/or the
-    internal ``item_ids``; then, with ``n``, the next ``n`` of them in serving ``order`` that
-    are in nobody's queue yet, so dealing ``n=20`` twice deals the next 20. Overlap options work
-    as in :func:`~.assignment.deal`, within the batch; existing assignments count towards an
-    item's target. ``quota`` caps the new items any one annotator gets from this deal; the
-    items it leaves are counted in ``quota_left``. Returns the :class:`~.dealing.DealResult`
-    (``item_ids``: the batch; :meth:`~.dealing.DealResult.notes` says what was left and why).
+    internal ``item_ids``; then, with ``n``, the next ``n`` of them in serving order that are in
+    nobody's queue yet, so dealing ``n=20`` twice deals the next 20. The options work as for
+    :class:`~.assignment.AllItems`, within the batch; existing assignments count towards an
+    item's target. ``quota`` caps the new items any one annotator gets from this deal; the items
+    it leaves are counted in ``quota_left``. The result's ``item_ids`` are the batch;
+    :meth:`~.dealing.DealResult.notes` says what was left and why.
     """
-    check_deal_options(order, extra_fraction)
-    _positive(n, "n", "items in the batch")
-    _positive(quota, "quota", "new items per annotator")
-    with write_scope(db) as session:
-        ds, users = open_deal(
-            session,
-            dataset,
-            annotators,
-            base=base,
-            extra_fraction=extra_fraction,
-            extra_k=extra_k,
-            order=order,
-        )
-        all_ids = list(
-            session.scalars(
-                select(ItemRecord.id).where(ItemRecord.dataset_id == ds.id).order_by(ItemRecord.id)
+
+    n: int | None = None
+    item_range: tuple[int, int] | None = None
+    item_ids: Sequence[int] | None = None
+    quota: int | None = None
+
+    def _deal(
+        self, db: StoreURL, dataset: DatasetRef, annotators: Sequence[str], options: DealOptions
+    ) -> DealResult:
+        order = options.order_or("dataset")
+        seed = options.seed_or_zero()
+        check_deal_options(order, options.extra_fraction)
+        _positive(self.n, "n", "items in the batch")
+        _positive(self.quota, "quota", "new items per annotator")
+        with write_scope(db) as session:
+            ds, users = open_deal(
+                session,
+                dataset,
+                annotators,
+                base=options.base,
+                extra_fraction=options.extra_fraction,
+                extra_k=options.extra_k,
+                order=order,
             )
-        )
-        existing = holders_by_item(session, ds.id)
-        serving = (
-            sorted(all_ids, key=lambda i: stable_rank(seed, i)) if order == "shuffled" else all_ids
-        )
-        batch = batch_items(
-            all_ids, serving, existing, n=n, item_range=item_range, item_ids=item_ids,
-            dataset=ds.name,
-        )  # fmt: skip
-        chosen = {
-            "n": n,
-            "item_range": list(item_range) if item_range is not None else None,
-            "item_ids": len(item_ids) if item_ids is not None else None,
-            "quota": quota,
-            "selected": len(batch),
-        }
-        record = record_deal(
-            session,
-            ds.id,
-            "queue",
-            seed=seed,
-            params={
-                "annotators": [u.name for u in users],
-                "batch": chosen,
-                "base": base,
-                "extra_fraction": extra_fraction,
-                "extra_k": extra_k,
-                "order": order,
-            },
-            created_by=created_by,
-        )
-        start = queue_end(session, ds.id)
-        plan = plan_rows(
-            batch,
-            users,
-            existing,
-            {item_id: start + k for k, item_id in enumerate(batch)},
-            base=base,
-            extra_fraction=extra_fraction,
-            extra_k=extra_k,
-            seed=seed,
-            deal_id=record.id,
-            quota=quota,
-        )
-        return finish_deal(
-            session, record, ds.name, users, plan.rows, plan.short, len(batch),
-            covered=plan.covered, item_ids=tuple(batch), quota_left=plan.quota_left,
-        )  # fmt: skip
+            all_ids = list(
+                session.scalars(
+                    select(ItemRecord.id)
+                    .where(ItemRecord.dataset_id == ds.id)
+                    .order_by(ItemRecord.id)
+                )
+            )
+            existing = holders_by_item(session, ds.id)
+            serving = (
+                sorted(all_ids, key=lambda i: stable_rank(seed, i))
+                if order == "shuffled"
+                else all_ids
+            )
+            batch = batch_items(
+                all_ids,
+                serving,
+                existing,
+                n=self.n,
+                item_range=self.item_range,
+                item_ids=self.item_ids,
+                dataset=ds.name,
+            )
+            chosen = {
+                "n": self.n,
+                "item_range": list(self.item_range) if self.item_range is not None else None,
+                "item_ids": len(self.item_ids) if self.item_ids is not None else None,
+                "quota": self.quota,
+                "selected": len(batch),
+            }
+            record = record_deal(
+                session,
+                ds.id,
+                "queue",
+                seed=seed,
+                params={
+                    "annotators": [u.name for u in users],
+                    "batch": chosen,
+                    "base": options.base,
+                    "extra_fraction": options.extra_fraction,
+                    "extra_k": options.extra_k,
+                    "order": order,
+                },
+                created_by=options.created_by,
+            )
+            start = queue_end(session, ds.id)
+            plan = plan_rows(
+                batch,
+                users,
+                existing,
+                {item_id: start + k for k, item_id in enumerate(batch)},
+                base=options.base,
+                extra_fraction=options.extra_fraction,
+                extra_k=options.extra_k,
+                seed=seed,
+                deal_id=record.id,
+                quota=self.quota,
+            )
+            return finish_deal(
+                session,
+                record,
+                ds.name,
+                users,
+                plan.rows,
+                plan.short,
+                len(batch),
+                covered=plan.covered,
+                item_ids=tuple(batch),
+                quota_left=plan.quota_left,
+            )

@@ -31,25 +31,27 @@ import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
-from qaeval_core.errors import ConfigError
+from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.jsonable import to_jsonable
 from qaeval_core.store.orm import DEAL_KINDS, Assignment, Dataset, Deal, ItemRecord, User
 from qaeval_core.store.own_transaction import StoreURL, own_transaction
-from qaeval_core.store.repo.datasets import find_dataset
+from qaeval_core.store.repo.datasets import DatasetRef, find_dataset
 from qaeval_core.store.repo.labels import labelled_by
 from qaeval_core.store.repo.users import find_user
 from qaeval_core.store.session import session_scope
 
 __all__ = [
     "QUEUE_ROLES",
+    "DealOptions",
     "DealResult",
     "Holder",
     "Order",
+    "Selection",
     "check_queue_users",
     "lock_dataset",
 ]
@@ -58,6 +60,63 @@ __all__ = [
 QUEUE_ROLES = ("annotator", "researcher", "admin")
 
 Order = Literal["dataset", "shuffled"]
+
+
+@dataclass(frozen=True)
+class DealOptions:
+    """How a deal hands out the items its selection chose: the options every deal shares.
+
+    ``base`` annotators per item; a seeded sample of ``extra_fraction`` of the items goes to
+    ``extra_k`` annotators in all (the overlap that measures agreement), e.g. ``base=1,
+    extra_fraction=0.2, extra_k=3``. ``seed`` seeds that sample, a shuffled order and the draw of
+    an audit sample or a by-chance triage deal (those two need one and refuse ``None``; the
+    other deals read ``None`` as 0). ``order``: ``"dataset"`` serves the dealt items in import
+    order, ``"shuffled"`` in a seeded random order (the same for every annotator), ``None`` in
+    the selection's own (import order for the whole dataset or a batch, shuffled for an audit
+    sample; a triage deal serves its items most doubtful first and a by-chance deal shuffled,
+    and both refuse another order). ``created_by`` (a user name) is recorded with the deal.
+    The values are checked by the deal, with the messages it always gave.
+    """
+
+    base: int = 1
+    extra_fraction: float = 0.0
+    extra_k: int = 2
+    seed: int | None = None
+    order: Order | None = None
+    created_by: str | None = None
+
+    def seed_or_zero(self) -> int:
+        """The seed of a deal that does not need one given (0 when ``None``)."""
+        return 0 if self.seed is None else self.seed
+
+    def order_or(self, default: Order) -> Order:
+        """The serving order: the one given, else the selection's ``default``."""
+        return default if self.order is None else self.order
+
+    def fixed_order(self, order: Order, kind: str) -> Order:
+        """The order of a selection that serves in one order only: ``order``; another one given
+        is refused rather than silently ignored."""
+        if self.order is not None and self.order != order:
+            raise InputError(
+                f"order does not apply to {kind}: it serves its items {_ORDER_WORDS[order]}; "
+                "leave order as None.",
+                param="order",
+            )
+        return order
+
+
+_ORDER_WORDS = {"dataset": "in the order given", "shuffled": "in a seeded random order"}
+
+
+class Selection(Protocol):
+    """Which items a deal hands out, and how it records them: :class:`~.assignment.AllItems`,
+    :class:`~.batch.ItemBatch`, :class:`~.sampled.AuditSample`, :class:`~.sampled.TriageItems`,
+    :class:`~.by_chance.TriageByChance`. Dealt only through :func:`~.assignment.deal`, which
+    runs the deal in its own transaction."""
+
+    def _deal(
+        self, db: StoreURL, dataset: DatasetRef, annotators: Sequence[str], options: DealOptions
+    ) -> DealResult: ...
 
 
 @dataclass(frozen=True)
@@ -89,7 +148,7 @@ class DealResult:
     queue (``skipped_queued``). ``already_covered`` counts the items of the deal that already had
     as many annotators as asked and got no new assignment; ``held_by`` says who holds them
     (:class:`Holder`, most items first). ``quota_left`` counts the items a per-annotator quota
-    left undealt (:func:`~.sampled.deal_batch`).
+    left undealt (:class:`~.batch.ItemBatch`).
     """
 
     dataset: str

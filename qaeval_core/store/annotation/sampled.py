@@ -1,6 +1,6 @@
 """Dealing part of a dataset: a random audit sample, or the items a judge routes to people.
 
-* :func:`deal_audit_sample` draws a seeded **uniform random sample** of a dataset's items and
+* :class:`AuditSample` draws a seeded **uniform random sample** of a dataset's items and
   deals it (an ``audit`` deal). Its labels are the random sample that prediction-powered
   inference (PPI) needs: an estimate that corrects the judge with human labels is unbiased only
   if the labelled items were chosen at random, never because the judge doubted them. Items
@@ -10,12 +10,12 @@
   but stays in the audit's sample, so the random sample does not lose exactly the items
   triage sent to people first. Each drawn item is recorded with its inclusion probability
   ``size / items`` (migration 0008).
-* :func:`deal_triage` deals items chosen elsewhere (by
+* :class:`TriageItems` deals items chosen elsewhere (by
   :func:`qaeval_core.workflows.route_uncertain`, most doubtful first) as a ``triage`` deal,
   leaving out items that already have a human label or are already in someone's queue.
 
-Both take the overlap options of :func:`~.assignment.deal` (``base``, ``extra_fraction``,
-``extra_k``), add their items after everything already queued in the dataset, and record and
+Both are selections of :func:`~.assignment.deal` and take its :class:`~.dealing.DealOptions`,
+add their items after everything already queued in the dataset, and record and
 lock as :mod:`.dealing` describes, so concurrent deals never give an item more annotators than
 asked.
 """
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import exists, insert, select
@@ -31,9 +32,9 @@ from sqlalchemy.orm import Session
 
 from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.store.annotation.dealing import (
+    DealOptions,
     DealPlan,
     DealResult,
-    Order,
     check_deal_options,
     check_fraction,
     finish_deal,
@@ -44,11 +45,11 @@ from qaeval_core.store.annotation.dealing import (
     record_deal,
 )
 from qaeval_core.store.orm import Adjudication, DealItem, ItemRecord, Label, User
-from qaeval_core.store.own_transaction import StoreURL, own_transaction
+from qaeval_core.store.own_transaction import StoreURL
 from qaeval_core.store.repo.datasets import DatasetRef
 from qaeval_core.store.session import write_scope
 
-__all__ = ["audit_sample_ids", "deal_audit_sample", "deal_triage"]
+__all__ = ["AuditSample", "TriageItems", "audit_sample_ids"]
 
 
 def _audit_rank(seed: int, item_id: int) -> bytes:
@@ -92,103 +93,95 @@ def audit_sample_ids(item_ids: Sequence[int], size: int, seed: int) -> list[int]
     return sorted(item_ids, key=lambda i: _audit_rank(seed, i))[:size]
 
 
-@own_transaction
-def deal_audit_sample(
-    db: StoreURL,
-    dataset: DatasetRef,
-    annotators: Sequence[str],
-    *,
-    n: int | None = None,
-    fraction: float | None = None,
-    seed: int,
-    base: int = 1,
-    extra_fraction: float = 0.0,
-    extra_k: int = 2,
-    order: Order = "shuffled",
-    created_by: str | None = None,
-) -> DealResult:
-    """Draw a seeded uniform random sample of the dataset's items and deal it (``audit``).
+@dataclass(frozen=True)
+class AuditSample:
+    """A seeded uniform random sample of the dataset's items (an ``audit`` deal).
 
     The sample has ``n`` items or ``fraction`` of them (at least one), drawn from every item
     whether labelled, queued or not (see the module docstring: these are the labels PPI
-    needs). The same seed on the same items draws the same sample. Overlap options work as in
-    :func:`~.assignment.deal`; existing assignments count towards an item's target. With
-    ``order="shuffled"`` (the default) the queue serves the sample in its random order, so the
-    part labelled so far is itself a random sample; ``"dataset"`` serves it in import order.
-    Returns the :class:`DealResult` with ``item_ids`` the sample.
+    needs); ``options.seed`` is required, and the same seed on the same items draws the same
+    sample. The options work as for :class:`~.assignment.AllItems`; existing assignments count
+    towards an item's target. Served in the sample's random order unless ``options.order`` is
+    ``"dataset"`` (import order), so the part labelled so far is itself a random sample. The
+    result's ``item_ids`` are the sample.
     """
-    check_deal_options(order, extra_fraction)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise InputError(f"seed must be an integer, got {seed!r}.")
-    with write_scope(db) as session:
-        ds, users = open_deal(
-            session,
-            dataset,
-            annotators,
-            base=base,
-            extra_fraction=extra_fraction,
-            extra_k=extra_k,
-            order=order,
-        )
-        item_ids = list(
-            session.scalars(select(ItemRecord.id).where(ItemRecord.dataset_id == ds.id))
-        )
-        size = _sample_size(n, fraction, len(item_ids), ds.name)
-        sample = audit_sample_ids(item_ids, size, seed)
-        record = record_deal(
-            session,
-            ds.id,
-            "audit",
-            seed=seed,
-            params={
-                "annotators": [u.name for u in users],
-                "n": n,
-                "fraction": fraction,
-                "sample_size": size,
-                "dataset_items": len(item_ids),
-                "base": base,
-                "extra_fraction": extra_fraction,
-                "extra_k": extra_k,
-                "order": order,
-            },
-            created_by=created_by,
-        )
-        served = sample if order == "shuffled" else sorted(sample)
-        existing = holders_by_item(session, ds.id)
-        plan = deal_in_order(
-            session, ds.id, existing, served, users, base, extra_fraction, extra_k, seed, record.id
-        )
-        record_deal_items(session, record.id, sample, probability=size / len(item_ids))
-        # ``covered``: the sampled items already at their target, not every held item of the
-        # dataset (issue 21, item 6: 20 of 100 sampled were reported as 60, all held items).
-        return finish_deal(
-            session,
-            record,
-            ds.name,
-            users,
-            plan.rows,
-            plan.short,
-            len(sample),
-            covered=plan.covered,
-            item_ids=tuple(sample),
-        )
+
+    n: int | None = None
+    fraction: float | None = None
+
+    def _deal(
+        self, db: StoreURL, dataset: DatasetRef, annotators: Sequence[str], options: DealOptions
+    ) -> DealResult:
+        order = options.order_or("shuffled")
+        seed = options.seed
+        check_deal_options(order, options.extra_fraction)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise InputError(f"seed must be an integer, got {seed!r}.")
+        with write_scope(db) as session:
+            ds, users = open_deal(
+                session,
+                dataset,
+                annotators,
+                base=options.base,
+                extra_fraction=options.extra_fraction,
+                extra_k=options.extra_k,
+                order=order,
+            )
+            item_ids = list(
+                session.scalars(select(ItemRecord.id).where(ItemRecord.dataset_id == ds.id))
+            )
+            size = _sample_size(self.n, self.fraction, len(item_ids), ds.name)
+            sample = audit_sample_ids(item_ids, size, seed)
+            record = record_deal(
+                session,
+                ds.id,
+                "audit",
+                seed=seed,
+                params={
+                    "annotators": [u.name for u in users],
+                    "n": self.n,
+                    "fraction": self.fraction,
+                    "sample_size": size,
+                    "dataset_items": len(item_ids),
+                    "base": options.base,
+                    "extra_fraction": options.extra_fraction,
+                    "extra_k": options.extra_k,
+                    "order": order,
+                },
+                created_by=options.created_by,
+            )
+            served = sample if order == "shuffled" else sorted(sample)
+            existing = holders_by_item(session, ds.id)
+            plan = deal_in_order(
+                session,
+                ds.id,
+                existing,
+                served,
+                users,
+                options,
+                seed,
+                record.id,
+            )
+            record_deal_items(session, record.id, sample, probability=size / len(item_ids))
+            # ``covered``: the sampled items already at their target, not every held item of the
+            # dataset (issue 21, item 6: 20 of 100 sampled were reported as 60, all held items).
+            return finish_deal(
+                session,
+                record,
+                ds.name,
+                users,
+                plan.rows,
+                plan.short,
+                len(sample),
+                covered=plan.covered,
+                item_ids=tuple(sample),
+            )
 
 
-@own_transaction
-def deal_triage(
-    db: StoreURL,
-    dataset: DatasetRef,
-    annotators: Sequence[str],
-    item_ids: Sequence[int],
-    *,
-    seed: int = 0,
-    base: int = 1,
-    extra_fraction: float = 0.0,
-    extra_k: int = 2,
-    params: Mapping[str, Any] | None = None,
-    created_by: str | None = None,
-) -> DealResult:
-    """Deal ``item_ids`` (in the order given: served first to last) as a ``triage`` deal.
+@dataclass(frozen=True)
+class TriageItems:
+    """``item_ids`` routed to people, served in the order given, first to last (a ``triage``
+    deal).
 
     Items that already have a human label (any rater's, or an adjudication) are left out as
     ``skipped_labelled``; items already in anyone's queue as ``skipped_queued``; both are decided
@@ -196,68 +189,86 @@ def deal_triage(
     (e.g. the calibration and how items were chosen) is recorded with the deal. When nothing is
     left to deal no deal is recorded (``deal_id`` is None).
     """
-    check_fraction(extra_fraction)
-    ids = list(dict.fromkeys(int(i) for i in item_ids))
-    with write_scope(db) as session:
-        ds, users = open_deal(
-            session,
-            dataset,
-            annotators,
-            base=base,
-            extra_fraction=extra_fraction,
-            extra_k=extra_k,
-            order="dataset",
-        )
-        known = set(session.scalars(select(ItemRecord.id).where(ItemRecord.dataset_id == ds.id)))
-        foreign = [i for i in ids if i not in known]
-        if foreign:
-            shown = ", ".join(str(i) for i in foreign[:5])
-            raise ConfigError(
-                f"{len(foreign)} item id(s) are not in dataset {ds.name!r} (e.g. {shown})."
+
+    item_ids: Sequence[int]
+    params: Mapping[str, Any] | None = None
+
+    def _deal(
+        self, db: StoreURL, dataset: DatasetRef, annotators: Sequence[str], options: DealOptions
+    ) -> DealResult:
+        seed = options.seed_or_zero()
+        options.fixed_order("dataset", "a triage deal")
+        check_fraction(options.extra_fraction)
+        ids = list(dict.fromkeys(int(i) for i in self.item_ids))
+        with write_scope(db) as session:
+            ds, users = open_deal(
+                session,
+                dataset,
+                annotators,
+                base=options.base,
+                extra_fraction=options.extra_fraction,
+                extra_k=options.extra_k,
+                order="dataset",
             )
-        labelled = items_with_human_label(session, ds.id)
-        existing = holders_by_item(session, ds.id)
-        queued = set(existing)
-        skip_labelled = tuple(i for i in ids if i in labelled)
-        skip_queued = tuple(i for i in ids if i not in labelled and i in queued)
-        todo = [i for i in ids if i not in labelled and i not in queued]
-        skipped = {"skipped_labelled": skip_labelled, "skipped_queued": skip_queued}
-        if not todo:
-            names = {u.name: 0 for u in users}
-            return DealResult(ds.name, 0, 0, names, kind="triage", **skipped)
-        record = record_deal(
-            session,
-            ds.id,
-            "triage",
-            seed=seed,
-            params={
-                **dict(params or {}),
-                "annotators": [u.name for u in users],
-                "requested": len(ids),
-                "skipped_labelled": len(skip_labelled),
-                "skipped_queued": len(skip_queued),
-                "base": base,
-                "extra_fraction": extra_fraction,
-                "extra_k": extra_k,
-            },
-            created_by=created_by,
-        )
-        plan = deal_in_order(
-            session, ds.id, existing, todo, users, base, extra_fraction, extra_k, seed, record.id
-        )
-        record_deal_items(session, record.id, todo)
-        return finish_deal(
-            session,
-            record,
-            ds.name,
-            users,
-            plan.rows,
-            plan.short,
-            len(todo),
-            covered=plan.covered,
-            item_ids=tuple(todo),
-            **skipped,
-        )
+            known = set(
+                session.scalars(select(ItemRecord.id).where(ItemRecord.dataset_id == ds.id))
+            )
+            foreign = [i for i in ids if i not in known]
+            if foreign:
+                shown = ", ".join(str(i) for i in foreign[:5])
+                raise ConfigError(
+                    f"{len(foreign)} item id(s) are not in dataset {ds.name!r} (e.g. {shown})."
+                )
+            labelled = items_with_human_label(session, ds.id)
+            existing = holders_by_item(session, ds.id)
+            queued = set(existing)
+            skip_labelled = tuple(i for i in ids if i in labelled)
+            skip_queued = tuple(i for i in ids if i not in labelled and i in queued)
+            todo = [i for i in ids if i not in labelled and i not in queued]
+            skipped = {"skipped_labelled": skip_labelled, "skipped_queued": skip_queued}
+            if not todo:
+                names = {u.name: 0 for u in users}
+                return DealResult(ds.name, 0, 0, names, kind="triage", **skipped)
+            record = record_deal(
+                session,
+                ds.id,
+                "triage",
+                seed=seed,
+                params={
+                    **dict(self.params or {}),
+                    "annotators": [u.name for u in users],
+                    "requested": len(ids),
+                    "skipped_labelled": len(skip_labelled),
+                    "skipped_queued": len(skip_queued),
+                    "base": options.base,
+                    "extra_fraction": options.extra_fraction,
+                    "extra_k": options.extra_k,
+                },
+                created_by=options.created_by,
+            )
+            plan = deal_in_order(
+                session,
+                ds.id,
+                existing,
+                todo,
+                users,
+                options,
+                seed,
+                record.id,
+            )
+            record_deal_items(session, record.id, todo)
+            return finish_deal(
+                session,
+                record,
+                ds.name,
+                users,
+                plan.rows,
+                plan.short,
+                len(todo),
+                covered=plan.covered,
+                item_ids=tuple(todo),
+                **skipped,
+            )
 
 
 def deal_in_order(
@@ -266,9 +277,7 @@ def deal_in_order(
     existing: Mapping[int, set[int]],
     item_ids: Sequence[int],
     users: Sequence[User],
-    base: int,
-    extra_fraction: float,
-    extra_k: int,
+    options: DealOptions,
     seed: int,
     deal_id: int,
 ) -> DealPlan:
@@ -281,9 +290,9 @@ def deal_in_order(
         users,
         existing,
         position,
-        base=base,
-        extra_fraction=extra_fraction,
-        extra_k=extra_k,
+        base=options.base,
+        extra_fraction=options.extra_fraction,
+        extra_k=options.extra_k,
         seed=seed,
         deal_id=deal_id,
     )

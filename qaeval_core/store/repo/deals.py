@@ -1,10 +1,10 @@
 """Reading the recorded deals: which deals a dataset had, which items each audit or triage deal
 drew, and through which kind of deal each current label's item reached its rater.
 
-Deals are written by :mod:`qaeval_core.store.annotation` (``deal``, ``deal_audit_sample``,
-``deal_triage``); :func:`qaeval_core.workflows.final_labels` reads them here to say where an
-item's human labels came from (``label_sample``), since only an audit deal's random sample may
-stand in for the whole dataset in an estimate.
+Deals are written by :func:`qaeval_core.store.annotation.deal`;
+:func:`qaeval_core.workflows.final_labels` reads them here to say where an item's human labels
+came from (``label_sample``), since only an audit deal's random sample may stand in for the
+whole dataset in an estimate.
 """
 
 from __future__ import annotations

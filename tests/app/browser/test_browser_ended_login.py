@@ -51,7 +51,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
     names = [f"ann{k}" for k in range(len(ENDINGS))]
     for name in names:
         repo.add_user(url, name, "annotator", f"pw-{name}")
-    ann.deal(url, "ds", names, base=len(names))
+    ann.deal(url, "ds", names, options=ann.DealOptions(base=len(names)))
     with streamlit_app(url, tmp) as base:
         yield base, url
 

@@ -59,7 +59,13 @@ def _make_store(url: str) -> None:
         cv=CrossValidation(n_splits=3, n_boot=200), triage=TriagePolicy(human_share=0.2), name=CAL,
     )  # fmt: skip
     repo.save_calibration(url, CAL, fit.judge.to_config(), dataset=DATASET, created_by="res")
-    ann.deal_audit_sample(url, DATASET, ["ann2"], fraction=0.4, seed=0, created_by="res")
+    ann.deal(
+        url,
+        DATASET,
+        ["ann2"],
+        ann.AuditSample(fraction=0.4),
+        ann.DealOptions(seed=0, created_by="res"),
+    )
 
 
 @pytest.fixture
