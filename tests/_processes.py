@@ -16,8 +16,7 @@ from multiprocessing.context import BaseContext
 #: Imported once by the fork server. One list for every caller: the server starts at the first
 #: use in a pytest process and later preload requests would be ignored.
 PRELOAD = (
-    "qaeval_core.store.annotation",
-    "qaeval_core.store.repo",
+    "qaeval_core.store",
     "qaeval_core.store.session",
 )
 

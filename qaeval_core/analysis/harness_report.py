@@ -28,11 +28,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from qaeval_core import store
 from qaeval_core.analysis.estimates import compare_estimates, estimate_accuracy
 from qaeval_core.analysis.frames import load_frames
 from qaeval_core.analysis.report import Report
 from qaeval_core.errors import InputError
-from qaeval_core.store import repo
 
 __all__ = ["JUDGE", "add_harness_results", "harness_results"]
 
@@ -50,9 +50,9 @@ _NOTE = (
 )
 
 
-def _harness_items(db: repo.Store, dataset: str) -> pd.DataFrame:
+def _harness_items(db: store.Store, dataset: str) -> pd.DataFrame:
     """One row per imported harness item: ``item_id``, model, task, variant, scores."""
-    items = repo.list_items(db, dataset)
+    items = store.list_items(db, dataset)
     rows = []
     for rec in items.to_dict("records"):
         meta = rec.get("meta") or {}
@@ -72,7 +72,7 @@ def _harness_items(db: repo.Store, dataset: str) -> pd.DataFrame:
 
 
 def _predictions(
-    db: repo.Store,
+    db: store.Store,
     dataset: str,
     calibration: str | None,
     metrics: Sequence[str] | None,
@@ -211,7 +211,7 @@ def _significant(hi: dict, lo: dict, judge: str, confidence: float) -> bool:
 
 
 def harness_results(
-    db: repo.Store,
+    db: store.Store,
     dataset: str,
     *,
     calibration: str | None = None,

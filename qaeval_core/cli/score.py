@@ -413,10 +413,10 @@ def _dry_run(judge: Any, file: Path | None, dataset: str | None, fmt: str | None
     if file is not None:
         n = len(_read_frame(file, fmt))
     else:
-        from qaeval_core.store import repo
+        from qaeval_core import store
         from qaeval_core.store import session as store_session
 
-        n = len(repo.load_items(store_session.upgrade(db), str(dataset)))
+        n = len(store.load_items(store_session.upgrade(db), str(dataset)))
     cheap = (judge.cost or {}).get("judge_s_per_1000")
     if cheap is None and judge.cascade is not None:
         cheap = judge.cascade.cheap_s_per_1000

@@ -9,7 +9,7 @@ carry.
 
 The rule (:func:`sample_probabilities`):
 
-* with a **triage deal drawn by chance** (:func:`qaeval_core.store.annotation.
+* with a **triage deal drawn by chance** (:class:`qaeval_core.store.
   TriageByChance`), the latest one is the design: the items it held as known (labelled
   before it drew) get 1; the items it drew and that are labelled get their probability times
   the share of its drawn items labelled so far (it serves them in random order, so the labelled
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from qaeval_core.store.annotation import SELECTION_BY_CHANCE
+from qaeval_core.store import SELECTION_BY_CHANCE
 
 __all__ = ["latest_by_chance_deal", "sample_probabilities"]
 
