@@ -70,10 +70,7 @@ from qaeval_core.store.datasets import (
     get_dataset,
     list_datasets,
 )
-from qaeval_core.store.exports import (
-    STORE_EXPORTS,
-    export_store_records,
-)
+from qaeval_core.store.exports import STORE_EXPORTS, export_store_records
 from qaeval_core.store.flags import (
     FLAG_COLUMNS,
     FlagRecord,
@@ -102,25 +99,10 @@ from qaeval_core.store.guidelines import (
     guideline_history,
     save_guidelines,
 )
-from qaeval_core.store.items.import_pending import (
-    ImportCleanup,
-    cleanup_imports,
-)
-from qaeval_core.store.items.import_staging import (
-    IMPORT_SOURCE,
-)
-from qaeval_core.store.items.imports import (
-    ImportReport,
-    import_file,
-    import_items,
-    import_scan,
-)
-from qaeval_core.store.items.records import (
-    ITEM_COLUMNS,
-    list_items,
-    load_item,
-    load_items,
-)
+from qaeval_core.store.items.import_pending import ImportCleanup, cleanup_imports
+from qaeval_core.store.items.import_staging import IMPORT_SOURCE
+from qaeval_core.store.items.imports import ImportReport, import_file, import_items, import_scan
+from qaeval_core.store.items.records import ITEM_COLUMNS, list_items, load_item, load_items
 from qaeval_core.store.labels import (
     LABEL_COLUMNS,
     LabelledEntry,
@@ -139,19 +121,9 @@ from qaeval_core.store.queues.assignment import (
     queue_users,
     reassign,
 )
-from qaeval_core.store.queues.batch import (
-    ItemBatch,
-)
-from qaeval_core.store.queues.by_chance import (
-    SELECTION_BY_CHANCE,
-    TriageByChance,
-)
-from qaeval_core.store.queues.dealing import (
-    DealOptions,
-    DealResult,
-    Holder,
-    check_queue_users,
-)
+from qaeval_core.store.queues.batch import ItemBatch
+from qaeval_core.store.queues.by_chance import SELECTION_BY_CHANCE, TriageByChance
+from qaeval_core.store.queues.dealing import DealOptions, DealResult, Holder, check_queue_users
 from qaeval_core.store.queues.deals import (
     DEAL_COLUMNS,
     DEAL_ITEM_COLUMNS,
@@ -172,14 +144,8 @@ from qaeval_core.store.queues.ordering import (
     set_assignment_positions,
     unlabelled_assignments,
 )
-from qaeval_core.store.queues.release import (
-    ReleaseResult,
-    release_queue,
-)
-from qaeval_core.store.queues.sampled import (
-    AuditSample,
-    TriageItems,
-)
+from qaeval_core.store.queues.release import ReleaseResult, release_queue
+from qaeval_core.store.queues.sampled import AuditSample, TriageItems
 from qaeval_core.store.queues.serving import (
     QueueItem,
     datasets_for_user,
@@ -197,15 +163,8 @@ from qaeval_core.store.queues.skips import (
     skip_item,
     skipped_count,
 )
-from qaeval_core.store.scope import (
-    Store,
-    store_scope,
-)
-from qaeval_core.store.stored_scores import (
-    SCORE_COLUMNS,
-    add_scores,
-    scores,
-)
+from qaeval_core.store.scope import Store, store_scope
+from qaeval_core.store.stored_scores import SCORE_COLUMNS, add_scores, scores
 from qaeval_core.store.users import (
     IDLE_ENV,
     LoginEnded,
