@@ -51,259 +51,137 @@ functions name it ``url``.
 
 from __future__ import annotations
 
-from qaeval_core.store.adjudications import (
-    ADJUDICATION_COLUMNS,
-    AdjudicationRecord,
-    add_adjudication,
-    adjudication_rows,
-)
-from qaeval_core.store.calibrations import (
-    CalibrationInfo,
-    get_calibration,
-    list_calibrations,
-    save_calibration,
-)
-from qaeval_core.store.datasets import (
-    DatasetInfo,
-    create_dataset,
-    delete_dataset,
-    get_dataset,
-    list_datasets,
-)
-from qaeval_core.store.exports import STORE_EXPORTS, export_store_records
-from qaeval_core.store.flags import (
-    FLAG_COLUMNS,
-    FlagRecord,
-    flag_item,
-    list_flags,
-    open_flags_for,
-    resolve_flag,
-)
-from qaeval_core.store.frames import (
-    FRAME_ITEM_COLUMNS,
-    FRAME_LABEL_COLUMNS,
-    FRAME_SCORE_COLUMNS,
-    SCORE_CONFIG_COLUMNS,
-    data_fingerprint,
-    frame_items,
-    frame_labels,
-    frame_scores,
-    item_row,
-    item_scores,
-    score_config_rows,
-)
-from qaeval_core.store.guidelines import (
-    Guidelines,
-    default_guidelines,
-    get_guidelines,
-    guideline_history,
-    save_guidelines,
-)
-from qaeval_core.store.items.import_pending import ImportCleanup, cleanup_imports
-from qaeval_core.store.items.import_staging import IMPORT_SOURCE
-from qaeval_core.store.items.imports import ImportReport, import_file, import_items, import_scan
-from qaeval_core.store.items.records import ITEM_COLUMNS, list_items, load_item, load_items
-from qaeval_core.store.labels import (
-    LABEL_COLUMNS,
-    LabelledEntry,
-    LabelRecord,
-    current_label,
-    current_labels,
-    label_history,
-    label_history_frame,
-    labelled_items,
-    save_label,
-)
-from qaeval_core.store.queues.assignment import (
-    AllItems,
-    ReassignResult,
-    deal,
-    queue_users,
-    reassign,
-)
-from qaeval_core.store.queues.batch import ItemBatch
-from qaeval_core.store.queues.by_chance import SELECTION_BY_CHANCE, TriageByChance
-from qaeval_core.store.queues.dealing import DealOptions, DealResult, Holder, check_queue_users
-from qaeval_core.store.queues.deals import (
-    DEAL_COLUMNS,
-    DEAL_ITEM_COLUMNS,
-    LABEL_ORIGIN_COLUMNS,
-    LEGACY_DEAL_KIND,
-    deal_item_rows,
-    label_origins,
-    list_deals,
-)
-from qaeval_core.store.queues.labelling_progress import (
-    AnnotatorProgress,
-    DatasetProgress,
-    dataset_progress,
-    user_progress,
-)
-from qaeval_core.store.queues.ordering import (
-    QueueSlot,
-    set_assignment_positions,
-    unlabelled_assignments,
-)
-from qaeval_core.store.queues.release import ReleaseResult, release_queue
-from qaeval_core.store.queues.sampled import AuditSample, TriageItems
-from qaeval_core.store.queues.serving import (
-    QueueItem,
-    datasets_for_user,
-    following_item,
-    get_item,
-    next_item,
-    previous_item,
-)
-from qaeval_core.store.queues.skips import (
-    QUEUE_FILTERS,
-    QueueEntry,
-    QueueFilter,
-    queue_entries,
-    revisit_skipped,
-    skip_item,
-    skipped_count,
-)
-from qaeval_core.store.scope import Store, store_scope
-from qaeval_core.store.stored_scores import SCORE_COLUMNS, add_scores, scores
-from qaeval_core.store.users import (
-    IDLE_ENV,
-    LoginEnded,
-    LoginThrottled,
-    UserInfo,
-    add_user,
-    authenticate,
-    close_session,
-    get_user,
-    idle_minutes,
-    list_users,
-    open_session,
-    resume_session,
-    set_active,
-    set_password,
-    set_role,
-    user_info,
-)
+from importlib import import_module
+from typing import Any
 
-__all__ = [
-    "Store",
-    "store_scope",
-    "DatasetInfo",
-    "create_dataset",
-    "get_dataset",
-    "list_datasets",
-    "delete_dataset",
-    "list_items",
-    "load_item",
-    "load_items",
-    "ITEM_COLUMNS",
-    "ImportReport",
-    "import_items",
-    "import_file",
-    "import_scan",
-    "ImportCleanup",
-    "cleanup_imports",
-    "IMPORT_SOURCE",
-    "current_labels",
-    "label_history_frame",
-    "LABEL_COLUMNS",
-    "LabelRecord",
-    "LabelledEntry",
-    "save_label",
-    "label_history",
-    "current_label",
-    "labelled_items",
-    "AdjudicationRecord",
-    "add_adjudication",
-    "adjudication_rows",
-    "ADJUDICATION_COLUMNS",
-    "DealResult",
-    "DealOptions",
-    "check_queue_users",
-    "Holder",
-    "ReassignResult",
-    "deal",
-    "AllItems",
-    "reassign",
-    "queue_users",
-    "ItemBatch",
-    "AuditSample",
-    "TriageItems",
-    "TriageByChance",
-    "SELECTION_BY_CHANCE",
-    "list_deals",
-    "deal_item_rows",
-    "label_origins",
-    "LEGACY_DEAL_KIND",
-    "DEAL_COLUMNS",
-    "DEAL_ITEM_COLUMNS",
-    "LABEL_ORIGIN_COLUMNS",
-    "release_queue",
-    "ReleaseResult",
-    "QueueItem",
-    "next_item",
-    "previous_item",
-    "following_item",
-    "get_item",
-    "datasets_for_user",
-    "skip_item",
-    "revisit_skipped",
-    "skipped_count",
-    "queue_entries",
-    "QueueEntry",
-    "QueueFilter",
-    "QUEUE_FILTERS",
-    "QueueSlot",
-    "unlabelled_assignments",
-    "set_assignment_positions",
-    "AnnotatorProgress",
-    "DatasetProgress",
-    "user_progress",
-    "dataset_progress",
-    "list_flags",
-    "resolve_flag",
-    "FLAG_COLUMNS",
-    "flag_item",
-    "open_flags_for",
-    "FlagRecord",
-    "UserInfo",
-    "user_info",
-    "add_user",
-    "get_user",
-    "list_users",
-    "set_password",
-    "authenticate",
-    "open_session",
-    "resume_session",
-    "close_session",
-    "LoginEnded",
-    "IDLE_ENV",
-    "idle_minutes",
-    "LoginThrottled",
-    "set_active",
-    "set_role",
-    "CalibrationInfo",
-    "save_calibration",
-    "get_calibration",
-    "list_calibrations",
-    "Guidelines",
-    "default_guidelines",
-    "get_guidelines",
-    "guideline_history",
-    "save_guidelines",
-    "scores",
-    "add_scores",
-    "SCORE_COLUMNS",
-    "data_fingerprint",
-    "score_config_rows",
-    "frame_items",
-    "frame_labels",
-    "frame_scores",
-    "item_row",
-    "item_scores",
-    "FRAME_ITEM_COLUMNS",
-    "FRAME_LABEL_COLUMNS",
-    "FRAME_SCORE_COLUMNS",
-    "SCORE_CONFIG_COLUMNS",
-    "STORE_EXPORTS",
-    "export_store_records",
-]
+#: The public names by the module that defines them. Importing :mod:`qaeval_core.store` loads
+#: none of them (nor pandas or SQLAlchemy): a name's module is imported when the name is first
+#: used, so ``qaeval --help`` and ``from qaeval_core.store import session`` stay light.
+_MODULES: dict[str, tuple[str, ...]] = {
+    "adjudications": (
+        "ADJUDICATION_COLUMNS",
+        "AdjudicationRecord",
+        "add_adjudication",
+        "adjudication_rows",
+    ),
+    "calibrations": ("CalibrationInfo", "get_calibration", "list_calibrations", "save_calibration"),
+    "datasets": ("DatasetInfo", "create_dataset", "delete_dataset", "get_dataset", "list_datasets"),
+    "exports": ("STORE_EXPORTS", "export_store_records"),
+    "flags": (
+        "FLAG_COLUMNS",
+        "FlagRecord",
+        "flag_item",
+        "list_flags",
+        "open_flags_for",
+        "resolve_flag",
+    ),
+    "frames": (
+        "FRAME_ITEM_COLUMNS",
+        "FRAME_LABEL_COLUMNS",
+        "FRAME_SCORE_COLUMNS",
+        "SCORE_CONFIG_COLUMNS",
+        "data_fingerprint",
+        "frame_items",
+        "frame_labels",
+        "frame_scores",
+        "item_row",
+        "item_scores",
+        "score_config_rows",
+    ),
+    "guidelines": (
+        "Guidelines",
+        "default_guidelines",
+        "get_guidelines",
+        "guideline_history",
+        "save_guidelines",
+    ),
+    "items.import_pending": ("ImportCleanup", "cleanup_imports"),
+    "items.import_staging": ("IMPORT_SOURCE",),
+    "items.imports": ("ImportReport", "import_file", "import_items", "import_scan"),
+    "items.records": ("ITEM_COLUMNS", "list_items", "load_item", "load_items"),
+    "labels": (
+        "LABEL_COLUMNS",
+        "LabelledEntry",
+        "LabelRecord",
+        "current_label",
+        "current_labels",
+        "label_history",
+        "label_history_frame",
+        "labelled_items",
+        "save_label",
+    ),
+    "queues.assignment": ("AllItems", "ReassignResult", "deal", "queue_users", "reassign"),
+    "queues.batch": ("ItemBatch",),
+    "queues.by_chance": ("SELECTION_BY_CHANCE", "TriageByChance"),
+    "queues.dealing": ("DealOptions", "DealResult", "Holder", "check_queue_users"),
+    "queues.deals": (
+        "DEAL_COLUMNS",
+        "DEAL_ITEM_COLUMNS",
+        "LABEL_ORIGIN_COLUMNS",
+        "LEGACY_DEAL_KIND",
+        "deal_item_rows",
+        "label_origins",
+        "list_deals",
+    ),
+    "queues.labelling_progress": (
+        "AnnotatorProgress",
+        "DatasetProgress",
+        "dataset_progress",
+        "user_progress",
+    ),
+    "queues.ordering": ("QueueSlot", "set_assignment_positions", "unlabelled_assignments"),
+    "queues.release": ("ReleaseResult", "release_queue"),
+    "queues.sampled": ("AuditSample", "TriageItems"),
+    "queues.serving": (
+        "QueueItem",
+        "datasets_for_user",
+        "following_item",
+        "get_item",
+        "next_item",
+        "previous_item",
+    ),
+    "queues.skips": (
+        "QUEUE_FILTERS",
+        "QueueEntry",
+        "QueueFilter",
+        "queue_entries",
+        "revisit_skipped",
+        "skip_item",
+        "skipped_count",
+    ),
+    "scope": ("Store", "store_scope"),
+    "stored_scores": ("SCORE_COLUMNS", "add_scores", "scores"),
+    "users": (
+        "IDLE_ENV",
+        "LoginEnded",
+        "LoginThrottled",
+        "UserInfo",
+        "add_user",
+        "authenticate",
+        "close_session",
+        "get_user",
+        "idle_minutes",
+        "list_users",
+        "open_session",
+        "resume_session",
+        "set_active",
+        "set_password",
+        "set_role",
+        "user_info",
+    ),
+}
+_HOMES = {name: module for module, names in _MODULES.items() for name in names}
+__all__ = list(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
