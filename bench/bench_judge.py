@@ -130,9 +130,14 @@ def _peak_mib() -> float:
 
 
 def calibrate(
-    rows: list[dict[str, Any]], n_labels: int, inputs: str, max_cost: float | None, out: Path
+    rows: list[dict[str, Any]],
+    n_labels: int,
+    inputs: str,
+    max_cost: float | None,
+    out: Path,
+    drop: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
-    """Fit the judge on ``n_labels`` NQ301 rows with the defaults; write it to ``out``."""
+    """Fit the judge on ``n_labels`` NQ301 rows with the defaults (less ``drop``); save it."""
     import numpy as np
 
     from qaeval_core.calibrate import CostPolicy, fit_judge
@@ -146,7 +151,7 @@ def calibrate(
     train, _ = held_out_split(len(items), n_labels, groups=groups, seed=0)
     used = [items[i] for i in train]
     y = np.array([labelled[i]["label"] for i in train])
-    specs = metric_specs(None)
+    specs = [(c, m) for c, m in metric_specs(None) if c not in drop]
     t0 = time.perf_counter()
     scores, decisions, features = feature_scores(
         used, [m for _, m in specs], columns=[c for c, _ in specs]
@@ -243,6 +248,12 @@ def judge_subprocess(judge_path: Path, rows_file: Path, timeout: int) -> dict[st
     result = _last_json(proc.stdout)
     result["process_wall_s"] = wall  # interpreter start included
     return result
+
+
+def _median_run(runs: list[dict[str, Any]], key: Any) -> dict[str, Any]:
+    """The run whose ``key`` is the median (the lower middle one for an even count)."""
+    ordered = sorted(runs, key=key)
+    return ordered[(len(ordered) - 1) // 2]
 
 
 def _last_json(text: str) -> dict[str, Any]:
@@ -343,6 +354,15 @@ def report(result: dict[str, Any]) -> str:
             f"Judge / PEDANTS time: **{j['total_s'] / p['seconds']:.2f}** (whole judge), "
             f"{j['judge_items_s'] / p['seconds']:.2f} (apply only)."
         )
+    runs = result.get("runs") or {}
+    if len(runs.get("judge_total_s", [])) > 1:
+        lines.append(
+            "Runs (alternated; the median run is shown above): judge "
+            + ", ".join(f"{s:.2f}" for s in runs["judge_total_s"])
+            + " s; PEDANTS "
+            + (", ".join(f"{s:.2f}" for s in runs["pedants_s"]) or "not run")
+            + " s."
+        )
     lines.append(f"Peak RSS of the judge process: {j['peak_rss_mib']:.0f} MiB.")
     acc = ", ".join(
         f"{k} {100 * v['accuracy']:.1f}% (n={v['n']})" for k, v in result["accuracy"].items()
@@ -368,6 +388,9 @@ def main() -> None:
     ap.add_argument("--no-anchor", action="store_true", help="skip PEDANTS")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds for the judge run")
     ap.add_argument(
+        "--repeat", type=int, default=1, help="judge and PEDANTS runs, alternated; medians shown"
+    )
+    ap.add_argument(
         "--out", type=Path, default=Path(tempfile.gettempdir()) / "qaeval_bench_judge.json"
     )
     args = ap.parse_args()
@@ -380,8 +403,15 @@ def main() -> None:
     os.environ["QAEVAL_CACHE_DIR"] = str(work / "calibration-cache")
     cal = calibrate(rows, args.labels, args.inputs, args.max_cost, judge_path)
     print(f"calibrated: {cal['winner']} on {cal['columns']}", file=sys.stderr, flush=True)
-    judge = judge_subprocess(judge_path, rows_file, args.timeout)
-    anchor = None if args.no_anchor else run_anchor(rows_file)
+    judges: list[dict[str, Any]] = []
+    anchors: list[dict[str, Any]] = []
+    for _ in range(args.repeat):  # alternated, so both sides meet the same load
+        judges.append(judge_subprocess(judge_path, rows_file, args.timeout))
+        if not args.no_anchor and (a := run_anchor(rows_file)) is not None:
+            anchors.append(a)
+        print(f"run {len(judges)}: judge {judges[-1]['total_s']:.2f} s", file=sys.stderr)
+    judge = _median_run(judges, lambda r: r["total_s"])
+    anchor = _median_run(anchors, lambda r: r["pedant_get_score"]["seconds"]) if anchors else None
     info["loadavg_end"] = os.getloadavg()
     result = {
         "machine": info,
@@ -391,6 +421,10 @@ def main() -> None:
         "judge": {k: v for k, v in judge.items() if k != "correct"},
         "anchor": anchor,
         "accuracy": accuracy(rows, judge["correct"], set(cal["train_ids"])),
+    }
+    result["runs"] = {
+        "judge_total_s": [r["total_s"] for r in judges],
+        "pedants_s": [a["pedant_get_score"]["seconds"] for a in anchors],
     }
     if anchor:
         result["judge_over_pedants"] = judge["total_s"] / anchor["pedant_get_score"]["seconds"]

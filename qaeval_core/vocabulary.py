@@ -15,6 +15,7 @@ __all__ = [
     "DEFAULT_PROFILE",
     "Aggregate",
     "EXPORTS",
+    "FAST_METRICS",
     "FINAL_EXPORT",
     "INPUT_RULES",
     "LOGIN_ROLES",
@@ -65,3 +66,8 @@ DEFAULT_PROFILE: Profile = "robust"
 #: ``score``, ``qaeval report --score-policy``): the raters' mean, the final label, LAVE's soft.
 ScorePolicy = Literal["mean", "final", "soft"]
 SCORE_POLICIES: tuple[ScorePolicy, ...] = ("mean", "final", "soft")
+
+#: The fast metrics: lexical ones and PANDA's shipped model, scored in seconds on a CPU with no
+#: model download. ``qaeval demo`` scores the demo with them, and the Calibrate and Data pages
+#: offer them when a dataset has no scores yet (one list, where there had been three).
+FAST_METRICS: tuple[str, ...] = ("em", "f1", "contains", "rougeL", "bleu", "panda")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 import tomllib
@@ -541,3 +542,72 @@ def test_the_resolver_finder_sees_a_second_resolver() -> None:
     function = tree.body[0]
     assert isinstance(function, ast.FunctionDef)
     assert _resolves_by_name(function, "User") and not _resolves_by_name(function, "Dataset")
+
+
+#: The one home of each answer rule and of the number-word tables (docs/architecture.md).
+RULE_HOMES = {"qaeval_core.text.answer_rules", "qaeval_core.text.numbers"}
+#: What a refusal or hedge pattern holds ("don't know", "cannot be determined", "as an AI",
+#: "either ... or", "or possibly"), searched in the strings a module compiles as regexes.
+_RULE_PATTERN = re.compile(
+    r"(?:don|do\s+not|do\\s\+not).{0,20}know|cannot(?:\s|\\s\+)be|as(?:\s|\\s\+)an(?:\s|\\s\+)ai"
+    r"|either(?:\s|\\s\+)|or(?:\s|\\s\+)\(\?:possibly",
+    re.I,
+)
+#: Three number words in a row ("seven eight nine", "seven|eight|nine"): a number-word table.
+_NUMBER_WORD_RUN = re.compile(r"\bseven\W{1,3}eight\W{1,3}nine\b|\beleven\W{1,3}twelve\b", re.I)
+
+
+def _rule_definitions(tree: ast.AST) -> list[str]:
+    """The regex sources a module compiles that read like an answer rule, and the strings or
+    dicts that spell a number-word table (docstrings aside)."""
+    found = []
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "compile":
+            source = " ".join(
+                c.value
+                for arg in node.args[:1]
+                for c in ast.walk(arg)
+                if isinstance(c, ast.Constant) and isinstance(c.value, str)
+            )
+            if _RULE_PATTERN.search(source):
+                found.append(f"line {node.lineno}: re.compile({source[:60]!r}...)")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) not in docstrings and _NUMBER_WORD_RUN.search(node.value):
+                found.append(f"line {node.lineno}: {node.value[:60]!r}")
+        elif isinstance(node, ast.Dict):
+            keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+            if {"seven", "eight", "nine"} <= keys:
+                found.append(f"line {node.lineno}: a dict of number words")
+    return found
+
+
+def test_the_rule_finder_finds_rules() -> None:
+    copied = """
+_HEDGES = re.compile(r"i\\s*(?:do not|don't|dont)\\s+know|cannot be (?:determined)")
+_WORDS = "zero one two three four five six seven eight nine ten"
+"""
+    assert len(_rule_definitions(ast.parse(copied))) == 2
+    assert _rule_definitions(ast.parse('"""I don\'t know: seven eight nine."""')) == []
+
+
+def test_each_answer_rule_and_number_table_has_one_home() -> None:
+    """Issue 34: refusal and hedge patterns live in text/answer_rules.py, number-word tables in
+    text/numbers.py; every other module imports them (shape's no_hedge, the judge's outcomes,
+    the robust profile, extract's answer kinds)."""
+    copies = {
+        name: found
+        for name, path in MODULES.items()
+        if name not in RULE_HOMES
+        and (found := _rule_definitions(ast.parse(path.read_text("utf-8"))))
+    }
+    assert copies == {}
+    for home in RULE_HOMES:
+        assert _rule_definitions(ast.parse(MODULES[home].read_text("utf-8"))), home

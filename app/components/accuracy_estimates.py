@@ -10,10 +10,12 @@ its CIs and whether two models differ (:func:`compare_estimates`). Only labels o
 audit sample count; without any the section says so, links to the Assign page, and still shows
 every model's judge numbers (issue 32, item 9).
 
-The ranking rule (:data:`RANK_RULE`, said on the page): models are ranked by their PPI estimate
-only when every model has one; otherwise no model gets a rank and they are listed by name, since
-ranking the models with enough random labels above those without would rank on less evidence
-(the demo had put its one estimated model first although its judge accuracy was the lowest).
+The ranking rule (:data:`~qaeval_core.analysis.ranking.RANK_RULE`, said on the page, applied by
+:func:`~qaeval_core.analysis.ranking.ranked_models` as in ``qaeval estimate`` and the report):
+models are ranked by their PPI estimate only when every model has one; otherwise no model gets
+a rank and they are listed by name, since ranking the models with enough random labels above
+those without would rank on less evidence (the demo had put its one estimated model first
+although its judge accuracy was the lowest).
 
 Model names come from the data: charts get them HTML-escaped, text gets them markdown-escaped.
 """
@@ -31,19 +33,13 @@ from app.components import analysis_widgets as aui
 from app.components import safe_text
 from app.components import triage_widgets as tw
 from qaeval_core.analysis.estimates import ALL_MODELS, compare_estimates, estimate_accuracy
+from qaeval_core.analysis.ranking import RANK_RULE, ranked_models
 from qaeval_core.errors import QAEvalError
 
 __all__ = ["estimates_section", "estimates_table", "ranking_chart"]
 
 ASSIGN_PAGE = "views/assign.py"
 _NO_CI = "no valid CI"
-#: The ranking rule, shown under the table.
-RANK_RULE = (
-    "Rank: by PPI accuracy, given only when every QA model has a PPI estimate (enough random "
-    "labels each); otherwise no model is ranked and they are listed by name, as a model without "
-    "enough labels would otherwise sit below on less evidence. Judge accuracy (share judged "
-    "correct) and judge mean probability have no valid CI."
-)
 #: The table's column of reasons for no estimate (shown under the grid, not in it).
 REASON = "Why no estimate"
 #: estimate_accuracy's column arguments for an estimation frame.
@@ -59,29 +55,10 @@ def _ci(est: Any, lo: Any, hi: Any) -> str:
     return aui.fmt_ci(est, max(0.0, float(lo)), min(1.0, float(hi)))
 
 
-def rankable(table: pd.DataFrame) -> bool:
-    """Whether the models may be ranked (:data:`RANK_RULE`): two or more, each with a PPI
-    estimate."""
-    models = table[table["model"] != ALL_MODELS]
-    return len(models) >= 2 and bool(models["ppi_estimate"].notna().all())
-
-
-def _ranked(table: pd.DataFrame) -> pd.DataFrame:
-    """Models by PPI estimate (best first) when :func:`rankable`, else by name; then the
-    overall row."""
-    models = table[table["model"] != ALL_MODELS]
-    if rankable(table):
-        order = models.sort_values("ppi_estimate", ascending=False, kind="stable")
-    else:
-        order = models.sort_values("model", key=lambda s: s.astype(str), kind="stable")
-    return pd.concat([order, table[table["model"] == ALL_MODELS]])
-
-
 def estimates_table(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
     """One row per model (the overall row last) with friendly headers and text cells."""
-    ranked = _ranked(table)
+    ranked = ranked_models(table)
     level = f"{confidence:.0%} CI"
-    rank = (ranked["model"] != ALL_MODELS) & rankable(table)
     weighted = bool(table.attrs.get("weighted"))
     used = (
         {"Weighted labels": ranked["n_labelled"].astype(int)}
@@ -89,7 +66,7 @@ def estimates_table(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
         else {"Random labels": ranked["n_labelled"].astype(int)}
     )
     return pd.DataFrame({
-        "Rank": np.where(rank, np.cumsum(rank).astype(str), ""),
+        "Rank": [str(r) if pd.notna(r) else "" for r in ranked["rank"]],
         "QA model": ranked["model"].map(tw.cell),
         "Items": ranked["n_items"].astype(int),
         **used,
@@ -143,7 +120,7 @@ def _show_table(shown: pd.DataFrame) -> None:
 def ranking_chart(table: pd.DataFrame) -> go.Figure:
     """Models in the table's order (by PPI when ranked, else by name), each with its PPI and
     random-labels-only CIs and the judge's accuracy; a dotted line at the overall PPI."""
-    ranked = _ranked(table)
+    ranked = ranked_models(table)
     overall = ranked[ranked["model"] == ALL_MODELS]
     models = ranked[ranked["model"] != ALL_MODELS].reset_index(drop=True)
     pos = np.arange(len(models), dtype=float)
@@ -198,7 +175,7 @@ def _no_random_labels(frame: pd.DataFrame, confidence: float) -> None:
 
 
 def _comparison(frame: pd.DataFrame, table: pd.DataFrame, confidence: float, min_labels: int):
-    models = [m for m in _ranked(table)["model"] if m != ALL_MODELS]
+    models = [m for m in ranked_models(table)["model"] if m != ALL_MODELS]
     ready = [m for m in models if pd.notna(table.set_index("model").loc[m, "ppi_estimate"])]
     safe_text.section("Do two models differ?")
     if len(ready) < 2:

@@ -24,8 +24,8 @@ import streamlit as st
 from app.components import safe_text
 from qaeval_core import analysis, store, workflows
 from qaeval_core.analysis import aggregation, formatting
-from qaeval_core.cli.demo import DEMO_METRICS as FAST_METRICS
 from qaeval_core.errors import QAEvalError
+from qaeval_core.vocabulary import FAST_METRICS
 
 __all__ = [
     "ALL_DATASETS",

@@ -1,9 +1,10 @@
 """The Calibrate view's accuracy against cost: what each input set costs per 1,000 rows.
 
 Reads the judge's ``cost`` record (:mod:`qaeval_core.calibrate.cost`, written by a cost-aware
-fit): every input set the selection evaluated, cross-validated accuracy against measured
-seconds per 1,000 rows on this machine, the frontier (no set both cheaper and more accurate)
-and the chosen set; below it, each input family's measured cost and cold load.
+fit) through :func:`qaeval_core.judge.file_summary.cost_summary`: every input set the
+selection evaluated, cross-validated accuracy against measured seconds per 1,000 rows on this
+machine, the frontier (no set both cheaper and more accurate) and the chosen set; below it,
+each input family's measured cost and cold load.
 """
 
 from __future__ import annotations
@@ -15,38 +16,39 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from qaeval_core.judge.file_summary import CostSummary, cost_summary
+
 __all__ = ["cost_section", "family_table", "frontier_chart", "frontier_frame"]
 
 _POINT, _FRONTIER, _CHOSEN = "#7f7f7f", "#1f77b4", "#d62728"
 
 
-def frontier_frame(cost: Mapping[str, Any]) -> pd.DataFrame:
+def frontier_frame(cost: CostSummary) -> pd.DataFrame:
     """One row per evaluated input set: families, cost, accuracy (%), frontier, chosen."""
-    rows = (cost.get("selection") or {}).get("evaluated") or []
     frame = pd.DataFrame(
         [
             {
-                "inputs": ", ".join(r["families"]),
-                "cost": float(r["cost"]),
-                "accuracy": 100 * float(r["cv_accuracy"]),
-                "frontier": bool(r["frontier"]),
-                "chosen": bool(r["chosen"]),
+                "inputs": ", ".join(r.families),
+                "cost": r.cost,
+                "accuracy": 100 * r.cv_accuracy,
+                "frontier": r.frontier,
+                "chosen": r.chosen,
             }
-            for r in rows
+            for r in cost.evaluated
         ],
         columns=["inputs", "cost", "accuracy", "frontier", "chosen"],
     )
     return frame.sort_values("cost").reset_index(drop=True)
 
 
-def family_table(cost: Mapping[str, Any]) -> pd.DataFrame:
+def family_table(cost: CostSummary) -> pd.DataFrame:
     """Each input family: its inputs, seconds per 1,000 rows, cold load seconds."""
     out: dict[str, dict[str, Any]] = {}
-    for c in cost.get("inputs") or []:
-        row = out.setdefault(c["family"], {"family": c["family"], "inputs": [], "s": 0.0, "l": 0.0})
-        row["inputs"].append(c["column"])
-        row["s"] += float(c["s_per_1000"])
-        row["l"] += float(c["load_s"])
+    for c in cost.inputs:
+        row = out.setdefault(c.family, {"family": c.family, "inputs": [], "s": 0.0, "l": 0.0})
+        row["inputs"].append(c.column)
+        row["s"] += c.s_per_1000
+        row["l"] += c.load_s
     return pd.DataFrame(
         [
             {
@@ -92,35 +94,33 @@ def frontier_chart(frame: pd.DataFrame) -> go.Figure:
 
 
 def cost_section(cost: Mapping[str, Any] | None, *, key: str) -> None:
-    """The section: nothing when the fit measured no cost (``inputs`` = all)."""
+    """The section: nothing when the fit measured no cost (``inputs`` = all). ``cost`` is the
+    judge's measured cost (:attr:`Judge.cost`), read by :func:`cost_summary`."""
     st.subheader("Accuracy against cost")
-    if not cost:
+    summary = cost_summary(cost)
+    if summary is None:
         st.caption("Every input was used and no cost was measured (inputs: all).")
         return
-    machine = cost.get("machine") or {}
-    where = ", ".join(
-        str(v) for v in (machine.get("cpu"), f"{machine.get('cpus')} cores") if v is not None
-    )
+    where = ", ".join(str(v) for v in (summary.cpu, f"{summary.cpus} cores") if v is not None)
     c = st.columns(3)
-    c[0].metric("Judge inputs, s / 1,000 rows", f"{float(cost.get('judge_s_per_1000', 0)):.3g}")
-    c[1].metric("Cold load (s)", f"{float(cost.get('judge_load_s', 0)):.1f}")
-    c[2].metric("Inputs rule", str(cost.get("inputs_rule", "")))
-    frame = frontier_frame(cost)
+    c[0].metric("Judge inputs, s / 1,000 rows", f"{summary.judge_s_per_1000 or 0.0:.3g}")
+    c[1].metric("Cold load (s)", f"{summary.judge_load_s:.1f}")
+    c[2].metric("Inputs rule", summary.inputs_rule)
+    frame = frontier_frame(summary)
     if not frame.empty:
         st.plotly_chart(frontier_chart(frame), key=f"{key}_chart")
-    st.dataframe(family_table(cost), hide_index=True, key=f"{key}_families")
+    st.dataframe(family_table(summary), hide_index=True, key=f"{key}_families")
     st.caption(
-        f"Measured on {cost.get('rows')} of the calibration's items on this machine ({where}), "
-        f"{_provenance(cost)}: {cost.get('method', '')}. Accuracy is cross-validated on the "
+        f"Measured on {summary.rows} of the calibration's items on this machine ({where}), "
+        f"{_provenance(summary)}: {summary.method}. Accuracy is cross-validated on the "
         "same labels and folds; the chosen set is the cheapest within the tolerance of the best."
     )
 
 
-def _provenance(cost: Mapping[str, Any]) -> str:
+def _provenance(cost: CostSummary) -> str:
     """Whether the costs were measured by this fit or read from the cost cache, and when."""
-    cached = cost.get("cached") or {}
-    when = str(cost.get("measured_at") or "")
-    if not cached:
+    when = cost.measured_at
+    if not cost.cached_families:
         return f"measured by this fit ({when})" if when else "measured by this fit"
-    families = ", ".join(str(f) for f in cached)
-    return f"{cost.get('source', 'cache')}: {families} from the cost cache, measured from {when}"
+    families = ", ".join(cost.cached_families)
+    return f"{cost.source}: {families} from the cost cache, measured from {when}"

@@ -22,6 +22,7 @@ import streamlit as st
 from app.components import safe_text
 from qaeval_core.calibrate.guarantee import GuaranteeFit
 from qaeval_core.judge import Judge
+from qaeval_core.judge.file_summary import JudgeSummary
 from qaeval_core.judge.guarantee import Guarantee, percent
 
 __all__ = [
@@ -166,15 +167,12 @@ def unsupported_section(fit: GuaranteeFit, change: str = "") -> None:
     st.warning(safe_text.escape_markdown(text), icon=":material/warning:")
 
 
-def guarantee_text(config: dict[str, Any]) -> str:
-    """``"95% at 90% confidence (300 labels)"`` for a saved judge config; empty without."""
-    g = config.get("guarantee")
-    if not isinstance(g, dict):
-        return ""
-    try:
-        return (
-            f"{percent(float(g['target']))} at {percent(1 - float(g['risk']))} confidence "
-            f"({int(g['n_labels'])} labels)"
-        )
-    except (KeyError, TypeError, ValueError):
+def guarantee_text(summary: JudgeSummary) -> str:
+    """``"95% at 90% confidence (300 labels)"`` for a saved judge (:func:`judge_summary`);
+    "unreadable" for a guarantee that cannot be read, empty without one."""
+    if summary.guarantee_unreadable:
         return "unreadable"
+    g = summary.guarantee
+    if g is None:
+        return ""
+    return f"{percent(g.target)} at {percent(1 - g.risk)} confidence ({g.n_labels} labels)"

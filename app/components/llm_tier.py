@@ -38,6 +38,7 @@ from qaeval_core.calibrate.cascade import ChanceWarning
 from qaeval_core.calibrate.options import LLMTierPolicy
 from qaeval_core.errors import QAEvalError
 from qaeval_core.judge import Judge
+from qaeval_core.judge.file_summary import judge_summary
 from qaeval_core.llm.packaged import DEFAULT_JUDGE_LLM, PACKAGED_LLMS
 from qaeval_core.llm.prompts import PROMPTS
 from qaeval_core.workflows.calibration import DatasetCalibration
@@ -111,15 +112,12 @@ def install_hint(model: str, url: str | None = None) -> str | None:
 def _last_cost(url: str) -> str | None:
     """What the LLM cost per item in the newest saved calibration with an LLM tier."""
     for saved in store.list_calibrations(url):
-        tier = saved.config.get("cascade")
-        if not isinstance(tier, dict):
+        tier = judge_summary(saved.config).llm_tier
+        if tier is None:
             continue
-        params = (tier.get("feature") or {}).get("metric", {}).get("params") or {}
-        seconds = float(tier.get("llm_seconds_per_item") or 0.0)
-        model = str(params.get("model", DEFAULT_JUDGE_LLM))
         return (
-            f"Last measured here: {seconds:.3g} s per item the LLM reads ({model}, "
-            f"calibration {saved.name})."
+            f"Last measured here: {tier.seconds_per_item:.3g} s per item the LLM reads "
+            f"({tier.model or DEFAULT_JUDGE_LLM}, calibration {saved.name})."
         )
     return None
 

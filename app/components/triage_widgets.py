@@ -17,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from qaeval_core import analysis, store, workflows
+from qaeval_core.judge.file_summary import JudgeSummary, judge_summary
 
 __all__ = [
     "AGGREGATE_NAMES",
@@ -65,14 +66,15 @@ def cell(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def band_text(config: dict[str, Any]) -> str:
-    """``"band: 20% to people"`` for a judge config; says when it has none."""
-    band = config.get("triage") or {}
-    if "share" not in band:
+def band_text(summary: JudgeSummary) -> str:
+    """``"band: 20% to people"`` for a judge file (:func:`judge_summary`); says when it has
+    none."""
+    share = summary.band_share
+    if share is None:
         return "no triage band"
-    if float(band["share"]) <= 0:
+    if share <= 0:
         return "band: nothing left to people"
-    return f"band: {float(band['share']):.0%} to people"
+    return f"band: {share:.0%} to people"
 
 
 def calibration_picker(
@@ -96,8 +98,10 @@ def calibration_picker(
             "(or `qaeval calibrate --save NAME`)."
         )
         return None
-    described = {c.name: f"{c.name} ({c.dataset or 'no dataset'}; {band_text(c.config)})"
-                 for c in saved}  # fmt: skip
+    described = {
+        c.name: f"{c.name} ({c.dataset or 'no dataset'}; {band_text(judge_summary(c.config))})"
+        for c in saved
+    }
     options = ([NO_CALIBRATION] if optional else []) + list(described)
     own = [c.name for c in saved if dataset is not None and c.dataset == dataset]
     index = options.index(own[0]) if own else 0

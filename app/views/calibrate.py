@@ -46,7 +46,9 @@ from qaeval_core.calibrate.options import (
 from qaeval_core.calibrate.progress import CalibrationProgress, Steps
 from qaeval_core.errors import QAEvalError
 from qaeval_core.judge import Judge
+from qaeval_core.judge.file_summary import JudgeSummary, judge_summary
 from qaeval_core.metrics.base import Metric, get_metric
+from qaeval_core.vocabulary import FAST_METRICS
 from qaeval_core.workflows import DatasetCalibration, calibrate_dataset, score_dataset
 from qaeval_core.workflows.answer_knowledge import knowledge_counts
 from qaeval_core.workflows.calibration import calibration_steps
@@ -56,8 +58,6 @@ _RESULT = "calibrate_result"
 _UNSUPPORTED = "calibrate_unsupported"
 #: What changed in the guarantee since the fit before the last one (words; "" for none).
 _CHANGE = "calibrate_guarantee_change"
-#: What "score with fast CPU metrics" runs (seconds for thousands of items).
-FAST_METRICS = ("em", "f1", "contains", "rougeL")
 MEASURE_NAMES = {"accuracy": "accuracy", "balanced_accuracy": "balanced acc.", "f1": "F1"}
 #: How the fit chooses the triage band (the form's radio -> which TriagePolicy field it sets).
 BAND_CHOICES = {
@@ -474,13 +474,12 @@ def _saved(url: str) -> None:
         return
     rows = []
     for c in saved:
-        q = c.config.get("quality") or {}
-        fitted = c.config.get("fitted_on") or {}
+        summary = judge_summary(c.config)
         rows.append({
             "name": c.name, "dataset": c.dataset, "by": c.created_by, "created": c.created_at,
-            "judge": q.get("winner"), "labels": cell(fitted.get("n_labels")),
-            "cv accuracy": cell(q.get("cv_accuracy")), "triage band": band_text(c.config),
-            "guarantee": guarantee_text(c.config), "LLM tier": _tier_text(c.config),
+            "judge": summary.combiner, "labels": cell(summary.n_labels),
+            "cv accuracy": cell(summary.cv_accuracy), "triage band": band_text(summary),
+            "guarantee": guarantee_text(summary), "LLM tier": _tier_text(summary),
         })  # fmt: skip
     table = pd.DataFrame(rows)
     for column in ("dataset", "by", "judge"):
@@ -488,13 +487,12 @@ def _saved(url: str) -> None:
     st.dataframe(table, hide_index=True, key="calibrate_saved")
 
 
-def _tier_text(config: dict[str, Any]) -> str:
-    """``"20% to qwen-coder-1.5b"`` for a judge config with an LLM tier; empty without."""
-    tier = config.get("cascade")
-    if not isinstance(tier, dict):
+def _tier_text(summary: JudgeSummary) -> str:
+    """``"20% to qwen-coder-1.5b"`` for a judge with an LLM tier; empty without."""
+    tier = summary.llm_tier
+    if tier is None:
         return ""
-    params = (tier.get("feature") or {}).get("metric", {}).get("params") or {}
-    return f"{float(tier.get('llm_share', 0)):.0%} to {params.get('model', 'an LLM')}"
+    return f"{tier.share:.0%} to {tier.model or 'an LLM'}"
 
 
 def _active(url: str, dataset: str, run: FitRun | None) -> None:
@@ -507,7 +505,10 @@ def _active(url: str, dataset: str, run: FitRun | None) -> None:
             f"{', '.join(scored) or 'none'}). Score the dataset from a shell, or here with fast "
             f"CPU metrics ({', '.join(FAST_METRICS)})."
         )
-        st.code(f"qaeval score --dataset {dataset} --metrics em,f1,contains", language="bash")
+        st.code(
+            f"qaeval score --dataset {dataset} --metrics {','.join(FAST_METRICS)}",
+            language="bash",
+        )
         if st.button("Score with fast CPU metrics", key="calibrate_score_fast"):
             with st.spinner("Scoring..."):
                 score_dataset(url, dataset, list(FAST_METRICS))

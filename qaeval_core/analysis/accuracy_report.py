@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from qaeval_core.analysis.estimates import ALL_MODELS, estimates_to_json
+from qaeval_core.analysis.ranking import RANK_RULE, ranked_models
 from qaeval_core.analysis.report import Report
 from qaeval_core.judge.outcomes import REASONS
 from qaeval_core.schema import split_models
@@ -104,8 +105,10 @@ _WEIGHTED_NOTE = (
 
 
 def _shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The table in the one ranking of models (:func:`.ranking.ranked_models`), rank first."""
+    table = ranked_models(table)
     cols = [
-        "model", "n_items", "n_labelled", "n_weighted", "n_not_random",
+        "rank", "model", "n_items", "n_labelled", "n_weighted", "n_not_random",
         "ppi_estimate", "ppi_ci_low", "ppi_ci_high",
         "human_only_estimate", "human_only_ci_low", "human_only_ci_high",
         "judge_accuracy", "judge_mean_probability", "reason",
@@ -150,7 +153,7 @@ def add_model_accuracies(
     shown = (
         _shown(table) if weighted else _shown(table).drop(columns=["n_weighted"], errors="ignore")
     )
-    report.sections.append((f"Model accuracies (judge + {title})", note, shown))
+    report.sections.append((f"Model accuracies (judge + {title})", f"{note} {RANK_RULE}", shown))
     if not comparisons.empty:
         report.sections.append(
             ("Differences between models (PPI)", "CI excludes 0: significant.", comparisons)

@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import cohen_kappa_score
 
 from qaeval_core.analysis.agreement import check_labels, rater_vs_rest
 from qaeval_core.errors import QAEvalError
+from qaeval_core.stats import cohen_kappa
 from qaeval_core.vocabulary import AGGREGATES, Aggregate
 
 __all__ = [
@@ -117,12 +117,6 @@ def _rater_accuracy(model: Any) -> dict[str, float]:
     return out
 
 
-def _kappa(a: np.ndarray, b: np.ndarray) -> float:
-    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
-        warnings.simplefilter("ignore")
-        return float(cohen_kappa_score(a, b, labels=[0, 1]))
-
-
 def annotator_quality(
     labels: pd.DataFrame, adjudications: pd.DataFrame | None = None
 ) -> pd.DataFrame:
@@ -162,8 +156,10 @@ def annotator_quality(
                 "n_labels": len(own),
                 "n_adjudicated": n_adj,
                 "agree_adjudicated": float((decided == truth).mean()) if n_adj else np.nan,
-                "kappa_adjudicated": _kappa(
-                    (decided.to_numpy() == 2).astype(int), (truth.to_numpy() == 2).astype(int)
+                "kappa_adjudicated": cohen_kappa(
+                    (decided.to_numpy() == 2).astype(int),
+                    (truth.to_numpy() == 2).astype(int),
+                    [0, 1],
                 )
                 if n_adj
                 else np.nan,

@@ -34,7 +34,6 @@ would live in several places.
 from __future__ import annotations
 
 import itertools
-import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -42,10 +41,10 @@ from typing import Literal
 import krippendorff
 import numpy as np
 import pandas as pd
-from sklearn.metrics import cohen_kappa_score
 
 from qaeval_core.errors import QAEvalError
 from qaeval_core.schema import split_models
+from qaeval_core.stats import NO_MAJORITY, cohen_kappa, majority_vote
 from qaeval_core.vocabulary import SCORE_POLICIES, ScorePolicy
 
 __all__ = [
@@ -365,12 +364,6 @@ def _binary(values: pd.Series | np.ndarray) -> np.ndarray:
     return (np.asarray(values) == 2).astype(int)
 
 
-def _kappa(a: np.ndarray, b: np.ndarray, labels: list[int], weights: str | None) -> float:
-    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
-        warnings.simplefilter("ignore")
-        return float(cohen_kappa_score(a, b, labels=labels, weights=weights))
-
-
 def pairwise_kappa(
     labels: pd.DataFrame,
     *,
@@ -402,7 +395,7 @@ def pairwise_kappa(
                 "rater_b": b,
                 "n_items": n,
                 "agreement": float(np.mean(x == y)) if n else float("nan"),
-                "kappa": _kappa(x, y, values, weights) if n else float("nan"),
+                "kappa": cohen_kappa(x, y, values, weights) if n else float("nan"),
             }
         )
     return pd.DataFrame(rows, columns=["rater_a", "rater_b", "n_items", "agreement", "kappa"])
@@ -427,9 +420,10 @@ def rater_vs_rest(labels: pd.DataFrame) -> pd.DataFrame:
         totals = per_item.loc[own["item_id"]].to_numpy()
         others_correct = totals[:, 0] - own["correct"].to_numpy()
         others_n = totals[:, 1] - 1
-        keep = (others_n > 0) & (2 * others_correct != others_n)
+        vote = majority_vote(np.column_stack([others_n - others_correct, others_correct]))
+        keep = vote != NO_MAJORITY
         mine = own["correct"].to_numpy()[keep]
-        theirs = (2 * others_correct[keep] > others_n[keep]).astype(int)
+        theirs = vote[keep]
         n = int(keep.sum())
         rows.append(
             {
@@ -437,7 +431,7 @@ def rater_vs_rest(labels: pd.DataFrame) -> pd.DataFrame:
                 "n_labels": len(own),
                 "n_items": n,
                 "agreement": float(np.mean(mine == theirs)) if n else float("nan"),
-                "kappa": _kappa(mine, theirs, [0, 1], None) if n else float("nan"),
+                "kappa": cohen_kappa(mine, theirs, [0, 1]) if n else float("nan"),
                 "alpha_without": krippendorff_alpha(frame[frame["rater"] != rater])
                 if (frame["rater"] != rater).any()
                 else float("nan"),
@@ -536,10 +530,9 @@ def aggregate_labels(
     counts = counts.reindex(ids, fill_value=0)
     c = counts.to_numpy(dtype=int)
     n = c.sum(axis=1)
-    top = c.max(axis=1)
-    n_top = (c == top[:, None]).sum(axis=1)
-    tie = (n > 0) & (n_top > 1)
-    majority = np.where(tie, 1, c.argmax(axis=1))
+    vote = majority_vote(c)
+    tie = (n > 0) & (vote == NO_MAJORITY)
+    majority = np.where(tie, 1, vote)
     out = pd.DataFrame({"item_id": ids, "n_labels": n, "n_correct": c[:, 2]})
     out["majority"] = pd.array(np.where(n > 0, majority, 0), dtype="Int64")
     out.loc[n == 0, "majority"] = pd.NA

@@ -39,6 +39,7 @@ from sklearn.metrics import (
 
 from qaeval_core.analysis.agreement import bootstrap_weights, explode_models
 from qaeval_core.errors import QAEvalError
+from qaeval_core.stats import competition_ranks
 
 __all__ = [
     "STATISTICS",
@@ -388,7 +389,8 @@ def model_leaderboard(
 ) -> pd.DataFrame:
     """QA-model accuracy under each metric next to the human accuracy, ranked per dataset.
 
-    Rank 1 is the most accurate; ties share the best rank ("min"). Models with fewer than
+    Rank 1 is the most accurate; ties share the best rank
+    (:func:`qaeval_core.stats.competition_ranks`, the one ranking of models). Models with fewer than
     ``min_items`` judged items are left out. Returns columns ``dataset``, ``qa_model``,
     ``metric_id``, ``n_items``, ``human_accuracy``, ``metric_accuracy``, ``deviation``,
     ``agreement``, ``human_rank``, ``metric_rank``.
@@ -397,8 +399,8 @@ def model_leaderboard(
     dev = accuracy_deviation(scores, human, items, thresholds=thresholds)
     dev = dev[(dev["n_items"] >= min_items) & (dev["qa_model"] != "(unknown)")].copy()
     group = dev.groupby(["dataset", "metric_id"])
-    dev["human_rank"] = group["human_accuracy"].rank(method="min", ascending=False).astype(int)
-    dev["metric_rank"] = group["metric_accuracy"].rank(method="min", ascending=False).astype(int)
+    for value, rank in (("human_accuracy", "human_rank"), ("metric_accuracy", "metric_rank")):
+        dev[rank] = group[value].transform(competition_ranks).astype(int)
     return dev.sort_values(["dataset", "metric_id", "human_rank", "qa_model"]).reset_index(
         drop=True
     )

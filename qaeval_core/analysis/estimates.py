@@ -17,9 +17,10 @@ Three estimates per model (:func:`estimate_accuracy`):
   The interval is ppi_py's standard error times Student's t quantile (n - 1 degrees of
   freedom) rather than the normal one, clipped to [0, 1]: with 10-20 labels per model the
   normal interval covered 0.90 of 95% in ``experiments/triage_ppi.py``, the t one 0.92-0.96;
-* ``human_only``: the random labels' share correct with the Wilson score interval (scipy's
-  ``binomtest(...).proportion_ci``): the normal (Wald) interval collapses to a point when
-  every label agrees and covered 0.90 with 10-20 labels; Wilson covers 0.96 there;
+* ``human_only``: the random labels' share correct with the Wilson score interval
+  (:func:`qaeval_core.stats.wilson_ci`, scipy's ``binomtest`` Wilson): the normal (Wald)
+  interval collapses to a point when every label agrees and covered 0.90 with 10-20 labels;
+  Wilson covers 0.96 there;
 * the judge alone, with **no valid interval** (its bias is unknown without labels), two
   numbers under two names (issue 32, item 7: one name had meant both): ``judge_mean_probability``,
   the mean of the judge's prediction over every item (its expected accuracy if it were
@@ -81,7 +82,6 @@ import itertools
 import math
 import warnings
 from collections.abc import Sequence
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -96,6 +96,7 @@ from qaeval_core.errors import InputError
 from qaeval_core.io.cells import decode_json
 from qaeval_core.io.labels import LABEL_SCALES
 from qaeval_core.schema import LabelValue, join_models, split_models
+from qaeval_core.stats import normal_quantile, rank_order, student_quantile, wilson_ci
 
 __all__ = [
     "ALL_MODELS", "ALL_PAIRS_MODELS", "JUDGE_CORRECT", "MAX_PAIRS", "NO_AUDIT_LABELS",
@@ -308,23 +309,11 @@ def _ppi(y: np.ndarray, f_lab: np.ndarray, f_all: np.ndarray, alpha: float) -> t
 
 
 def _z(alpha: float) -> float:
-    return NormalDist().inv_cdf(1 - alpha / 2)
+    return normal_quantile(1 - alpha)
 
 
 def _t(alpha: float, n: int) -> float:
-    from scipy.stats import t
-
-    return float(t.ppf(1 - alpha / 2, max(n - 1, 1)))
-
-
-def _wilson(y: np.ndarray, alpha: float) -> tuple[float, float]:
-    """Wilson score interval of a share of correct labels: unlike the normal one, it neither
-    collapses to a point when every label agrees nor leaves [0, 1], and it covers at about the
-    nominal rate with a few labels (scipy's ``binomtest(...).proportion_ci``)."""
-    from scipy.stats import binomtest
-
-    ci = binomtest(int(round(float(y.sum()))), len(y)).proportion_ci(1 - alpha, method="wilson")
-    return float(ci.low), float(ci.high)
+    return student_quantile(1 - alpha, n - 1)
 
 
 def _weighted_row(row: dict[str, Any], y, f_lab, f, prob, alpha: float) -> dict[str, Any]:
@@ -370,7 +359,9 @@ def _row(name, rows, y, use, f, acc, prob, alpha, min_labels) -> dict[str, Any]:
             return row
         return _weighted_row(row, y[used], f[used], f, prob[rows][used], alpha)
     est, low, high, se = _ppi(y[used], f[used], f, alpha)
-    h_low, h_high = _wilson(y[used], alpha)
+    # Wilson: unlike the normal interval it neither collapses to a point when every label
+    # agrees nor leaves [0, 1], and it covers at about the nominal rate with a few labels.
+    h_low, h_high = wilson_ci(int(round(float(y[used].sum()))), len(y[used]), 1 - alpha)
     y_lab, f_lab = y[used], f[used]
     if np.ptp(y_lab) == 0 or np.ptp(y_lab - f_lab) == 0 or not se > 0:
         low, high = min(low, h_low), max(high, h_high)
@@ -486,9 +477,10 @@ def _check_min_labels(min_labels: int) -> int:
 
 
 def _ranked(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Models with a PPI estimate, best first (ties by name, so the order is stable)."""
-    have = [r for r in rows if not np.isnan(r["ppi_estimate"])]
-    return sorted(have, key=lambda r: (-r["ppi_estimate"], str(r["model"])))
+    """Models with a PPI estimate, best first (:func:`qaeval_core.stats.rank_order`: ties by
+    name, so the order is stable)."""
+    order = rank_order([r["ppi_estimate"] for r in rows], [r["model"] for r in rows])
+    return [rows[i] for i in order]
 
 
 def _pairs(

@@ -25,29 +25,34 @@ minimises that standard error in closed form (the PPI++ rule with weights), clip
 so a useless judge gets ``lam`` near 0 and the interval of the weighted labels alone.
 
 Intervals are Wilson intervals at the design-effect sample size ``estimate * (1 - estimate) /
-se**2`` (:func:`_design_wilson`; a symmetric interval undercovered near 0 and 1) with Student's
-t quantile at ``n_eff - 1`` degrees of freedom, ``n_eff = (sum w)**2 / sum(w**2)`` (Kish's
-effective sample size), as :mod:`.estimates` uses ``n - 1`` for a uniform sample. **A zero
-spread is never believed**: when the labels never vary against the judge the interval is
-widened to cover the Wilson interval of the weighted share correct at ``n_eff`` labels, as
-:mod:`.estimates` does for a uniform sample.
+se**2`` (:func:`qaeval_core.stats.design_effect_wilson`; a symmetric interval undercovered
+near 0 and 1) with Student's t quantile at ``n_eff - 1`` degrees of freedom,
+``n_eff = (sum w)**2 / sum(w**2)`` (Kish's effective sample size), as :mod:`.estimates` uses
+``n - 1`` for a uniform sample. **A zero spread is never believed**: when the labels never
+vary against the judge the interval is widened to cover the Wilson interval of the weighted
+share correct at ``n_eff`` labels, as :mod:`.estimates` does for a uniform sample.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from qaeval_core.errors import InputError
+from qaeval_core.stats import (
+    design_effect_wilson,
+    normal_quantile,
+    student_quantile,
+    wilson_interval,
+)
 
 __all__ = [
     "MIN_SAMPLE_PROBABILITY", "WeightedEstimate", "cell_number", "check_sample_probabilities",
-    "read_sample_probabilities", "weighted_estimate", "wilson",
+    "read_sample_probabilities", "weighted_estimate",
 ]  # fmt: skip
 
 #: The smallest sample probability read (issue 31, item 4): a label drawn with probability
@@ -139,42 +144,11 @@ def _blank(value: Any) -> bool:
 
 
 def _z(alpha: float) -> float:
-    return NormalDist().inv_cdf(1 - alpha / 2)
+    return normal_quantile(1 - alpha)
 
 
 def _t(alpha: float, df: float) -> float:
-    from scipy.stats import t
-
-    return float(t.ppf(1 - alpha / 2, max(df, 1.0)))
-
-
-def wilson(share: float, n: float, quantile: float) -> tuple[float, float]:
-    """Wilson score interval of a share at a (possibly fractional, effective) number of labels.
-
-    scipy's ``binomtest`` takes whole counts only; a weighted share at an effective size is
-    not one, so the (short) formula is written out here. ``quantile``: the normal one, or
-    Student's t for a variance estimated from few labels.
-    """
-    z = quantile
-    denom = 1 + z * z / n
-    centre = (share + z * z / (2 * n)) / denom
-    half = z / denom * np.sqrt(share * (1 - share) / n + z * z / (4 * n * n))
-    return float(max(centre - half, 0.0)), float(min(centre + half, 1.0))
-
-
-def _design_wilson(estimate: float, se: float, quantile: float) -> tuple[float, float]:
-    """The Wilson interval at the design-effect sample size ``n* = e (1 - e) / se**2``.
-
-    A symmetric ``estimate +- t * se`` undercovers near 0 or 1 (0.91 at accuracy 0.9 with 60
-    labels in the simulation of ``tests/analysis/test_ipw_estimates.py``) for the same reason
-    the Wald interval does; the Wilson interval at the sample size a binomial share with this
-    standard error would have (Korn and Graubard, 1998: design-effect-adjusted intervals for
-    proportions) keeps the width and bends towards the middle as the Wilson interval does.
-    """
-    if not (0 < estimate < 1 and se > 0):
-        half = quantile * se
-        return max(estimate - half, 0.0), min(estimate + half, 1.0)
-    return wilson(estimate, estimate * (1 - estimate) / se**2, quantile)
+    return student_quantile(1 - alpha, df)
 
 
 def _tuned_lam(y_c: np.ndarray, f_c: np.ndarray, wt: np.ndarray, var_f: float, n_all: int):
@@ -224,10 +198,10 @@ def weighted_estimate(
     estimate = float(lam * f_all.mean() + np.average(r, weights=w)) if len(f_all) else np.nan
     v = wt * (r - np.average(r, weights=w))
     se = float(np.sqrt(lam**2 * var_f / n_all + np.sum(v**2) / (n * max(n - 1, 1))))
-    low, high = _design_wilson(estimate, se, _t(alpha, n_eff - 1))
+    low, high = design_effect_wilson(estimate, se, _t(alpha, n_eff - 1))
     degenerate = bool(np.ptp(y) == 0 or np.ptp(r) == 0 or not se > 0)
     if degenerate:
-        w_low, w_high = wilson(float(np.average(y, weights=w)), n_eff, _z(alpha))
+        w_low, w_high = wilson_interval(float(np.average(y, weights=w)), n_eff, _z(alpha))
         low, high = min(low, w_low), max(high, w_high)
         se = (high - low) / (2 * _z(alpha))
     return WeightedEstimate(estimate, low, high, se, float(lam), n_eff, degenerate)

@@ -37,7 +37,8 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
+
+from qaeval_core.stats import normal_quantile, wilson_width
 
 __all__ = [
     "STRATEGIES",
@@ -169,11 +170,10 @@ def ci_width(p: float, n: float, confidence: float = 0.95, *, method: CIMethod =
     """Width of the ``confidence`` interval of a proportion ``p`` estimated from ``n`` labels."""
     if n <= 0:
         return 1.0
-    z = float(norm.ppf(0.5 + confidence / 2))
     if method == "normal":
-        return 2 * z * math.sqrt(p * (1 - p) / n)
+        return 2 * normal_quantile(confidence) * math.sqrt(p * (1 - p) / n)
     if method == "wilson":
-        return 2 * z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+        return wilson_width(p, n, confidence)
     raise ValueError(f"Unknown method {method!r}; choose 'wilson' or 'normal'.")
 
 
@@ -238,7 +238,7 @@ def labels_needed_for_ci(
             f"n_labelled must be >= 0 and design_effect > 0, got {n_labelled}, {design_effect}."
         )
     if method == "normal":
-        z = float(norm.ppf(0.5 + confidence / 2))
+        z = normal_quantile(confidence)
         total = math.ceil(4 * z * z * p * (1 - p) / target_ci_width**2 - 1e-9)
     else:
         lo, hi = 1, 1

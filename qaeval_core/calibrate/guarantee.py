@@ -45,6 +45,7 @@ from qaeval_core.errors import InputError
 from qaeval_core.judge.combiners.base import as_binary
 from qaeval_core.judge.guarantee import Guarantee, binomial_evidence, percent
 from qaeval_core.judge.triage import ProbabilityCalibrator, doubt
+from qaeval_core.stats import logit
 
 __all__ = [
     "GuaranteeFit",
@@ -307,7 +308,7 @@ def labels_needed(
     d = np.asarray(item_doubt, dtype=float)
     right = np.asarray(judge_right, dtype=bool)
     sh = np.sort(np.asarray(shares, dtype=float))[::-1]
-    x = np.log(np.clip(d, 1e-6, 1 - 1e-6) / np.clip(1 - d, 1e-6, 1))[:, None]
+    x = logit(d, 1e-6)[:, None]
     if right.all() or not right.any():
         p_right = np.full(len(d), right.mean())
     else:

@@ -36,17 +36,13 @@ from qaeval_core.judge.triage import (
     TriageBand,
     check_share,
     doubt,
+    score_logit,
 )
 
 __all__ = ["CURVE_SHARES", "effort_curve", "fit_band", "fit_probability", "routed_order"]
 
 #: Shares of items routed to people on the effort curve (0-99% in steps of 1%; pages show 0-50%).
 CURVE_SHARES: tuple[float, ...] = tuple(round(0.01 * k, 2) for k in range(100))
-
-
-def _logit(p: np.ndarray) -> np.ndarray:
-    p = np.clip(np.asarray(p, dtype=float), 1e-6, 1 - 1e-6)
-    return np.log(p / (1 - p))
 
 
 def fit_probability(oof_score: Any, y: Any) -> ProbabilityCalibrator:
@@ -60,7 +56,7 @@ def fit_probability(oof_score: Any, y: Any) -> ProbabilityCalibrator:
         raise InputError(f"{len(s)} scores for {len(yb)} labels; give one score per label.")
     if yb.all() or not yb.any():
         raise InputError("Calibrating probabilities needs both correct and incorrect labels.")
-    lr = LogisticRegression(C=100.0).fit(_logit(s)[:, None], yb)
+    lr = LogisticRegression(C=100.0).fit(score_logit(s)[:, None], yb)
     return ProbabilityCalibrator(float(lr.coef_[0, 0]), float(lr.intercept_[0]))
 
 

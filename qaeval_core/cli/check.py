@@ -5,8 +5,9 @@ judge's verdicts with the people's and fails (exit 1, a one-line reason, and a J
 CI systems with ``--junit``) when the agreement is below ``--min-accuracy``, when fewer than
 ``--min-items`` gold items were compared, or, with ``--baseline previous.json`` (written by
 ``--save-baseline``), when a verdict changed or the baseline matches too few of the gold items.
-The logic lives in :mod:`qaeval_core.judge.gold_check` (this module parses and prints); its
-names ``CheckFailed``, ``CheckResult``, ``run_check`` and ``write_junit`` are re-exported here.
+The whole check is :func:`qaeval_core.judge.gold_check.check_judge` (this module parses the
+flags and prints its line); ``CheckFailed``, ``CheckResult``, ``run_check`` and ``write_junit``
+are re-exported here.
 """
 
 from __future__ import annotations
@@ -22,9 +23,8 @@ from qaeval_core.judge.gold_check import (
     DEFAULT_MIN_ITEMS,
     CheckFailed,
     CheckResult,
-    check_output_path,
+    check_judge,
     run_check,
-    write_baseline,
     write_junit,
 )
 
@@ -88,26 +88,9 @@ def add_commands(app: typer.Typer) -> None:
         """Score a pinned gold set with a judge config; exit 1 (one-line reason) when the
         agreement falls below the bound, fewer than --min-items gold items were compared, or
         a verdict changed since the baseline (or the baseline matches too few items)."""
-        for path, param in ((junit, "junit"), (save_baseline, "save_baseline")):
-            if path is not None:
-                check_output_path(path, param)  # before anything is scored
-        result = run_check(
-            config, gold, min_accuracy=min_accuracy, baseline=baseline, fmt=fmt,
-            confidence=confidence, min_items=min_items,
+        result = check_judge(
+            config, gold, min_accuracy=min_accuracy, baseline=baseline,
+            save_baseline=save_baseline, junit=junit, fmt=fmt, confidence=confidence,
+            min_items=min_items,
         )  # fmt: skip
-        if save_baseline is not None:
-            write_baseline(save_baseline, result, config, gold)
-        if junit is not None:
-            write_junit(junit, result, baseline=baseline is not None)
-        reasons = result.reasons()
-        if reasons:
-            raise CheckFailed("qaeval check failed: " + "; ".join(reasons) + ".")
-        bound = f", bound {result.bound:.3f}" if result.bound is not None else ""
-        bound += f", minimum {result.min_items} item(s)"
-        same = f", {result.compared} verdict(s) as in the baseline" if baseline else ""
-        skipped = f" ({result.skipped} unclear left out)" if result.skipped else ""
-        console.print(
-            f"qaeval check passed: {result.agreement_text()}{skipped}{bound}{same}.",
-            markup=False,
-            soft_wrap=True,
-        )
+        console.print(result.passed_text(), markup=False, soft_wrap=True)

@@ -29,6 +29,7 @@ import typer
 from qaeval_core import io
 from qaeval_core.cli.common import DbOption, console
 from qaeval_core.errors import ConfigError, NotFoundError
+from qaeval_core.vocabulary import FAST_METRICS
 
 if TYPE_CHECKING:  # the store is imported where it is used: ``qaeval --help`` stays light
     from qaeval_core.store import ImportReport
@@ -45,8 +46,9 @@ ADMIN = "admin"
 LOOP_DATASET = "demo-nq301-loop"
 LOOP_ITEMS = 120
 LOOP_LABEL_EVERY = 3
-#: The metrics ``qaeval demo`` scores the demo with: lexical and PANDA, no model download.
-DEMO_METRICS = ("em", "f1", "contains", "rougeL", "bleu", "panda")
+#: The metrics ``qaeval demo`` scores the demo with: the fast metrics (lexical and PANDA, no
+#: model download; :data:`qaeval_core.vocabulary.FAST_METRICS`).
+DEMO_METRICS = FAST_METRICS
 #: Streamlit settings ``qaeval app`` passes on the command line, so the app behaves the same
 #: whatever directory it is started from (Streamlit reads ``.streamlit/config.toml`` only from
 #: the working directory; the checkout's copy says the same, a test keeps them equal).

@@ -9,6 +9,7 @@ unless asked for (the JSON written by :mod:`qaeval_core.cli.estimate` always has
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Any
 
 from qaeval_core.cli.common import console
@@ -25,12 +26,16 @@ def _fmt(est: float, low: float | None = None, high: float | None = None) -> str
 
 
 def print_estimates(table: Any, pairs: Any, confidence: float, show_pairs: bool) -> None:
-    """The per-model table (the reason said once when every model shares it), the PPI notes,
-    and the pairs: counted, or listed with ``show_pairs`` (only those with an estimate)."""
+    """The per-model table in the one ranking of models
+    (:func:`~qaeval_core.analysis.ranking.ranked_models`, its rule said under it; the reason
+    said once when every model shares it), the PPI notes, and the pairs: counted, or listed
+    with ``show_pairs`` (only those with an estimate)."""
     from rich.table import Table
 
+    from qaeval_core.analysis.ranking import RANK_RULE, ranked_models
+
     pct = f"{confidence:.0%}"
-    records = table.to_dict("records")
+    records = ranked_models(table).to_dict("records")
     reasons = {r["reason"] for r in records}
     shared = reasons.pop() if len(reasons) == 1 else None  # said once, under the table
     out = Table(
@@ -40,7 +45,7 @@ def print_estimates(table: Any, pairs: Any, confidence: float, show_pairs: bool)
         "judge accuracy: share of items judged correct; judge mean prob.: mean P(correct); "
         "neither has a valid CI (the judge's bias is unknown without labels)",
     )
-    columns = ["model", "items", "labels"]
+    columns = ["rank", "model", "items", "labels"]
     weighted = bool(table.attrs.get("weighted"))
     columns += ["weighted"] if weighted else []
     for col in (*columns, "left out", "PPI", "human only", "judge accuracy", "judge mean prob."):
@@ -50,13 +55,16 @@ def print_estimates(table: Any, pairs: Any, confidence: float, show_pairs: bool)
     for r in records:
         counted = [str(r["n_labelled"])] + ([str(r["n_weighted"])] if weighted else [])
         out.add_row(
-            str(r["model"]), str(r["n_items"]), *counted, str(r["n_not_random"]),
+            str(r["rank"]) if isinstance(r["rank"], Integral) else "", str(r["model"]),
+            str(r["n_items"]),
+            *counted, str(r["n_not_random"]),
             _fmt(r["ppi_estimate"], r["ppi_ci_low"], r["ppi_ci_high"]),
             _fmt(r["human_only_estimate"], r["human_only_ci_low"], r["human_only_ci_high"]),
             _fmt(r["judge_accuracy"]), _fmt(r["judge_mean_probability"]),
             *([] if shared is not None else [r["reason"]]),
         )  # fmt: skip
     console.print(out)
+    console.print(RANK_RULE, markup=False, soft_wrap=True)
     if shared:
         console.print(f"No PPI estimate for any model: {shared}.", markup=False, soft_wrap=True)
     for note in sorted({r["ppi_note"] for r in records if r.get("ppi_note")}):

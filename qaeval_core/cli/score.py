@@ -417,7 +417,10 @@ def _dry_run(judge: Any, file: Path | None, dataset: str | None, fmt: str | None
         from qaeval_core.store import session as store_session
 
         n = len(store.load_items(store_session.upgrade(db), str(dataset)))
-    cheap = (judge.cost or {}).get("judge_s_per_1000")
+    from qaeval_core.judge.file_summary import cost_summary
+
+    measured = cost_summary(judge.cost)
+    cheap = None if measured is None else measured.judge_s_per_1000
     if cheap is None and judge.cascade is not None:
         cheap = judge.cascade.cheap_s_per_1000
     cheap_s = None if cheap is None else float(cheap) * n / 1000

@@ -40,18 +40,21 @@ from qaeval_core.judge.features import FeatureSpec
 from qaeval_core.judge.triage import doubt
 from qaeval_core.metrics.base import NO_VERDICT
 from qaeval_core.schema import Item
+from qaeval_core.stats import logit
 
-__all__ = ["TIERS", "CascadeResult", "LLMTier", "llm_logit"]
+__all__ = ["LLM_EPS", "TIERS", "CascadeResult", "LLMTier", "llm_logit"]
 
 #: The values of ``judge_tier``: who decided an item.
 TIERS: tuple[str, str, str] = ("cheap", "llm", "people")
-_EPS = 1e-4
+#: Probabilities are clipped this far from 0 and 1 before the cascade's logit (an LLM can say
+#: exactly 0 or 1; a looser clip than the combiner's :data:`~.triage.SCORE_EPS`, so one
+#: certain LLM answer does not outweigh the cheap judge).
+LLM_EPS = 1e-4
 
 
 def llm_logit(p: Any) -> np.ndarray:
-    """Logit of a probability clipped to [1e-4, 1 - 1e-4] (an LLM can say exactly 0 or 1)."""
-    q = np.clip(np.asarray(p, dtype=float), _EPS, 1 - _EPS)
-    return np.log(q / (1 - q))
+    """Logit of a probability clipped to [1e-4, 1 - 1e-4] (:data:`LLM_EPS`)."""
+    return logit(p, LLM_EPS)
 
 
 @dataclass(frozen=True)

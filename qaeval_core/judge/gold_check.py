@@ -16,11 +16,17 @@ check fails (:meth:`CheckResult.reasons`) when
   the baseline (none: it was written for another gold set), since a baseline that matches
   nothing compares nothing.
 
-A gold item's verdict is its raters' majority: clearly correct (2) against incorrect (0);
-unclear labels and ties are left out and counted. Every file error (the baseline missing, a
-directory, not JSON, not a baseline; an output path that cannot be written) is a one-line
+A gold item's verdict is its raters' majority over the 3-point values (:func:`gold_verdict`,
+the rule of the final label everywhere else): clearly correct (2) or incorrect (0); items whose
+majority is unclear (1), or whose raters tie, are left out and counted. Every file error (the
+baseline missing, a directory, not JSON, not a baseline; an output path that cannot be
+written) is a one-line
 :class:`~qaeval_core.errors.ConfigError` or :class:`~qaeval_core.errors.InputError`, and the
 output paths are checked before anything is scored (:func:`check_output_path`).
+
+Why it is one module: the check is one run (:func:`check_judge`) whose result, failure
+reasons and two files (the baseline it reads back, the JUnit report) change together: a new
+reason is a new JUnit case and a new line of the message, and the CLI only parses its flags.
 """
 
 from __future__ import annotations
@@ -29,19 +35,23 @@ import json
 import os
 import tempfile
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from qaeval_core.errors import ConfigError, InputError, QAEvalError
+from qaeval_core.judge.file_summary import judge_summary
+from qaeval_core.stats import majority_vote, wilson_ci
 
 __all__ = [
     "BASELINE_KIND",
     "DEFAULT_MIN_ITEMS",
     "CheckFailed",
     "CheckResult",
+    "check_judge",
     "check_output_path",
+    "gold_verdict",
     "read_baseline",
     "run_check",
     "write_baseline",
@@ -138,22 +148,35 @@ class CheckResult:
         """Every reason the check fails, in one list (empty: it passed)."""
         return self.agreement_reasons() + self.baseline_reasons()
 
+    def passed_text(self) -> str:
+        """The one line a check that passed says: agreement, bound, minimum, baseline."""
+        bound = f", bound {self.bound:.3f}" if self.bound is not None else ""
+        bound += f", minimum {self.min_items} item(s)"
+        same = (
+            f", {self.compared} verdict(s) as in the baseline"
+            if self.baseline_size is not None
+            else ""
+        )
+        skipped = f" ({self.skipped} unclear left out)" if self.skipped else ""
+        return f"qaeval check passed: {self.agreement_text()}{skipped}{bound}{same}."
 
-def _gold_verdict(values: list[int]) -> bool | None:
-    correct, incorrect = values.count(2), values.count(0)
-    return None if correct == incorrect else correct > incorrect
+
+def gold_verdict(values: Sequence[int]) -> bool | None:
+    """A gold item's verdict: its raters' majority (:func:`qaeval_core.stats.majority_vote`
+    over the 3-point values, the rule of the final label) when it is clearly correct (2) or
+    incorrect (0); None when the majority says unclear (1), or no value leads alone.
+
+    >>> gold_verdict([2, 2, 0]), gold_verdict([2, 1, 1]), gold_verdict([2, 0])
+    (True, None, None)
+    """
+    counts = [sum(1 for v in values if v == value) for value in (0, 1, 2)]
+    vote = int(majority_vote([counts])[0])
+    return {2: True, 0: False}.get(vote)
 
 
-def _wilson(k: int, n: int, confidence: float) -> tuple[float, float]:
-    from scipy.stats import binomtest
-
-    ci = binomtest(k, n).proportion_ci(confidence, method="wilson")
-    return float(ci.low), float(ci.high)
-
-
-def _default_bound(config: dict[str, Any]) -> float | None:
-    ci = (config.get("quality") or {}).get("cv_accuracy_ci")
-    return float(ci[0]) if isinstance(ci, list | tuple) and ci else None
+def _default_bound(config: Mapping[str, Any]) -> float | None:
+    ci = judge_summary(config).cv_accuracy_ci
+    return None if ci is None else ci[0]
 
 
 def check_min_items(min_items: Any) -> int:
@@ -186,7 +209,7 @@ def run_check(
     judge = Judge.from_config(config_path)
     before = read_baseline(baseline) if baseline is not None else None
     items = io.read_items(gold, fmt=fmt)
-    labelled = [(it, _gold_verdict([lab.value for lab in it.labels])) for it in items]
+    labelled = [(it, gold_verdict([lab.value for lab in it.labels])) for it in items]
     kept = [(it, v) for it, v in labelled if v is not None]
     if not kept:
         raise ConfigError(
@@ -216,7 +239,7 @@ def run_check(
     result = CheckResult(
         n=len(kept),
         agreement=agree / len(kept),
-        ci=_wilson(agree, len(kept), confidence),
+        ci=wilson_ci(agree, len(kept), confidence),
         bound=bound,
         verdicts={str(k): bool(v) for k, v in verdicts.items()},
         skipped=len(items) - len(kept),
@@ -228,6 +251,38 @@ def run_check(
         result.compared = len(common)
         now = result.verdicts
         result.changed = [(i, before[i], now[i]) for i in common if before[i] != now[i]]
+    return result
+
+
+def check_judge(
+    config_path: Path,
+    gold: Path,
+    *,
+    min_accuracy: float | None = None,
+    baseline: Path | None = None,
+    save_baseline: Path | None = None,
+    junit: Path | None = None,
+    fmt: str | None = None,
+    confidence: float = 0.95,
+    min_items: int = DEFAULT_MIN_ITEMS,
+) -> CheckResult:
+    """The whole check, as ``qaeval check`` runs it: the output paths checked before anything
+    is scored, :func:`run_check`, the baseline (``save_baseline``) and JUnit (``junit``) files
+    written, then :class:`CheckFailed` with every reason in one line, or the result."""
+    for path, param in ((junit, "junit"), (save_baseline, "save_baseline")):
+        if path is not None:
+            check_output_path(path, param)
+    result = run_check(
+        config_path, gold, min_accuracy=min_accuracy, baseline=baseline, fmt=fmt,
+        confidence=confidence, min_items=min_items,
+    )  # fmt: skip
+    if save_baseline is not None:
+        write_baseline(save_baseline, result, config_path, gold)
+    if junit is not None:
+        write_junit(junit, result, baseline=baseline is not None)
+    reasons = result.reasons()
+    if reasons:
+        raise CheckFailed("qaeval check failed: " + "; ".join(reasons) + ".")
     return result
 
 

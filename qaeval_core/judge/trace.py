@@ -6,7 +6,9 @@ see it, they label blind) answers each from numbers the judge already has:
 
 * **contributions**: how much each input moved the decision, in logit units (positive pushes
   towards correct). For the stacker they are exact, ``coef * (value - mean) / scale`` per
-  feature, and with the intercept they sum to the logit of ``judge_score``; for a threshold
+  feature, and with the intercept they sum to the logit of ``judge_score``; the trace's own
+  ``logit`` is the one the judge applies (:func:`~.triage.score_logit`, the score clipped 1e-6
+  from 0 and 1, so it stops at +-13.8 where the contributions may sum further); for a threshold
   judge the one input contributes ``slope * (value - threshold)``. Fusion and a refitted PANDA
   do not decompose additively: their trace gives the input values only (``contributions`` is
   null), rather than invent a split.
@@ -35,6 +37,7 @@ import numpy as np
 
 from qaeval_core.jsonable import to_jsonable
 from qaeval_core.judge.outcomes import AnswerReason
+from qaeval_core.judge.triage import score_logit
 from qaeval_core.metrics.lexical import token_prf
 from qaeval_core.schema import RULES, Item
 from qaeval_core.text.normalize import normalize
@@ -156,7 +159,7 @@ def item_trace(
             "error": error,
             "score": score,
             "probability": probability,
-            "logit": _logit(score),
+            "logit": float(score_logit(score)),
             "inputs": dict(inputs),
             "contributions": None if contribution is None else dict(contribution),
             "pushed_by": pushed,
@@ -164,11 +167,6 @@ def item_trace(
             "rule": naqt_rule(item, match),
         }
     )
-
-
-def _logit(p: float) -> float:
-    p = min(max(float(p), 1e-12), 1 - 1e-12)
-    return math.log(p / (1 - p))
 
 
 def trace_json(trace: Mapping[str, Any]) -> str:

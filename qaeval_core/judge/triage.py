@@ -37,25 +37,29 @@ from qaeval_core.judge.combiners.base import (
     req_float,
     sigmoid,
 )
+from qaeval_core.stats import logit
 
 __all__ = [
     "OUTCOMES",
+    "SCORE_EPS",
     "ProbabilityCalibrator",
     "TriageBand",
     "check_share",
     "doubt",
     "outcomes",
+    "score_logit",
 ]
 
 #: The values of ``judge_outcome``.
 OUTCOMES: tuple[str, str, str] = ("correct", "incorrect", "uncertain")
 #: Scores are clipped this far from 0 and 1 before the logit (a combiner may say exactly 0/1).
-_EPS = 1e-6
+SCORE_EPS = 1e-6
 
 
-def _logit(p: np.ndarray) -> np.ndarray:
-    p = np.clip(np.asarray(p, dtype=float), _EPS, 1 - _EPS)
-    return np.log(p / (1 - p))
+def score_logit(score: Any) -> np.ndarray:
+    """The logit the probability calibrator applies to a combiner score (clipped at
+    :data:`SCORE_EPS`): the fit, the judge and its trace all use this one."""
+    return logit(score, SCORE_EPS)
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,7 @@ class ProbabilityCalibrator:
 
     def predict(self, score: Any) -> np.ndarray:
         """Calibrated P(correct) for combiner scores."""
-        return sigmoid(self.coef * _logit(score) + self.intercept)
+        return sigmoid(self.coef * score_logit(score) + self.intercept)
 
     def to_dict(self) -> dict[str, Any]:
         return {"method": self.method, "coef": self.coef, "intercept": self.intercept}

@@ -56,6 +56,7 @@ from qaeval_core.models.loading import (
     resolve_model_path,
 )
 from qaeval_core.schema import Item
+from qaeval_core.text.numbers import NUMBER_WORDS
 from qaeval_core.text.profiles import ProfileParam, check_profile, reader_items
 from qaeval_core.text.squad import normalize_answer
 
@@ -111,11 +112,9 @@ _TYPE_PROTOTYPES = (
 )
 
 
-_NUMBER_WORDS = _wordset(
-    """zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
-    fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
-    ninety hundred thousand million billion trillion dozen half"""
-)
+#: Words that say an answer holds a number: the number words of :mod:`~qaeval_core.text.numbers`
+#: and two quantities they leave out.
+_NUMBER_WORDS = NUMBER_WORDS | {"dozen", "half"}
 _MONTHS = _wordset(
     """january february march april may june july august september october november december
     jan feb mar apr jun jul aug sep sept oct nov dec"""

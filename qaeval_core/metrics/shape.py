@@ -11,7 +11,8 @@ These are not judges on their own: they are inputs that a calibrated combiner (t
 weighs against the labels. They are registered as metrics so a judge config can name them and
 ``qaeval score`` can compute them like any other score; all are cheap, pure Python. How numbers
 are read and compared (formats, precision, LaTeX, units) is
-:mod:`qaeval_core.text.quantities`.
+:mod:`qaeval_core.text.numbers` and :mod:`qaeval_core.text.quantities`; what a refusal is,
+:mod:`qaeval_core.text.answer_rules`.
 
 * ``number_match``: share of a reference's numbers found among the candidate's numbers (max over
   references); 0 when the reference has no number.
@@ -20,8 +21,10 @@ are read and compared (formats, precision, LaTeX, units) is
   agreement); 1 when there is nothing to compare.
 * ``brevity``: ``1 / (1 + log1p(n_tokens))`` of the candidate; long chatty answers score low
   (they tend to contain the reference by accident or hedge).
-* ``no_hedge``: 0 when the candidate refuses or hedges ("I don't know", "cannot be
-  determined", "there is no ...", "I'm sorry"), else 1.
+* ``no_hedge``: 0 when the candidate is a refusal (:func:`~qaeval_core.text.answer_rules.refusal`,
+  the rule of the judge's ``not_attempted``: "I don't know", "cannot be determined", an empty
+  answer), else 1. The name is kept for the judge files that use it; until version 2 it read a
+  looser pattern of its own that also fired on "the unknown" or "there was no publication".
 * ``number_closeness``: graded agreement of the numbers: per reference number, the best
   closeness to a candidate number (relative error 0.1% -> 1, 1% -> 0.5, 10% -> 0; converted
   between known units of one dimension, "60.68 J" for "45 ft-lb"), averaged over the
@@ -37,7 +40,6 @@ accepted, a different year is not) and attempt no ranges and no unit conversions
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -47,6 +49,8 @@ import numpy as np
 from qaeval_core.errors import ConfigError
 from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.schema import Item
+from qaeval_core.text.answer_rules import refusal
+from qaeval_core.text.numbers import extract_numbers
 from qaeval_core.text.profiles import (
     READER_VERSION,
     ProfileParam,
@@ -55,16 +59,11 @@ from qaeval_core.text.profiles import (
     profile_text,
     reader_text,
 )
-from qaeval_core.text.quantities import (
-    extract_numbers,
-    number_closeness,
-    number_features,
-)
+from qaeval_core.text.quantities import number_closeness, number_features
 from qaeval_core.text.squad import tokens
 
 __all__ = [
     "ROBUST_TEXTS",
-    "is_hedge",
     "NumberMatch",
     "NumberAgree",
     "Brevity",
@@ -72,22 +71,6 @@ __all__ = [
     "NumberCloseness",
     "NumberClosenessScaled",
 ]
-
-_HEDGES = re.compile(
-    r"\b(i\s*(?:do not|don't|dont)\s+know|i\s*(?:am|'m)\s+(?:not sure|sorry|unable)|"
-    r"cannot be (?:determined|answered|known)|can't be (?:determined|answered)|"
-    r"(?:is|are) (?:not|no) (?:known|clear|available|specified)|unknown|not enough information|"
-    r"no (?:information|way to know|definitive answer|single answer)|"
-    r"there (?:is|are|was|were) no\b|"
-    r"as an ai\b|i cannot|i can't|unable to (?:answer|determine|provide))",
-    re.IGNORECASE,
-)
-
-
-def is_hedge(candidate: str) -> bool:
-    """True when the candidate refuses or hedges instead of answering."""
-    return bool(_HEDGES.search(candidate or ""))
-
 
 #: How an answer-shape input reads answers at ``normalize="robust"``: ``"canonical"`` (the
 #: robust canonical text: numbers and dates respelled) or ``"reader"`` (the reader text:
@@ -191,13 +174,15 @@ class Brevity(_Feature):
 
 @register
 class NoHedge(_Feature):
-    """0 when the candidate refuses or hedges, else 1."""
+    """0 when the candidate is a refusal (the judge's ``not_attempted`` rule), else 1."""
 
     id = "no_hedge"
-    description = "0 for refusals and hedges ('I don't know', 'cannot be determined')"
+    version = "2"  # 2: the refusal rule of text/answer_rules.py instead of a pattern of its own
+    description = "0 for refusals ('I don't know', 'cannot be determined', an empty answer)"
 
     def _one(self, item: Item) -> tuple[float, dict[str, Any]]:
-        return (0.0 if is_hedge(item.candidate) else 1.0), {}
+        found = refusal(item.candidate, [str(r) for r in item.references])
+        return (0.0 if found is not None else 1.0), {}
 
 
 @register

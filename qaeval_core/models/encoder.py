@@ -142,23 +142,34 @@ class TorchEncoder:
         from torch.nn.functional import normalize
 
         with torch.inference_mode():
-            outs = self.st.encode(
-                texts,
-                batch_size=len(texts),
-                output_value=None,
-                convert_to_numpy=False,
-                show_progress_bar=False,
-            )
-            sent = normalize(torch.stack([o["sentence_embedding"] for o in outs]), p=2, dim=1)
+            out = self.st(self._features(texts))
+            sent = normalize(out["sentence_embedding"], p=2, dim=1)
             mats: list[np.ndarray] = []
             if tokens:
-                for o in outs:
-                    live = torch.nonzero(o["attention_mask"]).flatten()
+                for emb, mask in zip(out["token_embeddings"], out["attention_mask"], strict=True):
+                    live = torch.nonzero(mask).flatten()
                     n = int(live.max()) + 1 if len(live) else 0
-                    mat = o["token_embeddings"][:n]
+                    mat = emb[:n]
                     mat = mat[1:-1] if n > 2 else mat[:0]
                     mats.append(normalize(mat.float(), dim=-1).cpu().numpy())
         return sent.cpu().numpy().astype(np.float32, copy=False), mats
+
+    def _features(self, texts: list[str]) -> dict[str, Any]:
+        """The model's tokenised inputs on its device.
+
+        The forward pass is called directly rather than through ``encode(output_value=None)``:
+        sentence-transformers 6.0 indexed every output of that path by row, strings included,
+        and failed with ``IndexError: string index out of range`` (fixed in 6.2); ``preprocess``
+        (6.x) or ``tokenize`` (3.x-5.x) plus the module call is the same computation in every
+        version.
+        """
+        import torch
+
+        prepare = getattr(self.st, "preprocess", None) or self.st.tokenize
+        device = self.st.device
+        return {
+            k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in prepare(texts).items()
+        }
 
     def encode(
         self, texts: Sequence[str], *, tokens: bool, batch_size: int | None = None

@@ -1,4 +1,4 @@
-"""Numbers as annotators read them: parsing, equality at the written precision, graded closeness.
+"""Numbers as annotators compare them: equality at the written precision, graded closeness, units.
 
 How annotators judge a number (PANDA rule 2, "numerical information"; the MMLU-Pro labels): the
 way it is written does not matter ("264g" = "264", "1.6%" = "0.016", "7.97 x 10^3" = "7970",
@@ -8,12 +8,11 @@ constant, a unit conversion: "60.68 J" for "45 ft-lb"); one a few percent off is
 different year or count is wrong however close. Two readings follow, for the inputs of
 :mod:`qaeval_core.metrics.shape` and for the judge's outcomes and traces:
 
-* **exact** (:func:`extract_numbers`, :func:`numbers_equal`, :func:`number_features`): integers
-  and decimals with thousands separators, signs, scientific notation (``1.2e-3``,
-  ``7.97 x 10^3``, ``7.97$10^3$``, ``10^{-3}``), percentages (also read as fractions), digits
-  glued to units ("264g", "5km"), the number words zero-twenty. Two numbers are equal at the
-  precision of the less precise one (half a unit of its last significant digit), so a rounded
-  answer is accepted but a different year is not; no ranges, no unit conversions.
+* **exact** (:func:`number_features`): the numbers as :mod:`.numbers` reads them (the one
+  reader: integers and decimals with thousands separators, signs, scientific notation,
+  percentages also read as fractions, digits glued to units, the number words zero-twenty),
+  equal at the precision of the less precise one (:func:`.numbers.numbers_equal`), so a
+  rounded answer is accepted but a different year is not; no ranges, no unit conversions.
 * **graded** (:func:`quantities`, :func:`closeness`, :func:`number_closeness`): the same
   numbers read after :func:`_prepare` has turned simple LaTeX and Unicode into plain text
   (``\\frac``, ``\\sqrt`` and ``\\pi`` evaluated by a small arithmetic parser, never
@@ -30,10 +29,10 @@ changes only with the code (and the metric's version). pint also parses unit *ex
 the free text after a number ("45 ft-lb of work", "m^2", "per second"), so the token reading
 here would be needed anyway; an unknown unit means no conversion, never a wrong one.
 
-Why it is one module: the exact and the graded readings share one notion of a number as written
-(its spans, significant digits, percentage readings and unit); split, a number read by one and
-not by the other would make number_match and number_closeness disagree about what the answer
-says.
+Why it is one module: the exact and the graded comparisons take their numbers from
+:mod:`.numbers` (spans, significant digits, percentage readings) and share the written
+precision, so number_match and number_closeness never disagree about what the answer says;
+the unit table belongs to the graded one alone.
 """
 
 from __future__ import annotations
@@ -45,112 +44,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from qaeval_core.text.numbers import extract_numbers, number_spans, numbers_equal
+
 __all__ = [
-    "extract_numbers",
-    "numbers_equal",
     "number_features",
     "quantities",
     "closeness",
     "number_closeness",
 ]
-
-_NUMBER_WORDS = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty"
-)
-_WORDS = {w: i for i, w in enumerate(_NUMBER_WORDS.split())}
-_TIMES = r"(?:\s*(?:x|×|\*|\\times|\\cdot|·|\$)\s*)"
-_NUM = r"[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+−]?\.\d+"
-_SCI = re.compile(
-    rf"(?P<mant>{_NUM})(?:{_TIMES}10\s*\^\s*\{{?\s*(?P<exp1>[-+−]?\d+)\s*\}}?"
-    rf"|[eE](?P<exp2>[-+−]?\d+)\b)"
-)
-_POW10 = re.compile(r"(?<![\d.])10\s*\^\s*\{?\s*(?P<exp>[-+−]?\d+)\s*\}?")
-_PLAIN = re.compile(rf"(?P<num>{_NUM})(?P<pct>\s*(?:%|\\%|percent\b))?")
-_WORD = re.compile(r"\b(" + "|".join(_WORDS) + r")\b", re.IGNORECASE)
-
-
-def _to_float(text: str) -> float:
-    return float(text.replace(",", "").replace("−", "-"))
-
-
-def _sig_digits(text: str) -> int:
-    """Significant digits written: leading zeros dropped; an integer's digits all count."""
-    digits = re.sub(r"[^0-9.]", "", text)
-    digits = digits.replace(".", "").lstrip("0") if "." in digits else digits.lstrip("0")
-    return max(1, len(digits))
-
-
-def _number_spans(text: str) -> list[tuple[float, int, int, int, bool]]:
-    """``(value, significant digits, start, end, plain integer)`` per reading, in the order
-    :func:`extract_numbers` gives them (a percentage gives two readings with one span)."""
-    out: list[tuple[float, int, int, int, bool]] = []
-    if not text:
-        return out
-    taken = [False] * (len(text) + 1)
-
-    def mark(a: int, b: int) -> bool:
-        if any(taken[a:b]):
-            return False
-        for k in range(a, b):
-            taken[k] = True
-        return True
-
-    for m in _SCI.finditer(text):
-        exp = m.group("exp1") or m.group("exp2")
-        try:
-            value = _to_float(m.group("mant")) * 10.0 ** int(exp.replace("−", "-"))
-        except (ValueError, OverflowError):
-            continue
-        if mark(m.start(), m.end()):
-            out.append((value, _sig_digits(m.group("mant")), m.start(), m.end(), False))
-    for m in _POW10.finditer(text):
-        if mark(m.start(), m.end()):
-            out.append(
-                (10.0 ** int(m.group("exp").replace("−", "-")), 1, m.start(), m.end(), False)
-            )
-    for m in _PLAIN.finditer(text):
-        if not mark(m.start(), m.end()):
-            continue
-        try:
-            value = _to_float(m.group("num"))
-        except ValueError:
-            continue
-        sig = _sig_digits(m.group("num"))
-        integer = "." not in m.group("num") and not m.group("pct")
-        out.append((value, sig, m.start(), m.end(), integer))
-        if m.group("pct"):
-            out.append((value / 100.0, sig, m.start(), m.end(), False))
-    for m in _WORD.finditer(text):
-        if mark(m.start(), m.end()):
-            out.append((float(_WORDS[m.group(1).lower()]), 15, m.start(), m.end(), True))
-    return [r for r in out if math.isfinite(r[0])]
-
-
-@lru_cache(maxsize=100_000)
-def extract_numbers(text: str) -> tuple[tuple[float, int], ...]:
-    """Every number in the text as ``(value, significant digits)``, in order of appearance.
-
-    A percentage yields two readings, ``x`` and ``x / 100``.
-    """
-    return tuple((v, s) for v, s, *_ in _number_spans(text))
-
-
-def numbers_equal(a: tuple[float, int], b: tuple[float, int]) -> bool:
-    """Equal at the precision of the less precise of the two.
-
-    ``0.070095`` equals ``7.01%`` (read as 0.0701: three significant digits) and ``7970`` equals
-    ``7.97 x 10^3``, but ``1984`` differs from ``1990`` (integers are exact).
-    """
-    (va, sa), (vb, sb) = a, b
-    if va == vb:
-        return True
-    if va == 0 or vb == 0 or (va > 0) != (vb > 0):
-        return False
-    # The less precise number decides the unit of its last significant digit.
-    v, sig = (va, sa) if sa <= sb else (vb, sb)
-    unit = 10.0 ** (math.floor(math.log10(abs(v))) - sig + 1)
-    return abs(va - vb) <= unit / 2 * (1 + 1e-9)
 
 
 def number_features(candidate: str, references: Sequence[str]) -> tuple[float, float]:
@@ -477,7 +378,7 @@ def quantities(text: str) -> tuple[_Quantity, ...]:
     """
     t = _prepare(text or "")
     by_span: dict[tuple[int, int], list[tuple[float, int, bool]]] = {}
-    for v, sig, a, b, integer in _number_spans(t):
+    for v, sig, a, b, integer in number_spans(t):
         before = t[:a].rstrip()
         if before.endswith(("^", "_")) and not before[:-1].rstrip().endswith("10"):
             continue

@@ -17,7 +17,8 @@ Two compositions:
 
 Dates are parsed by ``dateparser`` (no hand-written calendar rules); a cheap regular expression
 only finds the spans that look like dates, so it is never run on ordinary text. Mojibake is
-repaired by ``ftfy``, only on non-ASCII text (ASCII text cannot hold mojibake).
+repaired only where provable, by the import's rule (:mod:`qaeval_core.io.repair`), only on
+non-ASCII text (ASCII text cannot hold mojibake).
 
 Why it is one module: the steps run in a fixed order over the same string (LaTeX before numbers,
 so "10^{-7}" is read as an exponent; markdown before citations, so "[1](url)" is a link) and
@@ -28,9 +29,10 @@ from __future__ import annotations
 
 import html
 import re
-from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
+
+from qaeval_core.text.numbers import canonical_numbers, number_word_digits
 
 __all__ = [
     "fix_mojibake",
@@ -57,16 +59,23 @@ _STRAY_A_CIRCUMFLEX = re.compile(r"(?<=\w)\u00c2(?=[ \u00a0])")
 
 
 def fix_mojibake(text: str) -> str:
-    """Text decoded with the wrong codec, repaired by ``ftfy`` ("cafÃ©" -> "café").
+    """Text decoded with the wrong codec, repaired where the repair is provable ("cafÃ©" ->
+    "café"): the import's rule (:func:`qaeval_core.io.repair.repair_text`), one mojibake
+    policy for storing and reading (``docs/architecture.md``). ftfy's guesses ("10 Å²" ->
+    "10 Ų") are not taken; its typographic folding is (quotes, ligatures, widths, NFC).
 
     >>> fix_mojibake("2.45Â billion")
     '2.45 billion'
+    >>> fix_mojibake("10 Å²")
+    '10 Å²'
     """
     if text.isascii():
         return text
     import ftfy
 
-    fixed = ftfy.fix_text(text, normalization="NFC")
+    from qaeval_core.io.repair import repair_text
+
+    fixed = ftfy.fix_text(repair_text(text), ftfy.TextFixerConfig(fix_encoding=False))
     return _STRAY_A_CIRCUMFLEX.sub("", fixed)
 
 
@@ -318,125 +327,6 @@ def canonical_dates(text: str) -> str:
         return m.group(0) if out is None else out
 
     return _DATE_SPAN.sub(repl, text)
-
-
-_SCI = re.compile(
-    r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:[x×✕*·]|\\times)\s*10\s*\^\s*\(?\s*([-−+]?\d{1,3})\s*\)?"
-    r"|(?<![\w.])(\d+(?:\.\d+)?)[eE]([-+]?\d{1,3})\b"
-)
-_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,]*\d)")
-_CURRENCY = re.compile(r"(?:US)?[$€£¥₹](?=\s?\d)\s?")
-_PERCENT = re.compile(r"(\d)\s*(?:%|percent\b|per\s+cent\b|pct\b)")
-_TRAILING_ZEROS = re.compile(r"(?<![\d.])(\d+)\.(\d*?)0+(?![\d.])")
-_UNITS = (  # noqa: SIM905 (the words in order, as a sentence)
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen"
-).split()
-_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()  # noqa: SIM905
-_NUMBER_WORD_VALUES = {
-    **{w: i for i, w in enumerate(_UNITS)},
-    **{w: 10 * i for i, w in enumerate(_TENS, start=2)},
-}
-_SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9,
-           "trillion": 10**12}  # fmt: skip
-_NUM_WORD = "|".join(sorted(_NUMBER_WORD_VALUES, key=len, reverse=True))
-_SCALE_WORD = "|".join(_SCALES)
-_WORD_NUMBER = re.compile(
-    rf"\b(?:{_NUM_WORD}|{_SCALE_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_NUM_WORD}|{_SCALE_WORD}))*\b",
-    re.I,
-)
-#: A number word with digits glued after it ("eight1", "billion2"): no word is spelt so, so
-#: the digits are a footnote or a typo and get a space, and the word reads as a number.
-_GLUED_NUMBER_WORD = re.compile(rf"\b({_NUM_WORD}|{_SCALE_WORD})(?=\d+(?!\w))", re.I)
-_DIGIT_SCALE = re.compile(rf"(?<![\w.])(\d+(?:\.\d+)?)\s+({_SCALE_WORD})\b", re.I)
-#: "one" that is a pronoun, not a number.
-_PRONOUN_ONE = re.compile(
-    r"\b(?:no|any|every|some|the|this|that|which|each)\s+one\b"
-    r"|\bone\s+(?:of|another|who|which|that)\b",
-    re.I,
-)
-
-
-def _plain(value: Decimal) -> str:
-    """A decimal in positional notation without trailing zeros ("2500000", "0.00000036")."""
-    text = format(value.normalize(), "f")
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return text
-
-
-def number_word_digits(token: str) -> str:
-    """A lone number word as digits ("eight" -> "8", "Twenty" -> "20"), any other token as it
-    is. :func:`canonical_numbers` needs word edges, so a word glued to a footnote digit
-    ("eight1") keeps its spelling; the glue repair of :mod:`.profiles` converts the piece."""
-    value = _NUMBER_WORD_VALUES.get(token.lower())
-    return token if value is None else str(value)
-
-
-def _words_value(words: str) -> int | None:
-    total, current, seen = 0, 0, False
-    for w in re.split(r"[\s-]+", words.lower()):
-        if w == "and" or not w:
-            continue
-        if w in _NUMBER_WORD_VALUES:
-            current += _NUMBER_WORD_VALUES[w]
-            seen = True
-        elif w == "hundred":
-            current = max(current, 1) * 100
-            seen = True
-        elif w in _SCALES:
-            total += max(current, 1) * _SCALES[w]
-            current = 0
-            seen = True
-    return total + current if seen else None
-
-
-def canonical_numbers(text: str) -> str:
-    """Numbers in one spelling: words to digits ("twenty-five" -> "25", "2.5 million" ->
-    "2500000"), no thousands separators ("2,500,000"), no currency sign ("$29.00" -> "29"),
-    percentages as "N%", scientific notation written out ("3.6 × 10^-7", "3.6e-7" ->
-    "0.00000036"), and no trailing decimal zeros ("2.50" -> "2.5"). "1.5" and "15" stay
-    different. A number word glued to digits is cut off them first ("billion1" -> "billion
-    1": a footnote digit)."""
-    if any(c.isdigit() for c in text):
-        text = _GLUED_NUMBER_WORD.sub(r"\1 ", text)
-    if _WORD_NUMBER.search(text):
-        protected = {m.start() for m in _PRONOUN_ONE.finditer(text)}
-
-        def words(m: re.Match[str]) -> str:
-            span = m.group(0)
-            if span.lower() in _SCALES or span.lower() == "hundred":
-                return span  # a lone "million" is a word, not a number
-            if span.lower() == "one" and any(p <= m.start() < p + 20 for p in protected):
-                return span
-            value = _words_value(span)
-            return span if value is None else str(value)
-
-        text = _WORD_NUMBER.sub(words, text)
-    if not any(c.isdigit() for c in text):
-        return text
-    text = _THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), text)
-    text = _CURRENCY.sub("", text)
-
-    def scaled(m: re.Match[str]) -> str:
-        return _plain(Decimal(m.group(1)) * _SCALES[m.group(2).lower()])
-
-    text = _DIGIT_SCALE.sub(scaled, text)
-
-    def sci(m: re.Match[str]) -> str:
-        mant, exp = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-        try:
-            value = Decimal(mant).scaleb(int(exp.replace("−", "-")))
-        except (InvalidOperation, ValueError):
-            return m.group(0)
-        return _plain(value) if abs(value.adjusted()) <= 15 else m.group(0)
-
-    text = _SCI.sub(sci, text)
-    text = _PERCENT.sub(r"\1%", text)
-    text = _TRAILING_ZEROS.sub(
-        lambda m: m.group(1) + ("." + m.group(2) if m.group(2) else ""), text
-    )
-    return text
 
 
 # ---------------------------------------------------------------------------------------------

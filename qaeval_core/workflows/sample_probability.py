@@ -41,7 +41,7 @@ def _params(value: Any) -> dict[str, Any]:
 
 
 def latest_by_chance_deal(deals: pd.DataFrame) -> pd.Series | None:
-    """The newest triage deal drawn by chance (a row of ``repo.list_deals``), or None."""
+    """The newest triage deal drawn by chance (a row of ``store.list_deals``), or None."""
     if deals.empty:
         return None
     chosen = deals[
@@ -56,7 +56,7 @@ def sample_probabilities(
 ) -> dict[int, float]:
     """``{item_id: probability}`` for the labelled items with a known one (module docstring).
 
-    ``deals``: ``repo.list_deals`` of the dataset; ``deal_items``: ``repo.deal_item_rows``;
+    ``deals``: ``store.list_deals`` of the dataset; ``deal_items``: ``store.deal_item_rows``;
     ``labelled``: the items with a human verdict now.
     """
     labelled = {int(i) for i in labelled}

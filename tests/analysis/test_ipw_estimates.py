@@ -17,13 +17,14 @@ import pytest
 from scipy.stats import binomtest
 
 from qaeval_core.analysis.estimates import ALL_MODELS, estimate_accuracy
-from qaeval_core.analysis.ipw_estimates import weighted_estimate, wilson
+from qaeval_core.analysis.ipw_estimates import weighted_estimate
 from qaeval_core.analysis.selection_design import (
     doubt_of_probability,
     inclusion_probabilities,
     poisson_draw,
 )
 from qaeval_core.errors import InputError
+from qaeval_core.stats import wilson_interval as wilson
 
 N_ITEMS, BUDGET, DRAWS, ALPHA = 600, 60, 500, 0.05
 ACCURACIES = (0.55, 0.75, 0.9)

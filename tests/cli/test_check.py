@@ -226,3 +226,37 @@ def test_an_output_path_that_cannot_be_written_is_one_line(
     assert main([*args, str(nested)]) == 1
     assert "cannot be written: No space left on device" in _one_line_error(capsys)
     assert nested.read_text() == earlier
+
+
+def test_a_gold_verdict_is_the_majority_of_the_final_label() -> None:
+    """Issue 34.3: one majority rule. The check counted only 2s against 0s, so [2, 1, 1] was a
+    correct gold item although the final label everywhere else (aggregate_labels) is unclear;
+    now an item whose majority is unclear, or whose raters tie, is left out."""
+    import pandas as pd
+
+    from qaeval_core.analysis.agreement import aggregate_labels
+    from qaeval_core.judge.gold_check import gold_verdict
+
+    cases = [[2, 2, 0], [0, 0, 2, 1], [2, 1, 1], [2, 1], [2, 0], [1], [2], [0, 0]]
+    expected = [True, False, None, None, None, None, True, False]
+    assert [gold_verdict(c) for c in cases] == expected
+    labels = pd.DataFrame(
+        [{"item_id": i, "rater": f"r{j}", "value": v} for i, c in enumerate(cases)
+         for j, v in enumerate(c)]
+    )  # fmt: skip
+    final = aggregate_labels(labels)["final"].tolist()
+    assert [{2: True, 0: False}.get(f) for f in final] == expected
+
+
+def test_the_library_runs_the_whole_check_as_the_cli_does(fitted, tmp_path: Path) -> None:
+    """Every door: ``check_judge`` writes the same files and fails with the same line."""
+    from qaeval_core.judge.gold_check import CheckFailed, check_judge
+
+    config, gold = fitted
+    junit, baseline = tmp_path / "junit.xml", tmp_path / "baseline.json"
+    result = check_judge(config, gold, junit=junit, save_baseline=baseline)
+    assert result.passed_text().startswith("qaeval check passed: agreement ")
+    assert junit.exists() and len(json.loads(baseline.read_text())["verdicts"]) == 60
+    moved = _moved_threshold(config, tmp_path / "moved.json", 2.0)
+    with pytest.raises(CheckFailed, match=r"^qaeval check failed: .*below the bound 0\.900"):
+        check_judge(moved, gold, min_accuracy=0.9)

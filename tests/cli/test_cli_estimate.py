@@ -73,3 +73,37 @@ def test_estimate_dataset_refuses_a_file_without_item_ids(
     src.write_text('{"qa_model": "m0", "judge_probability": 0.5}\n', "utf-8")
     assert main(["estimate", str(src), "--dataset", "ds", "--db", sqlite_url]) == 1
     assert "has no item_id column" in capsys.readouterr().err
+
+
+def test_the_terminal_ranks_models_as_the_leaderboard_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 34.3: one ranking (analysis.ranking.ranked_models) for the terminal, the report
+    and the Leaderboard: best first, equal estimates share a rank and are listed by name."""
+    import pandas as pd
+
+    from qaeval_core.analysis.estimates import ALL_MODELS
+    from qaeval_core.analysis.ranking import RANK_RULE
+    from qaeval_core.cli.estimate_print import print_estimates
+
+    def row(model: str, ppi: float) -> dict:
+        est = {
+            f"{k}_{s}": v
+            for k in ("ppi", "human_only")
+            for s, v in (("estimate", ppi), ("ci_low", ppi - 0.1), ("ci_high", ppi + 0.1))
+        }
+        return {"model": model, "n_items": 50, "n_labelled": 20, "n_not_random": 0, **est,
+                "judge_accuracy": 0.7, "judge_mean_probability": 0.7, "reason": "",
+                "ppi_note": ""}  # fmt: skip
+
+    table = pd.DataFrame([row("zeta", 0.8), row("alpha", 0.6), row("beta", 0.8),
+                          row(ALL_MODELS, 0.7)])  # fmt: skip
+    pairs = pd.DataFrame(columns=["model_a", "model_b", "difference", "ci_low", "ci_high",
+                                  "significant", "reason"])  # fmt: skip
+    print_estimates(table, pairs, 0.95, show_pairs=False)
+    printed = capsys.readouterr().out
+    lines = [ln for ln in printed.splitlines() if any(m in ln for m in ("zeta", "alpha", "beta"))]
+    firsts = [ln.strip("│ ").split("│")[0].strip() + " " + ln.split("│")[2].strip()
+              for ln in lines]  # fmt: skip
+    assert firsts == ["1 beta", "1 zeta", "3 alpha"]
+    assert " ".join(RANK_RULE.split()[:6]) in " ".join(printed.split())

@@ -17,10 +17,11 @@ from qaeval_core.analysis.report import Report
 from qaeval_core.errors import ConfigError, InputError
 from qaeval_core.judge import FeatureSpec, Judge
 from qaeval_core.judge.combiners.stacker import StackerClassifier
-from qaeval_core.judge.outcomes import answer_reason, extraction_failure, hedge, refusal
+from qaeval_core.judge.outcomes import answer_reason, extraction_failure
 from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.schema import Item
 from qaeval_core.scoring import ScoringJob, run_jobs
+from qaeval_core.text.answer_rules import hedge, refusal
 
 SHARED_DATA = SHARED_DATA
 

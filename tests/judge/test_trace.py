@@ -141,3 +141,25 @@ def test_cli_trace_writes_a_judge_trace_column(
     code = main(["score", str(items), "-m", "em", "--trace"])
     _, err = capsys.readouterr()
     assert code != 0 and "--trace needs --config" in err
+
+
+def test_the_trace_shows_the_logit_the_judge_applies() -> None:
+    """Issue 34.3: the trace clipped the score 1e-12 from 0 and 1 where the judge's probability
+    calibrator clips it 1e-6 away, so a near-certain score showed a logit of 20.7 that the
+    judge never applied (it applies 13.8)."""
+    from qaeval_core.judge.outcomes import AnswerReason
+    from qaeval_core.judge.trace import item_trace
+    from qaeval_core.judge.triage import ProbabilityCalibrator, score_logit
+
+    item = Item(question="Capital of France?", references=["Paris"], candidate="Paris")
+    calibrator = ProbabilityCalibrator(coef=1.5, intercept=-0.2)
+    for score in (1 - 1e-9, 0.3, 1e-9):
+        trace = item_trace(
+            item, inputs={"f1": 1.0}, contribution=None, score=score,
+            probability=float(calibrator.predict([score])[0]), reason="matched",
+            answer=AnswerReason(None),
+        )  # fmt: skip
+        assert trace["logit"] == pytest.approx(float(score_logit(score)))
+        applied = 1 / (1 + math.exp(-(1.5 * trace["logit"] - 0.2)))
+        assert applied == pytest.approx(trace["probability"])
+    assert trace["logit"] == pytest.approx(-13.8155, abs=1e-3)

@@ -15,7 +15,6 @@ from qaeval_core.metrics.shape import (
     NumberCloseness,
     NumberClosenessScaled,
     NumberMatch,
-    is_hedge,
 )
 from qaeval_core.schema import Item
 from qaeval_core.text.quantities import (
@@ -70,11 +69,22 @@ def test_number_features(candidate: str, references: list[str], match: float, ag
     assert number_features(candidate, references) == (pytest.approx(match), agree)
 
 
-def test_hedges() -> None:
-    assert is_hedge("I'm not sure, but maybe Paris")
-    assert is_hedge("The answer cannot be determined from the information given.")
-    assert is_hedge("There is no record of that.")
-    assert not is_hedge("Paris is the capital of France.")
+def test_no_hedge_reads_the_refusal_rule() -> None:
+    """Issue 34: no_hedge means "not a refusal", the judge's ``not_attempted`` rule, not a
+    pattern of its own that fired on "the unknown" or "there was no publication" (two MMLU-Pro
+    answers, one labelled correct) and missed empty answers."""
+    texts = {
+        "The answer cannot be determined from the information given.": 0.0,
+        "I don't know.": 0.0,
+        "": 0.0,  # empty: not attempted (version 1 gave 1)
+        "I'm not sure, but maybe Paris": 1.0,  # an attempt (version 1 gave 0)
+        "how inquiry into the unknown is possible": 1.0,  # version 1 gave 0
+        "because there was no publication of the statement to a third party": 1.0,
+        "Paris is the capital of France.": 1.0,
+    }
+    items = [Item("q", ("Paris",), text) for text in texts]
+    assert NoHedge().score_batch(items).scores.tolist() == list(texts.values())
+    assert NoHedge().version == "2"  # its numbers changed: stored scores are not reused
 
 
 def test_feature_metrics_score_batches() -> None:

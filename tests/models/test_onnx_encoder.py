@@ -93,25 +93,39 @@ def test_other_errors_and_the_cpu_path_are_not_caught() -> None:
 
 
 class _FakeST:
-    """A sentence-transformers stand-in that runs out of memory above 3 texts per batch."""
+    """A sentence-transformers stand-in that runs out of memory above 3 texts per batch.
+
+    Its forward output carries a string entry, as sentence-transformers 6.0's did: the encoder
+    must read the tensors it needs and nothing else (6.0's ``encode(output_value=None)`` failed
+    on that entry with "string index out of range").
+    """
+
+    device = "cpu"
 
     def __init__(self) -> None:
         self.batches: list[int] = []
 
-    def encode(self, texts: list[str], *, batch_size: int, **_: object) -> list[dict]:
+    def preprocess(self, texts: list[str]) -> dict[str, object]:
+        return {"texts": list(texts)}
+
+    def __call__(self, features: dict[str, object]) -> dict[str, object]:
         import torch
 
+        texts = features["texts"]
+        assert isinstance(texts, list)
         self.batches.append(len(texts))
         if len(texts) > 3:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory")
-        outs = []
-        for t in texts:
+        width = max(len(t) for t in texts) + 3
+        tok = torch.zeros(len(texts), width, 2)
+        mask = torch.zeros(len(texts), width, dtype=torch.long)
+        for i, t in enumerate(texts):
             n = len(t) + 2
-            tok = torch.ones(n + 1, 2) * len(t)
-            mask = torch.tensor([1] * n + [0])
-            outs.append({"sentence_embedding": torch.tensor([3.0, 4.0]), "token_embeddings": tok,
-                         "attention_mask": mask})  # fmt: skip
-        return outs
+            tok[i, : n + 1] = len(t)
+            mask[i, :n] = 1
+        sent = torch.tensor([[3.0, 4.0]] * len(texts))
+        return {"sentence_embedding": sent, "token_embeddings": tok, "attention_mask": mask,
+                "modality": "text"}  # fmt: skip
 
 
 def test_torch_encoder_on_cuda_keeps_the_batch_size_that_fitted() -> None:
