@@ -29,16 +29,16 @@ from pathlib import Path
 
 from sqlalchemy import insert
 
+from qaeval_core import store
 from qaeval_core.schema import content_hash
-from qaeval_core.store import annotation as ann
 from qaeval_core.store import session as store_session
 from qaeval_core.store.orm import Dataset, ItemRecord, User
 
 _CHILD = """
 import resource, sys, time
-from qaeval_core.store import repo
+from qaeval_core import store
 t0 = time.perf_counter()
-report = repo.import_file(sys.argv[1], sys.argv[2], "bench")
+report = store.import_file(sys.argv[1], sys.argv[2], "bench")
 print(report.summary(), file=sys.stderr)
 print(time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
@@ -83,8 +83,8 @@ def setup_annotators(url: str, n: int) -> list[tuple[int, int]]:
         s.add_all(users)
         s.flush()
         ids = [u.id for u in users]
-    ann.deal(url, "work", [f"ann{k}" for k in range(n)])
-    return [(uid, ann.next_item(url, uid, "work").id) for uid in ids]  # type: ignore[union-attr]
+    store.deal(url, "work", [f"ann{k}" for k in range(n)])
+    return [(uid, store.next_item(url, uid, "work").id) for uid in ids]  # type: ignore[union-attr]
 
 
 def main() -> None:
@@ -110,9 +110,9 @@ def main() -> None:
     if args.existing:
         first = work / "first.jsonl"
         write_file(first, args.existing)
-        from qaeval_core.store import repo
+        from qaeval_core import store
 
-        repo.import_file(url, str(first), "bench")
+        store.import_file(url, str(first), "bench")
     annotators = setup_annotators(url, args.annotators)
     waits: list[float] = []
     errors: list[str] = []
@@ -123,7 +123,7 @@ def main() -> None:
         while not done.is_set():
             t0 = time.monotonic()
             try:
-                ann.save_label(url, uid, item, k % 3)
+                store.save_label(url, uid, item, k % 3)
             except Exception as exc:  # counted and reported
                 errors.append(f"{type(exc).__name__}: {exc}")
             waits.append(time.monotonic() - t0)

@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sqlalchemy import insert, select
 
+from qaeval_core import store
 from qaeval_core.schema import content_hash
-from qaeval_core.store import annotation as ann
 from qaeval_core.store import session as store_session
 from qaeval_core.store.orm import Assignment, Dataset, Label, User
 from qaeval_core.store.orm import ItemRecord as Item
@@ -73,7 +73,9 @@ def build(url: str, n_items: int, n_annotators: int, prelabel: float) -> None:
         s.add_all([User(name=f"ann{k:02d}", role="annotator") for k in range(n_annotators)])
     t1 = time.perf_counter()
     names = [f"ann{k:02d}" for k in range(n_annotators)]
-    dealt = ann.deal(url, DATASET, names, base=1, extra_fraction=0.2, extra_k=3)
+    dealt = store.deal(
+        url, DATASET, names, options=store.DealOptions(base=1, extra_fraction=0.2, extra_k=3)
+    )
     t2 = time.perf_counter()
     with store_session.write_scope(url) as s:
         for uid in s.scalars(select(User.id).where(User.name.in_(names))).all():
@@ -113,16 +115,16 @@ def annotator(
     n = 0
     while time.monotonic() < deadline:
         t0 = time.perf_counter()
-        item = ann.next_item(url, uid, did)
+        item = store.next_item(url, uid, did)
         t1 = time.perf_counter()
         out["next_item"].append((t1 - t0) * 1000)
         if item is None:
             break
-        ann.save_label(url, uid, item.id, n % 3, rule=(n % 7) + 1, seconds=3.0)
+        store.save_label(url, uid, item.id, n % 3, rule=(n % 7) + 1, seconds=3.0)
         t2 = time.perf_counter()
         out["save_label"].append((t2 - t1) * 1000)
         if n % 10 == 0:  # the annotate page also draws the progress bar
-            ann.user_progress(url, uid, did)
+            store.user_progress(url, uid, did)
             out["user_progress"].append((time.perf_counter() - t2) * 1000)
         n += 1
         if think:

@@ -34,7 +34,7 @@ ROLES = ("annotator", "researcher", "admin", "external")
 LOGIN_ROLES = ("annotator", "researcher", "admin")
 
 #: The exports the store makes by itself, each a table's rows
-#: (:func:`qaeval_core.store.repo.export_store_records`).
+#: (:func:`qaeval_core.store.export_store_records`).
 STORE_EXPORTS = ("items", "labels", "labels-history", "scores")
 #: The export of the final labels, one per item (:func:`qaeval_core.workflows.final_labels`).
 FINAL_EXPORT = "final"

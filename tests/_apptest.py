@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from qaeval_core import store
 from qaeval_core.cli.main import main as cli_main
-from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
 
 APP = Path(__file__).resolve().parents[1] / "app"
@@ -26,8 +26,8 @@ def build_demo_store(folder: Path) -> tuple[Path, str]:
     # The study's dataset only: the app tests count its items; the loop dataset that ``qaeval
     # demo`` also makes has its own tests (tests/cli/test_cli_demo_loop.py).
     assert cli_main(["demo", "--no-loop", "--db", url]) == 0
-    repo.add_user(url, "res", "researcher", "pw-res")
-    repo.add_user(url, "ann", "annotator", "pw-ann")
+    store.add_user(url, "res", "researcher", "pw-res")
+    store.add_user(url, "ann", "annotator", "pw-ann")
     return path, url
 
 

@@ -16,8 +16,10 @@ from multiprocessing.context import BaseContext
 #: Imported once by the fork server. One list for every caller: the server starts at the first
 #: use in a pytest process and later preload requests would be ignored.
 PRELOAD = (
-    "qaeval_core.store.annotation",
-    "qaeval_core.store.repo",
+    "qaeval_core.store.items.imports",
+    "qaeval_core.store.labels",
+    "qaeval_core.store.queues.assignment",
+    "qaeval_core.store.queues.serving",
     "qaeval_core.store.session",
 )
 

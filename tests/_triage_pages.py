@@ -14,9 +14,8 @@ from _calibration_data import fake_cost_measuring
 from _paths import DEMO_DATA
 from streamlit.testing.v1 import AppTest
 
-from qaeval_core import workflows
+from qaeval_core import store, workflows
 from qaeval_core.calibrate.options import CostPolicy, CrossValidation, TriagePolicy
-from qaeval_core.store import repo
 
 DATA = DEMO_DATA
 
@@ -46,13 +45,13 @@ def build_triage_store(folder: Path) -> Path:
         cv=CrossValidation(n_splits=3, n_boot=200), triage=TriagePolicy(human_share=0.2),
         name=CAL, cost_policy=CostPolicy(inputs="all"),
     )  # fmt: skip
-    repo.save_calibration(url, CAL, fit.judge.to_config(), dataset=DEMO, created_by="res")
+    store.save_calibration(url, CAL, fit.judge.to_config(), dataset=DEMO, created_by="res")
     fresh = []
     for k, row in enumerate(demo_rows()[:40]):
         row = {key: row[key] for key in ("question", "references", "candidate")}
         fresh.append({"id": f"f{k}", **row, "model": EVIL if k % 2 else "model-b"})
-    repo.import_items(url, FRESH, fresh, source="triage test")
-    repo.add_user(url, "ann2", "annotator", "pw-ann2")
+    store.import_items(url, FRESH, fresh, source="triage test")
+    store.add_user(url, "ann2", "annotator", "pw-ann2")
     finish_store(url)
     return path
 

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from sqlalchemy import func, select
 
+from qaeval_core import store
 from qaeval_core.judge import (
     FeatureSpec,
     Judge,
@@ -22,8 +23,6 @@ from qaeval_core.judge import (
 )
 from qaeval_core.metrics.base import get_metric
 from qaeval_core.schema import content_hash
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
 from qaeval_core.store.orm import Assignment, Dataset, Deal, DealItem, Score, User
 from qaeval_core.store.orm import ItemRecord as Item
 from qaeval_core.store.session import session_scope, write_scope
@@ -95,7 +94,7 @@ def make_judge(*, band: bool = True, share: float = 0.25) -> Judge:
 
 def save_judge(url: str, name: str = "cal", **kwargs: Any) -> Judge:
     judge = make_judge(**kwargs)
-    repo.save_calibration(url, name, judge.to_config(), dataset="ds")
+    store.save_calibration(url, name, judge.to_config(), dataset="ds")
     return judge
 
 
@@ -106,7 +105,7 @@ def fake_judgments(monkeypatch: pytest.MonkeyPatch, probs: dict[int, float], unc
 
     def fake(db: Any, dataset: str, judge: Judge, **_: Any):
         calls.append(dataset)
-        frame = repo.list_items(db, dataset)
+        frame = store.list_items(db, dataset)
         p = np.array([probs.get(int(i), 0.9) for i in frame["item_id"]])
         correct = p >= 0.5
         doubt = np.where(correct, 1 - p, p)
@@ -142,7 +141,7 @@ def counts(url: str) -> tuple[int, int, int, int]:
 
 
 def import_label(url: str, item_id: int, value: int, rater: str = "ext") -> None:
-    ann.save_label(url, rater, item_id, value, require_assignment=False, source="import")
+    store.save_label(url, rater, item_id, value, require_assignment=False, source="import")
 
 
 def at_once(*calls: Any) -> list[Any]:

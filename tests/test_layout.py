@@ -185,8 +185,9 @@ SAME_MODULE_NAME_ALLOWED: dict[str, str] = {
     "calibrate": "calibration: calibrate/ fits judges, cli/calibrate.py is `qaeval calibrate`",
     "cascade": "the cascade on its floor: calibrate fits it, judge applies it, workflows fit it "
     "on a stored dataset",
-    "flags": "flags: annotators raise them (store/annotation), researchers resolve (store/repo)",
-    "frames": "the analysis frames: store/repo/frames.py reads them, analysis/frames.py builds",
+    "flags": "two words: store/flags.py keeps the flags annotators raise on items for review, "
+    "cli/flags.py names the CLI's option flags after library parameters",
+    "frames": "the analysis frames: store/frames.py reads them, analysis/frames.py builds",
     "guarantee": "the guarantee on its floor: calibrate fits it, judge applies it",
     "judge": "the judge package and its Judge class's module (judge/judge.py)",
     "knowledge": "taught answers: knowledge/ builds them, judge/knowledge.py applies them",
@@ -473,6 +474,74 @@ def test_the_tests_mirror_the_packages() -> None:
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("test_"):
                 imports_of_tests.append(f"{path.relative_to(tests)}: {node.module}")
     assert imports_of_tests == []
+
+
+#: The store's entities and the one function that resolves each by name (or id).
+STORE_RESOLVERS = {
+    "dataset": ("qaeval_core.store.datasets", "find_dataset"),
+    "user": ("qaeval_core.store.users", "find_user"),
+}
+
+
+def _resolves_by_name(function: ast.FunctionDef, table: str) -> bool:
+    """Whether ``function`` looks up one row of ``table`` by its ``name`` column: a
+    ``<Table>.name == ...`` comparison and a NotFoundError saying "No <entity> ..." (a
+    resolver; a permission check that refuses unknown names alike is not one)."""
+    entity = f"No {table.lower()}"
+    compares = any(
+        isinstance(n, ast.Compare)
+        and isinstance(n.left, ast.Attribute)
+        and n.left.attr == "name"
+        and isinstance(n.left.value, ast.Name)
+        and n.left.value.id == table
+        for n in ast.walk(function)
+    )
+    raises_not_found = any(
+        isinstance(n, ast.Raise)
+        and isinstance(n.exc, ast.Call)
+        and isinstance(n.exc.func, ast.Name)
+        and n.exc.func.id == "NotFoundError"
+        and any(
+            isinstance(c, ast.Constant) and str(c.value).startswith(entity)
+            for arg in n.exc.args[:1]
+            for c in ast.walk(arg)
+        )
+        for n in ast.walk(function)
+    )
+    return compares and raises_not_found
+
+
+def test_the_store_is_grouped_by_entity_with_one_resolver_each() -> None:
+    """The store is one module (or small package) per entity, not a folder per transaction
+    style (``@own_transaction`` marks those functions), and each entity has one resolver by name,
+    so a typo gets one wording whichever function was called (issue 34)."""
+    store = ROOT / "store"
+    assert not (store / "repo").exists() and not (store / "annotation").exists()
+    resolvers: dict[str, list[str]] = {entity: [] for entity in STORE_RESOLVERS}
+    tables = {"dataset": "Dataset", "user": "User"}
+    for name, path in MODULES.items():
+        if not name.startswith("qaeval_core.store"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.FunctionDef):
+                for entity, table in tables.items():
+                    if _resolves_by_name(node, table):
+                        resolvers[entity].append(f"{name}.{node.name}")
+    expected = {entity: [".".join(where)] for entity, where in STORE_RESOLVERS.items()}
+    assert resolvers == expected, "resolve a dataset or user through its one resolver"
+
+
+def test_the_resolver_finder_sees_a_second_resolver() -> None:
+    tree = ast.parse(
+        "def lookup(s, name):\n"
+        "    found = s.scalar(select(User).where(User.name == name))\n"
+        "    if found is None:\n"
+        "        raise NotFoundError(f'No user {name!r}')\n"
+        "    return found\n"
+    )
+    function = tree.body[0]
+    assert isinstance(function, ast.FunctionDef)
+    assert _resolves_by_name(function, "User") and not _resolves_by_name(function, "Dataset")
 
 
 #: The one home of each answer rule and of the number-word tables (docs/architecture.md).

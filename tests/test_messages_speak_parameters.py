@@ -39,7 +39,7 @@ ALLOWED = {
     "this format reads",
     ("judge/gold_check.py", "qaeval check"): "the JUnit test suite's name that CI systems show "
     "(kept from when the check lived in cli/check.py), not a message",
-    ("store/repo/_common.py", "qaeval db"): "the schema is upgraded by the operator's command "
+    ("store/scope.py", "qaeval db"): "the schema is upgraded by the operator's command "
     "(`qaeval db upgrade`); no app page or library caller can do it for the reader",
 }
 

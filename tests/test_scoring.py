@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import qaeval_core
+from qaeval_core import store
 from qaeval_core.calibrate.options import CrossValidation
 from qaeval_core.errors import ConfigError
 from qaeval_core.metrics.base import get_metric
@@ -22,7 +23,6 @@ from qaeval_core.scoring import (
     score,
     score_items,
 )
-from qaeval_core.store import repo
 from qaeval_core.workflows import score_dataset
 
 # -- specs ------------------------------------------------------------------------------------
@@ -170,14 +170,14 @@ def _import(url: str) -> None:
             zip(FRAME["question"], FRAME["references"], FRAME["candidate"], strict=True)
         )
     ]
-    repo.import_items(url, "toy", rows)
+    store.import_items(url, "toy", rows)
 
 
 def test_score_dataset_saves_scores_and_skips_what_is_stored(sqlite_url: str) -> None:
     _import(sqlite_url)
     summary = score_dataset(sqlite_url, "toy", ["em", "contains"])
     assert summary["em"]["scored"] == 3 and summary["em"]["skipped"] == 0
-    stored = repo.scores(sqlite_url, "toy", metric_id="contains")
+    stored = store.scores(sqlite_url, "toy", metric_id="contains")
     assert sorted(stored["value"].tolist()) == [0.0, 1.0, 1.0]
     assert stored["config_hash"].unique().tolist() == [get_metric("contains").config_hash()]
     row = stored[stored["external_id"] == "r0"].iloc[0]
@@ -191,17 +191,17 @@ def test_score_dataset_saves_scores_and_skips_what_is_stored(sqlite_url: str) ->
     # A new configuration is a new hash: stored next to the old one, not over it.
     changed = score_dataset(sqlite_url, "toy", ["f1:threshold=0.9"])
     assert changed["f1:threshold=0.9"]["scored"] == 3
-    assert len(repo.scores(sqlite_url, "toy", metric_id="f1")) == 6
+    assert len(store.scores(sqlite_url, "toy", metric_id="f1")) == 6
 
     redo = score_dataset(sqlite_url, "toy", ["em"], rescore=True)
     assert redo["em"]["scored"] == 3
-    assert len(repo.scores(sqlite_url, "toy", metric_id="em")) == 3
+    assert len(store.scores(sqlite_url, "toy", metric_id="em")) == 3
 
 
 def test_score_dataset_only_scores_new_items(sqlite_url: str) -> None:
     _import(sqlite_url)
     score_dataset(sqlite_url, "toy", ["f1"])
-    repo.import_items(
+    store.import_items(
         sqlite_url,
         "toy",
         [{"id": "new", "question": "q", "references": ["x"], "candidate": "x"}],
@@ -221,7 +221,7 @@ def test_non_finite_scores_are_stored_as_zero_with_the_reason(sqlite_url: str) -
             return res
 
     score_dataset(sqlite_url, "toy", [NaNMetric()])
-    stored = repo.scores(sqlite_url, "toy", metric_id="em")
+    stored = store.scores(sqlite_url, "toy", metric_id="em")
     assert stored["value"].tolist() == [0.0, 0.0, 0.0]
     assert "non-finite" in stored["details"].iloc[0]["error"]
 
@@ -289,6 +289,6 @@ def test_the_nan_policy_is_the_same_from_score_calibrate_and_a_judge(sqlite_url:
 
     _import(sqlite_url)
     score_dataset(sqlite_url, "toy", [metric])
-    stored = repo.scores(sqlite_url, "toy", metric_id="f1").sort_values("item_id")
+    stored = store.scores(sqlite_url, "toy", metric_id="f1").sort_values("item_id")
     assert np.isfinite(stored["value"]).all()
     assert stored["details"].iloc[1]["error"] == "non-finite score nan stored as 0.0"

@@ -22,10 +22,9 @@ import pandas as pd
 import streamlit as st
 
 from app.components import safe_text
-from qaeval_core import analysis, workflows
+from qaeval_core import analysis, store, workflows
 from qaeval_core.analysis import aggregation, formatting
 from qaeval_core.errors import QAEvalError
-from qaeval_core.store import repo
 from qaeval_core.vocabulary import FAST_METRICS
 
 __all__ = [
@@ -54,7 +53,7 @@ def dataset_picker(url: str, *, key: str, allow_all: bool = False) -> str | None
 
     Returns the dataset name, or None for "all datasets" when ``allow_all``.
     """
-    names = [d.name for d in repo.list_datasets(url) if d.n_items]
+    names = [d.name for d in store.list_datasets(url) if d.n_items]
     if not names:
         st.info("The store has no items yet. Import a dataset on the Data page (or `qaeval demo`).")
         st.stop()
@@ -113,7 +112,7 @@ def annotator_quality(url: str, dataset: str | None) -> pd.DataFrame:
 def offer_scoring(url: str, dataset: str | None, *, key: str) -> None:
     """An empty metric page's way out: say why it is empty and score the dataset (every
     dataset for ``None``) with the fast metrics right here, then rerun the page."""
-    names = [dataset] if dataset is not None else [d.name for d in repo.list_datasets(url)]
+    names = [dataset] if dataset is not None else [d.name for d in store.list_datasets(url)]
     where = f"Dataset {dataset}" if dataset is not None else "No dataset"
     st.info(
         f"{where} has no metric scores yet. Score it here with the fast metrics "
@@ -263,7 +262,7 @@ def score_table(scores: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     item 9: after a robust fit every metric was listed twice, told apart by a hash). Also
     returns the other configurations scored on the item, in words, for a caption.
 
-    ``scores`` is :func:`qaeval_core.store.repo.item_scores`' frame: newest first per metric.
+    ``scores`` is :func:`qaeval_core.store.item_scores`' frame: newest first per metric.
     """
     labelled = scores.assign(
         setting=[

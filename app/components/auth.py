@@ -18,11 +18,11 @@ from dataclasses import dataclass
 import streamlit as st
 
 from app.components import password_tab
+from qaeval_core import store
 from qaeval_core.errors import NotFoundError, QAEvalError
 from qaeval_core.store import auth as passwords
-from qaeval_core.store import login_sessions, repo
 from qaeval_core.store import session as store_session
-from qaeval_core.store.repo import users as accounts
+from qaeval_core.store import users as accounts
 
 __all__ = [
     "LABELLERS",
@@ -82,8 +82,8 @@ def _start_session(user_id: int) -> None:
     ends, so a token is never reused across logins."""
     old = st.session_state.get(_TOKEN_KEY) or st.query_params.get(SESSION_PARAM)
     if old:
-        login_sessions.close_session(store_url(), str(old))
-    token = login_sessions.open_session(store_url(), user_id)
+        store.close_session(store_url(), str(old))
+    token = store.open_session(store_url(), user_id)
     st.session_state[_TOKEN_KEY] = token
     st.query_params[SESSION_PARAM] = token
 
@@ -92,10 +92,10 @@ def log_in(name: str, password: str) -> SessionUser | None:
     """Check credentials against the store; remember the account in this browser session and
     open a login session whose token goes into the page URL, so a reload keeps the user in.
 
-    Raises :class:`~qaeval_core.store.repo.users.LoginThrottled` while the name is locked out
+    Raises :class:`~qaeval_core.store.users.LoginThrottled` while the name is locked out
     after repeated failures (its message says when to retry).
     """
-    info = repo.authenticate(store_url(), name.strip(), password)
+    info = store.authenticate(store_url(), name.strip(), password)
     if info is None:
         return None
     user = SessionUser(info.id, info.name, info.role, info.must_change_password)
@@ -109,7 +109,7 @@ def log_out() -> None:
     queues, selections)."""
     token = st.session_state.get(_TOKEN_KEY) or st.query_params.get(SESSION_PARAM)
     if token:
-        login_sessions.close_session(store_url(), str(token))
+        store.close_session(store_url(), str(token))
     st.query_params.pop(SESSION_PARAM, None)
     for key in list(st.session_state.keys()):
         del st.session_state[key]
@@ -120,7 +120,7 @@ def _resume() -> dict[str, object] | None:
     token = st.query_params.get(SESSION_PARAM)
     if not token:
         return None
-    info = login_sessions.resume_session(store_url(), str(token))
+    info = store.resume_session(store_url(), str(token))
     if info is None:
         st.query_params.pop(SESSION_PARAM, None)  # expired or ended: the login form shows
         return None
@@ -135,7 +135,7 @@ def login_token() -> str | None:
 
     A callback (a key + Enter on the Annotate page) runs before the page re-reads the account,
     so its write passes this token and the store refuses it, in the write's own transaction,
-    once the login has ended (:func:`qaeval_core.store.login_sessions.require_live_login`).
+    once the login has ended (:func:`qaeval_core.store.users.require_live_login`).
     """
     token = st.session_state.get(_TOKEN_KEY)
     return str(token) if token else None
@@ -160,8 +160,8 @@ def current_user() -> SessionUser | None:
     try:
         # With a login session, the session itself must still be live: logging out in one tab
         # ends every tab's login on its next click.
-        found = login_sessions.resume_session(store_url(), str(token)) if token else None
-        info = found if token else repo.get_user(store_url(), remembered.name)
+        found = store.resume_session(store_url(), str(token)) if token else None
+        info = found if token else store.get_user(store_url(), remembered.name)
     except NotFoundError:
         info = None
     if info is None or not info.active or info.role == "external" or info.id != remembered.id:

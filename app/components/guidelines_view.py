@@ -14,7 +14,7 @@ import re
 import streamlit as st
 
 from app.components.safe_text import escape_markdown
-from qaeval_core.store import repo
+from qaeval_core import store
 
 __all__ = ["safe_markdown", "show_guidelines", "show_rules"]
 
@@ -43,7 +43,7 @@ def safe_markdown(text: str) -> str:
     return "".join(p if p.startswith("```") else _escape_outside_code_spans(p) for p in parts)
 
 
-def show_rules(guide: repo.Guidelines) -> None:
+def show_rules(guide: store.Guidelines) -> None:
     """The rule list as a numbered list of plain text (each part escaped)."""
     lines = []
     for r in guide.rules:
@@ -53,7 +53,7 @@ def show_rules(guide: repo.Guidelines) -> None:
     st.markdown("\n".join(lines))
 
 
-def show_guidelines(guide: repo.Guidelines, *, expanded: bool = False) -> None:
+def show_guidelines(guide: store.Guidelines, *, expanded: bool = False) -> None:
     """The guidelines and the rule list in an expander (on the Annotate page)."""
     version = f"version {guide.version}" if guide.version else "default"
     with st.expander(f"Guidelines ({version})", expanded=expanded, icon=":material/menu_book:"):

@@ -7,7 +7,7 @@ normalisation, and how much each input pushed the verdict; for a judge with an L
 judge's. Annotators never see it: their pages
 stay blind to every automatic score. Computing it runs the judge's metrics on the one item
 (a model may load), so it is behind a toggle and cached per (calibration, item text). The item is
-read by the store's own conversion (:func:`qaeval_core.store.repo.load_item`, the one
+read by the store's own conversion (:func:`qaeval_core.store.load_item`, the one
 :func:`~qaeval_core.workflows.judge_dataset` reads through ``load_items``), so the judge sees
 every field it reads there (choices, wrong answers, the dataset, the question id in ``meta``)
 and the trace explains the verdict the dataset's judging gives.
@@ -26,9 +26,9 @@ import streamlit as st
 
 from app.components import safe_text
 from app.components import triage_widgets as tw
+from qaeval_core import store
 from qaeval_core.errors import QAEvalError
 from qaeval_core.judge import Judge
-from qaeval_core.store import repo
 
 __all__ = [
     "TIER_NAMES",
@@ -50,8 +50,8 @@ TIER_NAMES = {
 def item_judge_trace(url: str, calibration: str, item_id: int) -> dict[str, Any]:
     """The saved calibration's judgement of one stored item with its trace:
     ``{"judge_correct", "judge_outcome", "judge_reason", ..., "trace": {...}}``."""
-    judge = Judge.from_config(repo.get_calibration(url, calibration).config)
-    one = repo.load_item(url, int(item_id))
+    judge = Judge.from_config(store.get_calibration(url, calibration).config)
+    one = store.load_item(url, int(item_id))
     row = judge.judge([one], trace=True).iloc[0]
     out = {k: row[k] for k in ("judge_correct", "judge_outcome", "judge_reason")}
     out["trace"] = json.loads(row["judge_trace"])

@@ -26,9 +26,8 @@ import streamlit as st
 
 from app.components import safe_text
 from app.components.label_picker_frontend import CSS, JS
+from qaeval_core import store
 from qaeval_core.schema import LabelValue
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
 
 __all__ = ["PICKER_KEY", "candidate_segments", "message", "picker", "picker_data"]
 
@@ -62,7 +61,7 @@ def candidate_segments(text: str, words: set[str]) -> list[list[Any]]:
     return out
 
 
-def legend(guide: repo.Guidelines) -> str:
+def legend(guide: store.Guidelines) -> str:
     """The one-line key legend under the picker (it follows the project's label keys)."""
     labels = " · ".join(f"{guide.key_for(v)} {_TITLES[v].lower()}" for v in _TITLES)
     last = guide.rules[-1].number if guide.rules else 0
@@ -73,8 +72,8 @@ def legend(guide: repo.Guidelines) -> str:
 
 
 def picker_data(
-    item: ann.QueueItem,
-    guide: repo.Guidelines,
+    item: store.QueueItem,
+    guide: store.Guidelines,
     *,
     view: int,
     review: bool,

@@ -33,6 +33,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app.components import safe_text
+from qaeval_core import store
 from qaeval_core.calibrate.cascade import ChanceWarning
 from qaeval_core.calibrate.options import LLMTierPolicy
 from qaeval_core.errors import QAEvalError
@@ -40,7 +41,6 @@ from qaeval_core.judge import Judge
 from qaeval_core.judge.file_summary import judge_summary
 from qaeval_core.llm.packaged import DEFAULT_JUDGE_LLM, PACKAGED_LLMS
 from qaeval_core.llm.prompts import PROMPTS
-from qaeval_core.store import repo
 from qaeval_core.workflows.calibration import DatasetCalibration
 from qaeval_core.workflows.cascade import fit_llm_tier
 
@@ -111,7 +111,7 @@ def install_hint(model: str, url: str | None = None) -> str | None:
 
 def _last_cost(url: str) -> str | None:
     """What the LLM cost per item in the newest saved calibration with an LLM tier."""
-    for saved in repo.list_calibrations(url):
+    for saved in store.list_calibrations(url):
         tier = judge_summary(saved.config).llm_tier
         if tier is None:
             continue

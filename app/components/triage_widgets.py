@@ -16,9 +16,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from qaeval_core import analysis, workflows
+from qaeval_core import analysis, store, workflows
 from qaeval_core.judge.file_summary import JudgeSummary, judge_summary
-from qaeval_core.store import repo
 
 __all__ = [
     "AGGREGATE_NAMES",
@@ -92,7 +91,7 @@ def calibration_picker(
     preselected (again whenever ``dataset`` changes). ``optional`` adds :data:`NO_CALIBRATION`
     (returned as None). Without saved calibrations (and not ``optional``) it says where to make
     one and returns None."""
-    saved = repo.list_calibrations(url)
+    saved = store.list_calibrations(url)
     if not saved and not optional:
         container.info(
             "No saved calibration yet: fit a judge on the Calibrate page and save it "
@@ -117,9 +116,9 @@ def calibration_picker(
 
 
 def _version(url: str, dataset: str, calibration: str | None) -> tuple[Any, ...]:
-    deals = repo.list_deals(url, dataset)
+    deals = store.list_deals(url, dataset)
     last_deal = int(deals["deal_id"].max()) if len(deals) else 0
-    saved = "" if calibration is None else str(repo.get_calibration(url, calibration).created_at)
+    saved = "" if calibration is None else str(store.get_calibration(url, calibration).created_at)
     return (*analysis.data_version(url), last_deal, saved)
 
 

@@ -13,7 +13,7 @@ skipped / flagged) and "next unlabelled" read the store. The dataset's guideline
 label keys and idle cap come from the store too (edited on the Guidelines page).
 
 A researcher who queued a dataset for themselves ("Queue it for me") can release the unlabelled
-part of that queue here (:func:`~qaeval_core.store.annotation.release_queue`) before dealing it
+part of that queue here (:func:`~qaeval_core.store.release_queue`) before dealing it
 to the team.
 """
 
@@ -26,10 +26,9 @@ from typing import Any
 import streamlit as st
 
 from app.components import auth, guidelines_view, label_picker
+from qaeval_core import store
 from qaeval_core.errors import PermissionDenied, QAEvalError
 from qaeval_core.label_times import bounded_label_times
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
 
 S = st.session_state
 
@@ -50,7 +49,7 @@ _DEFAULTS: dict[str, Any] = {
 # ----------------------------------------------------------------------------- state changes
 
 
-def _open(item: ann.QueueItem | None, *, review: bool, user_id: int, url: str) -> None:
+def _open(item: store.QueueItem | None, *, review: bool, user_id: int, url: str) -> None:
     """Show ``item`` as a new view; in review mode preload the user's current label."""
     S.ann_item = item.id if item else None
     S.ann_item_name = item.external_id if item else None
@@ -59,13 +58,13 @@ def _open(item: ann.QueueItem | None, *, review: bool, user_id: int, url: str) -
     S.ann_started = time.time()
     S.ann_pick = None
     if S.ann_review and item is not None:
-        cur = ann.current_label(url, user_id, item.id)
+        cur = store.current_label(url, user_id, item.id)
         if cur is not None:
             S.ann_pick = {"value": int(cur.value), "rule": cur.rule, "note": cur.note or ""}
 
 
 def _open_next(user_id: int, dataset: str, url: str) -> None:
-    _open(ann.next_item(url, user_id, dataset), review=False, user_id=user_id, url=url)
+    _open(store.next_item(url, user_id, dataset), review=False, user_id=user_id, url=url)
 
 
 def _ack(nonce: str, status: str, text: str) -> None:
@@ -90,7 +89,7 @@ def _shown_ack() -> dict[str, Any] | None:
 
 
 def _save(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
-    guide = repo.get_guidelines(url, dataset)
+    guide = store.get_guidelines(url, dataset)
     # The browser measures, the core's rule bounds it by the server's clock.
     active, wall = bounded_label_times(
         msg.get("active"), msg.get("wall"),
@@ -98,7 +97,7 @@ def _save(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str)
         idle_cap=guide.idle_cap_seconds,
     )  # fmt: skip
     item_id = int(S.ann_item)
-    rec = ann.save_label(
+    rec = store.save_label(
         url,
         user_id,
         item_id,
@@ -118,7 +117,7 @@ def _save(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str)
         f"{verb} item {S.ann_item_name}: {rec.value.title}{rule} · {rec.seconds or 0:.1f} s active",
     )
     if S.ann_review:
-        nxt = ann.following_item(url, user_id, dataset, after=item_id)
+        nxt = store.following_item(url, user_id, dataset, after=item_id)
         if nxt is not None:
             _open(nxt, review=True, user_id=user_id, url=url)
             return
@@ -126,7 +125,7 @@ def _save(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str)
 
 
 def _skip(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
-    ann.skip_item(url, user_id, int(S.ann_item), login=auth.login_token())
+    store.skip_item(url, user_id, int(S.ann_item), login=auth.login_token())
     _ack(
         nonce,
         "info",
@@ -138,7 +137,7 @@ def _skip(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str)
 
 def _flag(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
     reason = str(msg.get("reason") or "")
-    ann.flag_item(url, user_id, int(S.ann_item), reason, login=auth.login_token())
+    store.flag_item(url, user_id, int(S.ann_item), reason, login=auth.login_token())
     _ack(
         nonce,
         "info",
@@ -148,7 +147,7 @@ def _flag(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str)
 
 
 def _back(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
-    prev = ann.previous_item(url, user_id, dataset, before=S.ann_item)
+    prev = store.previous_item(url, user_id, dataset, before=S.ann_item)
     if prev is None:
         _ack(nonce, "info", "Nothing earlier: this is your first labelled item.")
         return
@@ -157,7 +156,7 @@ def _back(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str)
 
 
 def _forward(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str) -> None:
-    nxt = ann.following_item(url, user_id, dataset, after=int(S.ann_item))
+    nxt = store.following_item(url, user_id, dataset, after=int(S.ann_item))
     _ack(nonce, "info", "")
     if nxt is not None:
         _open(nxt, review=True, user_id=user_id, url=url)
@@ -222,35 +221,35 @@ def _open_from_queue(user_id: int, dataset: str, url: str) -> None:
     if choice is None:
         return
     try:
-        item = ann.get_item(url, user_id, int(choice))
+        item = store.get_item(url, user_id, int(choice))
     except QAEvalError as exc:
         S.ann_flash = {"kind": "error", "text": str(exc)}
         return
     S.ann_flash = None
-    done = S.get("ann_filter") == "done" or ann.current_label(url, user_id, item.id)
+    done = S.get("ann_filter") == "done" or store.current_label(url, user_id, item.id)
     _open(item, review=bool(done), user_id=user_id, url=url)
     S.ann_focus = int(S.ann_focus) + 1
 
 
 def _revisit_skipped(user_id: int, dataset: str, url: str) -> None:
-    n = ann.revisit_skipped(url, user_id, dataset)
+    n = store.revisit_skipped(url, user_id, dataset)
     S.ann_flash = {"kind": "info", "text": f"{n} skipped item(s) are back in your queue."}
     _open_next(user_id, dataset, url)
 
 
-def _current_item(user_id: int, dataset: str, url: str) -> ann.QueueItem | None:
+def _current_item(user_id: int, dataset: str, url: str) -> store.QueueItem | None:
     """The item on screen; if a researcher reassigned it meanwhile, the next one instead."""
     if S.ann_item is None:
         return None
     try:
-        return ann.get_item(url, user_id, S.ann_item)
+        return store.get_item(url, user_id, S.ann_item)
     except PermissionDenied:
         S.ann_flash = {
             "kind": "warning",
             "text": "The item you had open was reassigned; here is your next one.",
         }
         _open_next(user_id, dataset, url)
-        return ann.get_item(url, user_id, S.ann_item) if S.ann_item is not None else None
+        return store.get_item(url, user_id, S.ann_item) if S.ann_item is not None else None
 
 
 def _change_dataset() -> None:
@@ -262,7 +261,7 @@ def _change_dataset() -> None:
 
 
 def _history(user_id: int, item_id: int, url: str) -> None:
-    history = ann.label_history(url, user_id, item_id)
+    history = store.label_history(url, user_id, item_id)
     if not history:
         return
     with st.expander(f"Your history for this item ({len(history)} entries)"):
@@ -279,9 +278,9 @@ def _queue_filters(user_id: int, dataset: str, url: str) -> None:
     """The annotator's own queue by status, with a button to open one of its items."""
     with st.expander("My queue: pending · done · skipped · flagged"):
         status = st.segmented_control(
-            "Show", ann.QUEUE_FILTERS, key="ann_filter", default="pending"
+            "Show", store.QUEUE_FILTERS, key="ann_filter", default="pending"
         )
-        entries = ann.queue_entries(url, user_id, dataset, status or "pending")
+        entries = store.queue_entries(url, user_id, dataset, status or "pending")
         if not entries:
             st.caption(f"No {status or 'pending'} items.")
         else:
@@ -304,7 +303,7 @@ def _queue_filters(user_id: int, dataset: str, url: str) -> None:
 def _queue_for_myself(user: auth.SessionUser, url: str) -> None:
     """A researcher's empty queue: one click deals a dataset to themselves (the first login
     after ``qaeval demo`` lands here), instead of a detour through the Assign page."""
-    names = [d.name for d in repo.list_datasets(url)]
+    names = [d.name for d in store.list_datasets(url)]
     if not names:
         st.info("There is no data to label yet: import a dataset on the Data page.")
         return
@@ -315,7 +314,7 @@ def _queue_for_myself(user: auth.SessionUser, url: str) -> None:
     dataset = st.selectbox("Dataset", names, key="ann_self_dataset")
     if st.button("Queue it for me", key="ann_self_deal", type="primary"):
         try:
-            result = ann.deal(url, dataset, [user.name])
+            result = store.deal(url, dataset, [user.name])
         except QAEvalError as exc:
             st.error(str(exc))
             return
@@ -331,7 +330,7 @@ def _release_mine(user: auth.SessionUser, dataset: str, url: str) -> None:
     """Give back the unlabelled part of one's own queue (after "Queue it for me", before
     dealing the dataset to the team); the summary shows on the next run."""
     try:
-        result = ann.release_queue(url, dataset, user.name, by=user.name)
+        result = store.release_queue(url, dataset, user.name, by=user.name)
     except QAEvalError as exc:
         S.ann_release_note = ("error", str(exc))
         return
@@ -356,7 +355,7 @@ def _release_offer(user: auth.SessionUser, dataset: str, remaining: int, url: st
 def _queue_done(user_id: int, dataset: str, url: str) -> None:
     """No item left to serve: say why and offer the way back (the picker is not mounted, so
     these buttons have their own shortcuts)."""
-    skipped = ann.skipped_count(url, user_id, dataset)
+    skipped = store.skipped_count(url, user_id, dataset)
     if skipped:
         st.info(f"Only skipped or flagged items are left ({skipped}).")
         st.button("Revisit skipped items", key="ann_revisit", shortcut="V",
@@ -368,7 +367,7 @@ def _queue_done(user_id: int, dataset: str, url: str) -> None:
 
 
 def _back_from_done(user_id: int, dataset: str, url: str) -> None:
-    prev = ann.previous_item(url, user_id, dataset)
+    prev = store.previous_item(url, user_id, dataset)
     if prev is None:
         S.ann_flash = {"kind": "info", "text": "Nothing labelled yet."}
         return
@@ -384,7 +383,7 @@ def main() -> None:
 
     if note := S.pop("ann_release_note", None):
         getattr(st, note[0])(note[1])
-    datasets = ann.datasets_for_user(url, user.id)
+    datasets = store.datasets_for_user(url, user.id)
     if not datasets:
         if user.role in auth.RESEARCHERS:
             _queue_for_myself(user, url)
@@ -397,13 +396,13 @@ def main() -> None:
     if len(datasets) > 1:
         st.selectbox("Dataset", datasets, key="ann_dataset", on_change=_change_dataset)
     dataset: str = S.ann_dataset
-    guide = repo.get_guidelines(url, dataset)
+    guide = store.get_guidelines(url, dataset)
 
     if S.ann_started is None:  # first visit (or dataset changed): open the queue
         _open_next(user.id, dataset, url)
     item = _current_item(user.id, dataset, url)
 
-    progress = ann.user_progress(url, user.id, dataset)
+    progress = store.user_progress(url, user.id, dataset)
     mean = f" · {progress.seconds_mean:.0f} s active per item" if progress.seconds_mean else ""
     st.progress(
         progress.fraction,

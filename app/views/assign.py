@@ -3,13 +3,13 @@ random audit sample, route the items a saved judge is unsure of, watch progress,
 queue, reassign.
 
 Dealing is idempotent (dealing again only tops queues up) and never gives an item twice to one
-person; see :func:`qaeval_core.store.annotation.deal`. The audit sample is
-:func:`~qaeval_core.store.annotation.deal_audit_sample` (a seeded uniform sample, recorded as
+person; see :func:`qaeval_core.store.deal`. The audit sample is
+:class:`~qaeval_core.store.AuditSample` (a seeded uniform sample, recorded as
 such: the labels accuracy estimates with valid CIs need) and triage is
 :func:`qaeval_core.workflows.route_uncertain`. A batch (the next N items, a range, a quota per
-person) is :func:`~qaeval_core.store.annotation.deal_batch`; every deal says what it left
+person) is :class:`~qaeval_core.store.ItemBatch`; every deal says what it left
 alone and who holds it, and "Release a queue" frees someone's unlabelled items
-(:func:`~qaeval_core.store.annotation.release_queue`). Progress shows counts only.
+(:func:`~qaeval_core.store.release_queue`). Progress shows counts only.
 """
 
 from __future__ import annotations
@@ -19,11 +19,9 @@ import streamlit as st
 
 from app.components import auth, safe_text
 from app.components import triage_widgets as tw
-from qaeval_core import workflows
+from qaeval_core import store, workflows
 from qaeval_core.analysis.formatting import percent_text
 from qaeval_core.errors import NothingToDraw, QAEvalError
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
 
 #: The deal form's choice of items -> how :func:`_deal_items` reads the inputs.
 ITEM_CHOICES = {
@@ -34,7 +32,7 @@ ITEM_CHOICES = {
 
 
 def _deal_items(choice: str, n: int, first: int, last: int) -> dict[str, object]:
-    """The batch options of :func:`~qaeval_core.store.annotation.deal_batch`."""
+    """The batch options of :class:`~qaeval_core.store.ItemBatch`."""
     if choice == "next":
         return {"n": int(n)}
     if choice == "range":
@@ -49,8 +47,8 @@ def _used_with(how: str, which: str) -> str:
     return f"Used with Items '{name}'.{now}"
 
 
-def show_deal_notes(result: ann.DealResult) -> None:
-    """What a deal left alone and why (:meth:`~qaeval_core.store.annotation.DealResult.notes`)."""
+def show_deal_notes(result: store.DealResult) -> None:
+    """What a deal left alone and why (:meth:`~qaeval_core.store.DealResult.notes`)."""
     for note in result.notes():
         st.warning(note, icon=":material/info:")
 
@@ -112,11 +110,14 @@ def _deal_form(dataset: str, people: list[str], url: str, user: str) -> None:
     items = _deal_items(ITEM_CHOICES[which], n, first, last)
     try:
         if items or quota:
-            result = ann.deal_batch(
-                url, dataset, chosen, quota=int(quota) or None, created_by=user, **items, **overlap,
-            )  # fmt: skip
+            batch = store.ItemBatch(quota=int(quota) or None, **items)
+            result = store.deal(
+                url, dataset, chosen, batch, store.DealOptions(created_by=user, **overlap)
+            )
         else:
-            result = ann.deal(url, dataset, chosen, created_by=user, **overlap)
+            result = store.deal(
+                url, dataset, chosen, options=store.DealOptions(created_by=user, **overlap)
+            )
     except QAEvalError as exc:
         safe_text.show_error(exc)
         return
@@ -148,7 +149,7 @@ def _release_form(dataset: str, holders: list[str], url: str, user: str) -> None
         st.warning("Pick whose queue to release.")
         return
     try:
-        result = ann.release_queue(url, dataset, holder, by=user)
+        result = store.release_queue(url, dataset, holder, by=user)
     except QAEvalError as exc:
         safe_text.show_error(exc)
         return
@@ -184,10 +185,10 @@ def _audit_form(dataset: str, people: list[str], url: str, user: str) -> None:
         return
     size = {"n": int(n)} if by == "number of items" else {"fraction": pct / 100}
     try:
-        result = ann.deal_audit_sample(
-            url, dataset, chosen, seed=seed, base=base, extra_fraction=overlap, extra_k=extra_k,
-            created_by=user, **size,
-        )  # fmt: skip
+        options = store.DealOptions(
+            base=base, extra_fraction=overlap, extra_k=extra_k, seed=seed, created_by=user
+        )
+        result = store.deal(url, dataset, chosen, store.AuditSample(**size), options)
     except QAEvalError as exc:
         safe_text.show_error(exc)
         return
@@ -331,7 +332,7 @@ def _triage_result(result: workflows.TriageResult) -> None:
 
 
 def _deals(dataset: str, url: str) -> None:
-    deals = repo.list_deals(url, dataset)
+    deals = store.list_deals(url, dataset)
     if deals.empty:
         return
     with st.expander(f"Recorded deals ({len(deals)})"):
@@ -350,7 +351,7 @@ def _deals(dataset: str, url: str) -> None:
 
 
 def _progress(dataset: str, url: str) -> list[str]:
-    prog = ann.dataset_progress(url, dataset)
+    prog = store.dataset_progress(url, dataset)
     safe_text.section("Progress")
     st.progress(
         prog.fraction,
@@ -403,7 +404,7 @@ def _reassign_form(dataset: str, holders: list[str], people: list[str], url: str
         st.warning("Pick the absent annotator.")
         return
     try:
-        result = ann.reassign(url, dataset, absent, to)
+        result = store.reassign(url, dataset, absent, to)
     except QAEvalError as exc:
         safe_text.show_error(exc)
         return
@@ -419,12 +420,12 @@ def main() -> None:
         caption="Deal queues, audit samples and the judge's uncertain items; follow progress.",
     )  # fmt: skip
     url = auth.store_url()
-    datasets = [d.name for d in repo.list_datasets(url)]
+    datasets = [d.name for d in store.list_datasets(url)]
     if not datasets:
         st.info("No datasets yet. Import one on the Data page.")
         return
     dataset = st.selectbox("Dataset", datasets, key="assign_dataset")
-    people = [name for name, _role in ann.queue_users(url)]
+    people = [name for name, _role in store.queue_users(url)]
     _deal_form(dataset, people, url, user.name)
     _audit_form(dataset, people, url, user.name)
     _triage_form(dataset, people, url, user.name)

@@ -31,7 +31,7 @@ from app.components.guarantee_view import (
     unsupported_section,
 )
 from app.components.triage_widgets import band_text, cell
-from qaeval_core import analysis, workflows
+from qaeval_core import analysis, store, workflows
 from qaeval_core.calibrate import active, summary
 from qaeval_core.calibrate.fit import CANDIDATES
 from qaeval_core.calibrate.guarantee import GuaranteeNotSupported
@@ -48,8 +48,6 @@ from qaeval_core.errors import QAEvalError
 from qaeval_core.judge import Judge
 from qaeval_core.judge.file_summary import JudgeSummary, judge_summary
 from qaeval_core.metrics.base import Metric, get_metric
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
 from qaeval_core.vocabulary import FAST_METRICS
 from qaeval_core.workflows import DatasetCalibration, calibrate_dataset, score_dataset
 from qaeval_core.workflows.answer_knowledge import knowledge_counts
@@ -417,7 +415,7 @@ def _results(url: str, user: auth.SessionUser, run: FitRun) -> None:
 
     cost_section(run.fit.judge.cost, key="calibrate_cost")
 
-    n_items = sum(d.n_items for d in repo.list_datasets(url) if d.name == run.dataset)
+    n_items = sum(d.n_items for d in store.list_datasets(url) if d.name == run.dataset)
     if run.llm_error:
         st.error(
             "The LLM tier could not be fitted; the judge below has none: "
@@ -448,7 +446,7 @@ def _results(url: str, user: auth.SessionUser, run: FitRun) -> None:
     config = _named_config(judge, name)
     if saved:
         try:
-            info = repo.save_calibration(
+            info = store.save_calibration(
                 url, name, config, dataset=run.dataset, created_by=user.name, overwrite=overwrite
             )
             st.success(f"Saved calibration {info.name!r}.")
@@ -470,7 +468,7 @@ def _named_config(judge: Judge, name: str) -> dict[str, Any]:
 
 def _saved(url: str) -> None:
     st.subheader("Saved calibrations")
-    saved = repo.list_calibrations(url)
+    saved = store.list_calibrations(url)
     if not saved:
         st.info("None saved yet.")
         return
@@ -516,7 +514,7 @@ def _active(url: str, dataset: str, run: FitRun | None) -> None:
                 score_dataset(url, dataset, list(FAST_METRICS))
             st.rerun()
     else:
-        people = ["(everybody)"] + [n for n, _ in ann.queue_users(url)]
+        people = ["(everybody)"] + [n for n, _ in store.queue_users(url)]
         c1, c2 = st.columns([2, 1])
         who = c1.selectbox("Queue of", people, key="calibrate_queue_user")
         if c2.button("Order queue by metric disagreement", key="calibrate_reorder"):

@@ -2,7 +2,7 @@
 
 The import is the one ``qaeval import`` runs (:func:`qaeval_core.io.scan_items` on the uploads
 staged as files by :func:`qaeval_core.io.staged_uploads`, then
-:func:`qaeval_core.store.repo.import_scan`): the same formats, harness logs and ``.eval`` zips
+:func:`qaeval_core.store.import_scan`): the same formats, harness logs and ``.eval`` zips
 included, the same errors, and the same summary of what was detected. All-or-nothing unless
 the researcher asks to import the valid rows (the refused ones are listed and downloadable);
 a model can be named for the import. Exports are
@@ -21,10 +21,9 @@ import streamlit as st
 
 from app.components import auth, safe_text
 from app.components import triage_widgets as tw
-from qaeval_core import io, workflows
+from qaeval_core import io, store, workflows
 from qaeval_core.errors import QAEvalError, ValidationError
 from qaeval_core.io.repair import describe_repairs
-from qaeval_core.store import repo
 
 EXPORTS = {
     "Items with current labels": "items",
@@ -116,7 +115,7 @@ def _import_section(url: str, datasets: list[str]) -> None:
                 on_invalid="skip" if skip else "refuse",
             )
             st.info(scan.detected.summary(), icon=":material/search:")
-            report = repo.import_scan(
+            report = store.import_scan(
                 url, name.strip(), scan, source=", ".join(u.name for u in uploads)
             )
     except ValidationError as exc:
@@ -249,7 +248,7 @@ def main() -> None:
         "Data", auth.RESEARCHERS, caption="Import datasets; export labels, scores and final labels."
     )
     url = auth.store_url()
-    infos = repo.list_datasets(url)
+    infos = store.list_datasets(url)
     if infos:
         st.dataframe(
             pd.DataFrame(

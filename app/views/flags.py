@@ -15,10 +15,9 @@ import streamlit as st
 
 from app.components import analysis_widgets as aui
 from app.components import auth, judge_trace
-from qaeval_core import analysis
+from qaeval_core import analysis, store
 from qaeval_core.analysis.formatting import display_frame
 from qaeval_core.errors import QAEvalError
-from qaeval_core.store import repo
 
 #: The flags table's columns, in order, with headers in words (issue 21, item 10: the code
 #: names were the headers). The store's item id stays out: the item is named by the id
@@ -67,7 +66,7 @@ def _resolve(url: str, user: str) -> None:
     if flag_id is None:
         return
     try:
-        repo.resolve_flag(
+        store.resolve_flag(
             url, int(flag_id), user, st.session_state.get("flags_resolution", ""),
             roles=auth.RESEARCHERS,
         )  # fmt: skip
@@ -82,14 +81,14 @@ def _resolve(url: str, user: str) -> None:
 def main() -> None:
     user = auth.page_setup("Flags", auth.RESEARCHERS)
     url = auth.store_url()
-    names = [d.name for d in repo.list_datasets(url)]
+    names = [d.name for d in store.list_datasets(url)]
     if not names:
         st.info("There is no data yet: import a dataset on the Data page.")
         return
     cols = st.columns([2, 1])
     dataset = cols[0].selectbox("Dataset", ["(all datasets)", *names], key="flags_dataset")
     show = cols[1].segmented_control("Show", ["open", "all"], default="open", key="flags_show")
-    flags = repo.list_flags(
+    flags = store.list_flags(
         url, None if dataset == "(all datasets)" else dataset, open_only=show != "all"
     )
     if flash := st.session_state.pop("flags_flash", None):

@@ -13,20 +13,20 @@ import pandas as pd
 import streamlit as st
 
 from app.components import auth, guidelines_view
+from qaeval_core import store
 from qaeval_core.errors import QAEvalError
-from qaeval_core.store import repo
 
 S = st.session_state
 RULE_COLUMNS = ["name", "description", "example"]
 
 
-def _rules_frame(guide: repo.Guidelines) -> pd.DataFrame:
+def _rules_frame(guide: store.Guidelines) -> pd.DataFrame:
     return pd.DataFrame(
         [[r.name, r.description, r.example] for r in guide.rules], columns=RULE_COLUMNS
     )
 
 
-def _edited_rules(guide: repo.Guidelines, key: str) -> list[dict[str, str]]:
+def _edited_rules(guide: store.Guidelines, key: str) -> list[dict[str, str]]:
     """The rule table as edited: the data editor keeps only its changes in session state."""
     frame = _rules_frame(guide)
     changes = S.get(key) or {}
@@ -40,9 +40,9 @@ def _edited_rules(guide: repo.Guidelines, key: str) -> list[dict[str, str]]:
 
 
 def _save(url: str, user: str, dataset: str, based_on: int) -> None:
-    guide = repo.get_guidelines(url, dataset)
+    guide = store.get_guidelines(url, dataset)
     try:
-        saved = repo.save_guidelines(
+        saved = store.save_guidelines(
             url, dataset, user,
             text=S.get(f"gl_text_{dataset}_{based_on}", ""),
             rules=_edited_rules(guide, f"gl_rules_{dataset}_{based_on}"),
@@ -60,12 +60,12 @@ def _save(url: str, user: str, dataset: str, based_on: int) -> None:
 def main() -> None:
     user = auth.page_setup("Guidelines", auth.RESEARCHERS)
     url = auth.store_url()
-    names = [d.name for d in repo.list_datasets(url)]
+    names = [d.name for d in store.list_datasets(url)]
     if not names:
         st.info("There is no data yet: import a dataset on the Data page.")
         return
     dataset = st.selectbox("Dataset", names, key="gl_dataset")
-    guide = repo.get_guidelines(url, dataset)
+    guide = store.get_guidelines(url, dataset)
     if flash := S.pop("gl_flash", None):
         getattr(st, flash[0])(flash[1])
     v = guide.version
@@ -93,7 +93,7 @@ def main() -> None:
         st.markdown("**Preview** (as annotators see it)")
         st.markdown(guidelines_view.safe_markdown(S.get(f"gl_text_{dataset}_{v}", guide.text)))
         guidelines_view.show_rules(guide)
-    history = repo.guideline_history(url, dataset)
+    history = store.guideline_history(url, dataset)
     if history:
         with st.expander(f"History ({len(history)} versions)"):
             for g in history:

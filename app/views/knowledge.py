@@ -17,9 +17,9 @@ import pandas as pd
 import streamlit as st
 
 from app.components import auth
+from qaeval_core import store
 from qaeval_core.analysis.formatting import display_frame
 from qaeval_core.errors import QAEvalError
-from qaeval_core.store import repo
 from qaeval_core.workflows import answer_knowledge as knowledge
 
 #: What each kind of suggestion asks, in words.
@@ -125,7 +125,7 @@ def main() -> None:
         "each suggestion; accepted ones rescore every model's answer to that question.",
     )
     url = auth.store_url()
-    names = [d.name for d in repo.list_datasets(url)]
+    names = [d.name for d in store.list_datasets(url)]
     if not names:
         st.info("There is no data yet: import a dataset on the Data page.")
         return
@@ -136,7 +136,7 @@ def main() -> None:
     )
     judges = {
         f"{JUDGE_PREFIX}{c.name}": f"Saved judge: {c.name}"
-        for c in repo.list_calibrations(url)
+        for c in store.list_calibrations(url)
         if c.dataset in (None, dataset)
     }
     options = {**SCORERS, **judges}

@@ -13,7 +13,7 @@ import streamlit as st
 
 from app.components import auth
 from qaeval_core.errors import PermissionDenied
-from qaeval_core.store.repo import users as accounts
+from qaeval_core.store import users as accounts
 
 #: Hides the login form's "show password" button (see the module docstring). Static text, no
 #: user content: st.html only injects the style rule.

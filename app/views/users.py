@@ -1,7 +1,7 @@
 """Users (admins): list accounts, add annotators, researchers and admins, set passwords,
 change roles, deactivate and re-activate accounts.
 
-Passwords are stored as argon2 hashes by :func:`qaeval_core.store.repo.add_user`; this page
+Passwords are stored as argon2 hashes by :func:`qaeval_core.store.add_user`; this page
 never shows or logs them. A password an admin sets here is temporary: its owner must choose a
 new one at the next login. The last active admin can be neither deactivated nor demoted.
 """
@@ -12,10 +12,10 @@ import pandas as pd
 import streamlit as st
 
 from app.components import auth, password_tab, safe_text
+from qaeval_core import store
 from qaeval_core.errors import QAEvalError
 from qaeval_core.store import auth as passwords
-from qaeval_core.store import repo
-from qaeval_core.store.repo import users as accounts
+from qaeval_core.store import users as accounts
 
 LOGIN_ROLES = list(accounts.LOGIN_ROLES)
 TEMPORARY = (
@@ -42,7 +42,7 @@ def _add_form(url: str) -> None:
         return
     try:
         passwords.check_new_password(password, min_length=passwords.TEMPORARY_MIN_LENGTH)
-        info = repo.add_user(url, name, role, password, must_change_password=True)
+        info = store.add_user(url, name, role, password, must_change_password=True)
     except QAEvalError as exc:
         safe_text.show_error(exc)
         return
@@ -68,7 +68,7 @@ def _password_form(url: str, names: list[str]) -> None:
                 st.success(f"Password of {name!r} changed; their login sessions ended.")
 
 
-def _manage_form(url: str, users: list[repo.UserInfo]) -> None:
+def _manage_form(url: str, users: list[store.UserInfo]) -> None:
     """Deactivate / re-activate an account, or change its role."""
     with st.expander("Deactivate, re-activate or change a role"):
         names = [u.name for u in users]
@@ -100,7 +100,7 @@ def main() -> None:
     )
     url = auth.store_url()
     _add_form(url)
-    users = repo.list_users(url)
+    users = store.list_users(url)
     safe_text.section("Accounts")
     st.dataframe(
         pd.DataFrame(

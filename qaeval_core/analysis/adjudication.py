@@ -1,7 +1,7 @@
 """Adjudication: the queue of items whose raters disagree, and researchers' final labels.
 
 Adjudication is the only write of :mod:`qaeval_core.analysis`: one ``INSERT`` in a short
-``BEGIN IMMEDIATE`` transaction (:func:`qaeval_core.store.repo.add_adjudication`), append-only
+``BEGIN IMMEDIATE`` transaction (:func:`qaeval_core.store.add_adjudication`), append-only
 like labels, so the history of who decided what and when is never lost. This module checks the
 decision (a label value, a reason) and builds the queue with pandas; the store does the SQL.
 """
@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from qaeval_core import store
 from qaeval_core.analysis.analyses import human_verdicts
 from qaeval_core.analysis.formatting import label_text, rule_text
 from qaeval_core.analysis.frames import load_frames, read_adjudications
 from qaeval_core.errors import ConfigError
 from qaeval_core.schema import parse_label_value
-from qaeval_core.store import repo
-from qaeval_core.store.repo import AdjudicationRecord
+from qaeval_core.store import AdjudicationRecord
 
 __all__ = [
     "ADJUDICATOR_ROLES",
@@ -35,7 +35,7 @@ MAX_ADJUDICATION_REASON_CHARS = 5000
 
 
 def adjudicate(
-    db: repo.Store, item_id: int, researcher_name: str, value: int, reason: str
+    db: store.Store, item_id: int, researcher_name: str, value: int, reason: str
 ) -> AdjudicationRecord:
     """Record a researcher's final label for an item; earlier decisions stay in the history.
 
@@ -51,10 +51,10 @@ def adjudicate(
         raise ConfigError(
             f"The reason has {len(text)} characters; the limit is {MAX_ADJUDICATION_REASON_CHARS}."
         )
-    return repo.add_adjudication(db, item_id, researcher_name, val, text, roles=ADJUDICATOR_ROLES)
+    return store.add_adjudication(db, item_id, researcher_name, val, text, roles=ADJUDICATOR_ROLES)
 
 
-def adjudication_history(db: repo.Store, item_id: int) -> pd.DataFrame:
+def adjudication_history(db: store.Store, item_id: int) -> pd.DataFrame:
     """Every adjudication of an item, oldest first; the last row is the current decision.
 
     Columns: ``adjudication_id``, ``item_id``, ``user``, ``value``, ``reason``, ``created_at``.
@@ -70,7 +70,9 @@ def _label_summary(rows: pd.DataFrame) -> str:
     return "; ".join(parts)
 
 
-def disagreement_queue(db: repo.Store, dataset: str, *, pending_only: bool = False) -> pd.DataFrame:
+def disagreement_queue(
+    db: store.Store, dataset: str, *, pending_only: bool = False
+) -> pd.DataFrame:
     """Items whose current labels differ, the ones still needing a decision first.
 
     ``status`` is "tie" (no majority, not adjudicated), "disagreement" (a majority exists, not

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from qaeval_core import store
 from qaeval_core.analysis.agreement import (
     ScorePolicy,
     aggregate_labels,
@@ -34,7 +35,6 @@ from qaeval_core.analysis.formatting import format_details
 from qaeval_core.analysis.frames import Frames, load_frames
 from qaeval_core.analysis.report import Report, build_report
 from qaeval_core.errors import NotFoundError
-from qaeval_core.store import repo
 
 __all__ = [
     "AgreementTables",
@@ -212,7 +212,7 @@ def leaderboard(frames: Frames, *, min_items: int = 1) -> Leaderboard:
 
 
 def dataset_report(
-    db: repo.Store,
+    db: store.Store,
     dataset: str,
     *,
     metrics: Sequence[str] | None = None,

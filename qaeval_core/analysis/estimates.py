@@ -434,7 +434,7 @@ def estimate_accuracy(
         raise InputError(
             f"The {int(labelled.sum())} labelled row(s) are not a random sample (column {sample!r} "
             f"is never {RANDOM_SAMPLE!r}), so no valid interval can be drawn from them. Deal a "
-            "seeded random audit sample of the items (the store's deal_audit_sample: labelled "
+            "seeded random audit sample of the items (the store's AuditSample deal: labelled "
             "items it draws count at once) and label it; in a file, rows of such a sample say "
             f"{RANDOM_SAMPLE!r} in column {sample!r}."
         )

@@ -12,8 +12,8 @@ same rows:
   (changed parameters give a new ``config_hash``) would otherwise be counted twice; the most
   recently written configuration is taken unless the caller names the hashes.
 
-The SQL lives in the store (:mod:`qaeval_core.store.repo.frames`); this module opens one read
-transaction with :func:`~qaeval_core.store.repo.session_for` (the caller's session, which it
+The SQL lives in the store (:mod:`qaeval_core.store.frames`); this module opens one read
+transaction with :func:`~qaeval_core.store.store_scope` (the caller's session, which it
 joins, or a new one on the URL; pass what it yields as ``db`` to read several frames
 consistently), passes it to the store's readers and does the rest (which
 configuration to use, the frames) with pandas.
@@ -27,15 +27,15 @@ from typing import Any
 
 import pandas as pd
 
+from qaeval_core import store
 from qaeval_core.analysis.agreement import aggregate_labels
 from qaeval_core.errors import NotFoundError
-from qaeval_core.store import repo
-from qaeval_core.store.repo import (
+from qaeval_core.store import (
     ADJUDICATION_COLUMNS,
     FRAME_ITEM_COLUMNS,
     FRAME_LABEL_COLUMNS,
     FRAME_SCORE_COLUMNS,
-    session_for,
+    store_scope,
 )
 
 __all__ = [
@@ -52,29 +52,28 @@ __all__ = [
     "load_scores",
     "read_adjudications",
     "score_configs",
-    "session_for",
 ]
 
 CONFIG_COLUMNS = ["metric_id", "config_hash", "n_items", "last_scored", "used"]
 
 
-def data_version(db: repo.Store) -> tuple[Any, ...]:
+def data_version(db: store.Store) -> tuple[Any, ...]:
     """A cheap fingerprint of everything the analysis reads; it changes on every write.
 
     The app keys its caches on it, so a new label, score or adjudication shows on the next
     rerun while unchanged data is not re-analysed (bootstraps take seconds).
     """
-    return tuple(str(v) for v in repo.data_fingerprint(db))
+    return tuple(str(v) for v in store.data_fingerprint(db))
 
 
-def score_configs(db: repo.Store, dataset: str | None = None) -> pd.DataFrame:
+def score_configs(db: store.Store, dataset: str | None = None) -> pd.DataFrame:
     """Every (metric, configuration) scored on the dataset, newest first within a metric.
 
     ``used`` marks the configuration :func:`load_frames` takes by default: the one whose scores
     were written last. Returns columns ``metric_id``, ``config_hash``, ``n_items``,
     ``last_scored``, ``used``.
     """
-    frame = repo.score_config_rows(db, dataset)
+    frame = store.score_config_rows(db, dataset)
     frame = frame.sort_values(
         ["metric_id", "last_scored", "last_id"], ascending=[True, False, False]
     )
@@ -83,26 +82,28 @@ def score_configs(db: repo.Store, dataset: str | None = None) -> pd.DataFrame:
 
 
 def read_adjudications(
-    s: repo.Store, dataset: str | None, item_id: int | None = None
+    s: store.Store, dataset: str | None, item_id: int | None = None
 ) -> pd.DataFrame:
     """Adjudication rows (oldest first) of a dataset or one item; the adjudication history too."""
-    return repo.adjudication_rows(s, dataset, item_id)
+    return store.adjudication_rows(s, dataset, item_id)
 
 
 def _pairs(frame: pd.DataFrame) -> pd.MultiIndex:
     return pd.MultiIndex.from_frame(frame[["metric_id", "config_hash"]])
 
 
-def _scores(db: repo.Store, dataset: str | None, chosen: Sequence[tuple[str, str]]) -> pd.DataFrame:
+def _scores(
+    db: store.Store, dataset: str | None, chosen: Sequence[tuple[str, str]]
+) -> pd.DataFrame:
     if not chosen:
         return pd.DataFrame(columns=FRAME_SCORE_COLUMNS)
-    frame = repo.frame_scores(db, dataset, {h for _, h in chosen})
+    frame = store.frame_scores(db, dataset, {h for _, h in chosen})
     frame = frame[_pairs(frame).isin(list(chosen))]
     return frame.reset_index(drop=True)
 
 
 def load_scores(
-    db: repo.Store, dataset: str | None, configs: Sequence[tuple[str, str]]
+    db: store.Store, dataset: str | None, configs: Sequence[tuple[str, str]]
 ) -> pd.DataFrame:
     """Every stored score of exactly these ``(metric id, config hash)`` pairs
     (``FRAME_SCORE_COLUMNS``).
@@ -111,7 +112,7 @@ def load_scores(
     count a metric twice, this returns several configurations of one metric side by side:
     calibration reads its inputs this way, whatever other configurations were scored later.
     """
-    with session_for(db) as s:
+    with store_scope(db) as s:
         return _scores(s, dataset, list(configs))
 
 
@@ -165,7 +166,7 @@ def _choose_configs(
 
 
 def load_frames(
-    db: repo.Store,
+    db: store.Store,
     dataset: str | None,
     *,
     metrics: Sequence[str] | None = None,
@@ -177,14 +178,14 @@ def load_frames(
     configurations. Per metric id one configuration is kept: the most recently scored of the
     allowed ones. Unknown metric ids or hashes raise :class:`NotFoundError` with the known ones.
     """
-    with session_for(db) as s:
+    with store_scope(db) as s:
         configs = score_configs(s, dataset)
         configs = _choose_configs(configs, metrics, config_hashes)
         chosen = configs.loc[configs["used"], ["metric_id", "config_hash"]]
         return Frames(
             dataset=dataset,
-            items=repo.frame_items(s, dataset),
-            labels=repo.frame_labels(s, dataset),
+            items=store.frame_items(s, dataset),
+            labels=store.frame_labels(s, dataset),
             adjudications=read_adjudications(s, dataset),
             scores=_scores(s, dataset, list(chosen.itertuples(index=False, name=None))),
             configs=configs,
@@ -210,15 +211,15 @@ class ItemDetail:
         return int(aggregate_labels(self.labels)["final"].iloc[0])
 
 
-def item_detail(db: repo.Store, item_id: int) -> ItemDetail:
+def item_detail(db: store.Store, item_id: int) -> ItemDetail:
     """One item with its labels (current, every rater), adjudication history and all scores."""
-    with session_for(db) as s:
-        item = repo.item_row(s, int(item_id))
+    with store_scope(db) as s:
+        item = store.item_row(s, int(item_id))
         if item is None:
             raise NotFoundError(f"No item with id {item_id}.")
         return ItemDetail(
             item=item,
-            labels=repo.frame_labels(s, None, item["item_id"]),
+            labels=store.frame_labels(s, None, item["item_id"]),
             adjudications=read_adjudications(s, None, item["item_id"]),
-            scores=repo.item_scores(s, item["item_id"]),
+            scores=store.item_scores(s, item["item_id"]),
         )

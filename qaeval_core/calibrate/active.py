@@ -96,7 +96,7 @@ def disagreement_order(
     """Items ranked by how much the metrics disagree on them, most informative first.
 
     ``scores`` is either long (columns ``item_id``, ``metric_id``, ``value`` and optionally
-    ``decision``, as :func:`qaeval_core.store.repo.scores` returns) or wide (index = item id,
+    ``decision``, as :func:`qaeval_core.store.scores` returns) or wide (index = item id,
     one column per metric). Decisions come from the ``decision`` column or ``decisions`` (wide,
     same shape); otherwise from ``thresholds`` (default 0.5 for every metric). Thresholds for the
     margin term default to the ones the decisions imply (:func:`implied_thresholds`).

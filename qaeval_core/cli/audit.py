@@ -3,7 +3,8 @@
 Why this exists (issue 32, item 6): PPI estimates (``qaeval report --calibration``, ``qaeval
 estimate --dataset``, the Leaderboard) count only labels of items drawn at random, and the only
 way to draw them was the Assign page. This command calls the same library function,
-:func:`qaeval_core.store.annotation.deal_audit_sample`: a seeded uniform sample of every item,
+:func:`qaeval_core.store.deal` with an
+:class:`~qaeval_core.store.AuditSample`: a seeded uniform sample of every item,
 labelled or not, recorded item by item with its inclusion probability; the items it draws that
 already carry a label count as random labels at once, the others go to the annotators' queues.
 """
@@ -35,11 +36,13 @@ def add_commands(app: typer.Typer) -> None:
         db: DbOption = None,
     ) -> None:
         """Deal a seeded random audit sample (the labels PPI estimates need)."""
+        from qaeval_core.store import AuditSample, DealOptions, deal
         from qaeval_core.store import session as store_session
-        from qaeval_core.store.annotation import deal_audit_sample
 
         url = store_session.upgrade(db)
-        result = deal_audit_sample(url, dataset, annotator, n=n, fraction=fraction, seed=seed)
+        result = deal(
+            url, dataset, annotator, AuditSample(n=n, fraction=fraction), DealOptions(seed=seed)
+        )
         console.print(
             f"Audit sample of {result.items} item(s) from {dataset!r} (seed {seed}): "
             f"{result.added} new assignment(s) "

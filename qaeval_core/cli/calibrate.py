@@ -228,10 +228,10 @@ def add_commands(app: typer.Typer) -> None:
         `--with-knowledge` also reads the answers people taught the judge (accepted on the
         Taught answers page); OUTPUT keeps a snapshot of them, so scoring needs no store.
         """
+        from qaeval_core import store
         from qaeval_core.calibrate.fit import check_candidates
         from qaeval_core.calibrate.inputs import metric_specs
         from qaeval_core.errors import NotFoundError
-        from qaeval_core.store import repo
         from qaeval_core.store import session as store_session
         from qaeval_core.text.profiles import check_profile
         from qaeval_core.workflows import calibrate_dataset
@@ -279,10 +279,10 @@ def add_commands(app: typer.Typer) -> None:
             llm_tier.check_triage(triage)
         metric_specs(_split(metrics))  # unknown ids or bad names fail here, not after scoring
         url = store_session.upgrade(db)
-        repo.get_dataset(url, dataset)
+        store.get_dataset(url, dataset)
         if name and not overwrite:
             try:
-                repo.get_calibration(url, name)
+                store.get_calibration(url, name)
             except NotFoundError:
                 pass
             else:
@@ -323,7 +323,7 @@ def add_commands(app: typer.Typer) -> None:
             markup=False,
         )
         if name:
-            repo.save_calibration(
+            store.save_calibration(
                 url, name, result.judge.to_config(), dataset=dataset, overwrite=overwrite
             )
             console.print(f"Saved as calibration {name!r} in the store.", markup=False)

@@ -16,13 +16,13 @@ def add_commands(app: typer.Typer) -> None:
         revision: str = typer.Option("head", help="Target Alembic revision."),
     ) -> None:
         """Create the schema or bring it up to date (safe to run repeatedly)."""
-        from qaeval_core.store import repo
+        from qaeval_core import store
         from qaeval_core.store import session as store_session
 
         url = store_session.upgrade(db, revision)
         rev = store_session.current_revision(url)
         console.print(f"Store {store_session._safe(url)} is at revision {rev}.")
-        if revision == "head" and (cleaned := repo.cleanup_imports(url)):
+        if revision == "head" and (cleaned := store.cleanup_imports(url)):
             console.print(cleaned.summary())
 
     @db_app.command("current")

@@ -32,7 +32,7 @@ from qaeval_core.errors import ConfigError, NotFoundError
 from qaeval_core.vocabulary import FAST_METRICS
 
 if TYPE_CHECKING:  # the store is imported where it is used: ``qaeval --help`` stays light
-    from qaeval_core.store.repo import ImportReport
+    from qaeval_core.store import ImportReport
 
 DEMO_DATASET = "demo-nq301"
 DEMO_FILE = "demo_nq301.jsonl"
@@ -65,12 +65,12 @@ def _stored_ids(url: str) -> set[str]:
     """Ids of the demo items already in the store. A refresh skips them rather than
     re-importing: stores made before the demo's text repair (13 rows had mojibake) keep their
     items, where a re-import would refuse them as "same id, different content"."""
-    from qaeval_core.store import repo
+    from qaeval_core import store
 
-    if DEMO_DATASET not in {d.name for d in repo.list_datasets(url)}:
+    if DEMO_DATASET not in {d.name for d in store.list_datasets(url)}:
         return set()
-    with repo.session_for(url) as session:
-        return set(repo.frame_items(session, DEMO_DATASET)["external_id"].astype(str))
+    with store.store_scope(url) as session:
+        return set(store.frame_items(session, DEMO_DATASET)["external_id"].astype(str))
 
 
 def score_demo(
@@ -88,9 +88,9 @@ def install_loop_dataset(url: str, *, score: bool = True) -> ImportReport | None
     """Import :data:`LOOP_DATASET` (module docstring) unless the store has it; score it with
     :data:`DEMO_METRICS` unless ``score`` is False. Returns the import report, or None when it
     was there already."""
-    from qaeval_core.store import repo
+    from qaeval_core import store
 
-    if LOOP_DATASET in {d.name for d in repo.list_datasets(url)}:
+    if LOOP_DATASET in {d.name for d in store.list_datasets(url)}:
         if score:
             score_demo(url, dataset=LOOP_DATASET)
         return None
@@ -100,7 +100,7 @@ def install_loop_dataset(url: str, *, score: bool = True) -> ImportReport | None
         row if i % LOOP_LABEL_EVERY == 0 else dataclasses.replace(row, labels=[])
         for i, row in enumerate(rows)
     ]
-    report = repo.import_items(url, LOOP_DATASET, rows, source=DEMO_SOURCE)
+    report = store.import_items(url, LOOP_DATASET, rows, source=DEMO_SOURCE)
     if score:
         score_demo(url, dataset=LOOP_DATASET)
     return report
@@ -115,24 +115,24 @@ def install_demo(
     Returns the import report and whether the admin account was created now. Its password is
     a temporary one: the app asks for a new one at the first login.
     """
-    from qaeval_core.store import repo
+    from qaeval_core import store
 
     data = resources.files("qaeval_core.data").joinpath(DEMO_FILE).read_bytes()
     rows = io.read_items(data, name=DEMO_FILE)
     stored = _stored_ids(url)
     new = [row for row in rows if row.external_id not in stored]
     if new or not stored:
-        report = repo.import_items(url, DEMO_DATASET, new, source=DEMO_SOURCE)
+        report = store.import_items(url, DEMO_DATASET, new, source=DEMO_SOURCE)
         report = dataclasses.replace(report, rows=len(rows), items_skipped=len(rows) - len(new))
     else:
-        report = repo.ImportReport(DEMO_DATASET, False, len(rows), 0, len(rows), 0, 0)
+        report = store.ImportReport(DEMO_DATASET, False, len(rows), 0, len(rows), 0, 0)
     if score:
         score_demo(url)
     try:
-        repo.get_user(url, ADMIN)
+        store.get_user(url, ADMIN)
         return report, False
     except NotFoundError:
-        repo.add_user(url, ADMIN, "admin", password, must_change_password=True)
+        store.add_user(url, ADMIN, "admin", password, must_change_password=True)
         return report, True
 
 

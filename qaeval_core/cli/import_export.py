@@ -98,10 +98,10 @@ def add_commands(app: typer.Typer) -> None:
         become external users; their labels are stored on the 0/1/2 scale. What was detected
         (format, harness version, tasks, models with their rows) is printed before writing.
         """
+        from qaeval_core import store
         from qaeval_core.io.repair import describe_repairs
         from qaeval_core.io.rows import column_mapping
         from qaeval_core.io.stream import scan_items
-        from qaeval_core.store import repo
         from qaeval_core.store import session as store_session
 
         if on_invalid == "skip" and rejects is None:
@@ -130,7 +130,7 @@ def add_commands(app: typer.Typer) -> None:
                 soft_wrap=True,
             )
         url = store_session.upgrade(db)
-        report = repo.import_scan(url, dataset, scan, source=str(file))
+        report = store.import_scan(url, dataset, scan, source=str(file))
         console.print(report.summary(), markup=False, soft_wrap=True)
         if fix_text:
             console.print(describe_repairs(scan.repairs), markup=False, soft_wrap=True)
@@ -183,7 +183,7 @@ def add_commands(app: typer.Typer) -> None:
                 f"--aggregate must be one of {', '.join(AGGREGATES)}, got {aggregate!r}."
             )
         io.detect_format(output)  # fail on a bad suffix before touching the store
-        from qaeval_core.store import repo
+        from qaeval_core import store
         from qaeval_core.store import session as store_session
 
         url = store_session.resolve_url(db)
@@ -194,7 +194,7 @@ def add_commands(app: typer.Typer) -> None:
                 url, dataset, what, calibration=calibration, aggregate=aggregate
             )
         else:
-            records = repo.export_store_records(url, dataset, what, metric_id=metric)
+            records = store.export_store_records(url, dataset, what, metric_id=metric)
         io.write_records(records, output)
         console.print(
             f"Wrote {len(records)} {what} row(s) of {dataset!r} to {output}.",

@@ -73,9 +73,9 @@ def add_commands(app: typer.Typer) -> None:
 
         url = store_session.upgrade(db)
         if calibration is not None:
-            from qaeval_core.store import repo
+            from qaeval_core import store
 
-            repo.get_calibration(url, calibration)  # an unknown name fails before any work
+            store.get_calibration(url, calibration)  # an unknown name fails before any work
         result = analysis.dataset_report(
             url,
             dataset,

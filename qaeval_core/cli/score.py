@@ -417,10 +417,10 @@ def _dry_run(judge: Any, file: Path | None, dataset: str | None, fmt: str | None
     if file is not None:
         n = len(_read_frame(file, fmt))
     else:
-        from qaeval_core.store import repo
+        from qaeval_core import store
         from qaeval_core.store import session as store_session
 
-        n = len(repo.load_items(store_session.upgrade(db), str(dataset)))
+        n = len(store.load_items(store_session.upgrade(db), str(dataset)))
     from qaeval_core.judge.file_summary import cost_summary
 
     measured = cost_summary(judge.cost)

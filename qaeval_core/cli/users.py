@@ -47,15 +47,15 @@ def add_commands(app: typer.Typer) -> None:
         db: DbOption = None,
     ) -> None:
         """Create an account (annotator, researcher, admin) or an external rater."""
-        from qaeval_core.store import repo
+        from qaeval_core import store
         from qaeval_core.store import session as store_session
 
         url = store_session.upgrade(db)
-        if name.strip() in {u.name for u in repo.list_users(url)}:
+        if name.strip() in {u.name for u in store.list_users(url)}:
             raise StoreError(f"A user named {name.strip()!r} already exists.")
         if role in ROLES and role != "external":
             password = _new_password(name, password)
-        user = repo.add_user(url, name, role, password)
+        user = store.add_user(url, name, role, password)
         _say(f"Created {user.role} {user.name!r}.")
 
     @user_app.command("list")
@@ -64,10 +64,10 @@ def add_commands(app: typer.Typer) -> None:
         db: DbOption = None,
     ) -> None:
         """List accounts with their roles."""
-        from qaeval_core.store import repo
+        from qaeval_core import store
         from qaeval_core.store import session as store_session
 
-        users = repo.list_users(store_session.resolve_url(db), role=role)
+        users = store.list_users(store_session.resolve_url(db), role=role)
         if not users:
             console.print("No users.")
         for u in users:
@@ -84,12 +84,12 @@ def add_commands(app: typer.Typer) -> None:
         db: DbOption = None,
     ) -> None:
         """Set a new password; every login session of the account ends."""
-        from qaeval_core.store import repo
+        from qaeval_core import store
         from qaeval_core.store import session as store_session
-        from qaeval_core.store.repo import users as accounts
+        from qaeval_core.store import users as accounts
 
         url = store_session.upgrade(db)
-        repo.get_user(url, name)  # an unknown name fails before the prompt
+        store.get_user(url, name)  # an unknown name fails before the prompt
         accounts.set_password(
             url, name, _new_password(name, password), must_change_password=temporary
         )
@@ -101,7 +101,7 @@ def add_commands(app: typer.Typer) -> None:
     ) -> None:
         """Stop an account from logging in (its labels and queue stay); logs it out."""
         from qaeval_core.store import session as store_session
-        from qaeval_core.store.repo import users as accounts
+        from qaeval_core.store import users as accounts
 
         accounts.set_active(store_session.upgrade(db), name, False)
         _say(f"Deactivated {name!r}; its login sessions ended.")
@@ -112,7 +112,7 @@ def add_commands(app: typer.Typer) -> None:
     ) -> None:
         """Let a deactivated account log in again (old login sessions stay ended)."""
         from qaeval_core.store import session as store_session
-        from qaeval_core.store.repo import users as accounts
+        from qaeval_core.store import users as accounts
 
         accounts.set_active(store_session.upgrade(db), name, True)
         _say(f"Activated {name!r}.")
@@ -125,7 +125,7 @@ def add_commands(app: typer.Typer) -> None:
     ) -> None:
         """Change the role of an account (the last active admin stays admin)."""
         from qaeval_core.store import session as store_session
-        from qaeval_core.store.repo import users as accounts
+        from qaeval_core.store import users as accounts
 
         user = accounts.set_role(store_session.upgrade(db), name, role)
         _say(f"{user.name!r} is now {user.role}.")

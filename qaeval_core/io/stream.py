@@ -7,7 +7,7 @@ then reads the file again and yields the validated items in file order, repeated
 an import holds one chunk of rows at a time instead of the whole file (issue 13). JSON lines are
 read line by line; the other formats are read whole, as before.
 
-It is the one reader behind every door (``qaeval import``, the Data page, ``repo.import_file``):
+It is the one reader behind every door (``qaeval import``, the Data page, ``store.import_file``):
 a source is a file, or a folder of harness logs (:func:`qaeval_core.io.formats.log_files`), and
 the scan says what it detected (:class:`~qaeval_core.io.import_summary.Detected`).
 ``on_invalid="skip"`` keeps the valid rows and lists the refused ones (:class:`Reject`, written

@@ -7,7 +7,7 @@
 - :mod:`.similarity`: a calibration input, the candidate's similarity to its question's known
   right and wrong answers, leave-one-out (a row's own label never informs it).
 
-The store keeps the researchers' decisions (:mod:`qaeval_core.store.repo.answer_knowledge`);
+The store keeps the researchers' decisions (:mod:`qaeval_core.store.answer_knowledge`);
 :mod:`qaeval_core.workflows.answer_knowledge` joins them with the dataset's labels and rescores.
 """
 

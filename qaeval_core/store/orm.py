@@ -1,10 +1,9 @@
 """The ORM schema (SQLAlchemy 2.0 typed declarative). Changed only through Alembic migrations.
 
 Outside the store only the Alembic environment (``migrations/env.py``) and tests import it; the
-rest of qaeval goes through :mod:`qaeval_core.store.repo` and :mod:`qaeval_core.store.annotation`,
-which hand out DataFrames and frozen dataclasses, never these classes. The item row is
-:class:`ItemRecord`, so that it is not mistaken for :class:`qaeval_core.schema.Item` (the metric
-input).
+rest of qaeval goes through the functions of :mod:`qaeval_core.store`, which hand out DataFrames
+and frozen dataclasses, never these classes. The item row is :class:`ItemRecord`, so that it is
+not mistaken for :class:`qaeval_core.schema.Item` (the metric input).
 
 Labels and adjudications are append-only histories: a new row supersedes the previous one for
 the same (item, annotator) / item; nothing is updated in place, so an acknowledged label is
@@ -82,7 +81,7 @@ __all__ = [
 ]
 
 
-#: Kinds of deal: ``queue`` (every item of a dataset, :func:`~qaeval_core.store.annotation.deal`),
+#: Kinds of deal: ``queue`` (every item of a dataset, :func:`~qaeval_core.store.deal`),
 #: ``audit`` (a seeded uniform random sample, the labels PPI-style estimates need) and
 #: ``triage`` (the items a calibrated judge is unsure of, routed to people).
 DEAL_KINDS = ("queue", "audit", "triage")

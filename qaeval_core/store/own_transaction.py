@@ -1,11 +1,10 @@
 """Store functions that always run their own transaction, and the ``db`` they take.
 
-Every store function takes the store first, as ``db``. Most (:mod:`qaeval_core.store.repo`)
-accept an open Session and join the caller's transaction. A few must not: the labelling
-workflow of :mod:`qaeval_core.store.annotation` and the login sessions of
-:mod:`qaeval_core.store.login_sessions` are short transactions whose effect is committed when
-they return (a label whose id was returned can never be lost), which joining a caller's
-transaction would break. They take a :data:`StoreURL` and are marked :func:`own_transaction`,
+Every store function takes the store first, as ``db``. Most accept an open Session and join
+the caller's transaction. Some must not: the labelling workflow (deals, serving, labels, skips,
+flags), imports and login sessions are short transactions whose effect is committed when they
+return (a label whose id was returned can never be lost), which joining a caller's transaction
+would break. They take a :data:`StoreURL` and are marked :func:`own_transaction`,
 which refuses a Session up front with a message naming the function, instead of letting it fail
 later as a URL that does not parse.
 """
@@ -20,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from qaeval_core.errors import InputError
 
-__all__ = ["StoreURL", "own_transaction"]
+__all__ = ["StoreURL", "owns_transaction", "own_transaction"]
 
 #: A store URL, or ``None`` for the default store (``QAEVAL_DATABASE_URL`` or the SQLite file
 #: under ``.qaeval/``): the ``db`` of a function that runs its own transaction.
@@ -49,4 +48,11 @@ def own_transaction(function: Callable[_Params, _Result]) -> Callable[_Params, _
             )
         return function(*args, **kwargs)
 
+    checked.__own_transaction__ = True  # type: ignore[attr-defined]
     return checked
+
+
+def owns_transaction(function: Callable[..., object]) -> bool:
+    """Whether ``function`` is marked :func:`own_transaction` (the mark the store's modules
+    carry instead of a folder per transaction style)."""
+    return getattr(function, "__own_transaction__", False) is True

@@ -3,7 +3,7 @@
 Joins the three parts of issue 24's item 2 for one dataset: the suggestions its human final
 labels make (:func:`qaeval_core.knowledge.suggest_knowledge`; only people's labels, never a
 judge's), the researchers' decisions the store keeps
-(:mod:`qaeval_core.store.repo.answer_knowledge`), and what the accepted ones change
+(:mod:`qaeval_core.store.answer_knowledge`), and what the accepted ones change
 (:func:`qaeval_core.judge.rescoring.rescore_items`: every model's answers to the questions
 concerned, scored as stored and with the knowledge laid over them). The calibration input
 (:func:`knowledge_inputs`) counts only accepted suggestions, leave-one-out;
@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from qaeval_core import store
 from qaeval_core.analysis.aggregation import Aggregate
 from qaeval_core.errors import InputError
 from qaeval_core.judge import Judge, JudgeKnowledge
@@ -30,8 +31,7 @@ from qaeval_core.knowledge import (
 )
 from qaeval_core.metrics.base import Metric
 from qaeval_core.schema import Item
-from qaeval_core.store import repo
-from qaeval_core.store.repo.answer_knowledge import (
+from qaeval_core.store.answer_knowledge import (
     KnowledgeDecision,
     decide_suggestion,
     knowledge_decisions,
@@ -60,11 +60,11 @@ QUESTION_SUGGESTION_COLUMNS = [
 
 
 def _labelled(
-    db: repo.Store, dataset: str, aggregate: Aggregate
+    db: store.Store, dataset: str, aggregate: Aggregate
 ) -> tuple[list[Item], list[int | None]]:
     """The dataset's items and their human final labels (None: no person labelled it)."""
-    with repo.session_for(db) as s:
-        items = repo.load_items(s, dataset)
+    with store.store_scope(db) as s:
+        items = store.load_items(s, dataset)
         final = final_labels(s, dataset, aggregate=aggregate)
     human = final[final["source"].isin(("adjudication", "annotators"))]
     by_id = dict(zip(human["item_id"].astype(int), human["final_label"], strict=True))
@@ -76,7 +76,7 @@ def _labelled(
 
 
 def question_suggestions(
-    db: repo.Store, dataset: str, *, aggregate: Aggregate = "majority"
+    db: store.Store, dataset: str, *, aggregate: Aggregate = "majority"
 ) -> pd.DataFrame:
     """Every suggestion the dataset's human labels make, with its current decision
     (:data:`QUESTION_SUGGESTION_COLUMNS`). A decided suggestion the labels no longer make (a
@@ -110,7 +110,7 @@ def question_suggestions(
 
 
 def decide(
-    db: repo.Store,
+    db: store.Store,
     dataset: str,
     user: str,
     suggestion: pd.Series | dict,
@@ -128,14 +128,14 @@ def decide(
     )  # fmt: skip
 
 
-def accepted_knowledge(db: repo.Store, dataset: str) -> AnswerKnowledge:
+def accepted_knowledge(db: store.Store, dataset: str) -> AnswerKnowledge:
     """The dataset's accepted aliases and known wrong answers (current decisions only)."""
     decided = knowledge_decisions(db, dataset)
     return AnswerKnowledge.from_frame(decided[decided["decision"] == "accepted"])
 
 
 def rescore_dataset(
-    db: repo.Store,
+    db: store.Store,
     dataset: str,
     scorer: Judge | Iterable[str | Metric] | str = ("contains",),
     *,
@@ -146,15 +146,15 @@ def rescore_dataset(
     ``external_id``. ``calibration``: rescore with that saved judge instead of ``scorer``.
     Nothing is stored: the items and their stored scores stay as they were."""
     if calibration is not None:
-        scorer = Judge.from_config(repo.get_calibration(db, calibration).config)
-    items = repo.load_items(db, dataset)
+        scorer = Judge.from_config(store.get_calibration(db, calibration).config)
+    items = store.load_items(db, dataset)
     out = rescore_items(items, accepted_knowledge(db, dataset), scorer)
     out.insert(2, "external_id", [items[int(r)].id for r in out["row"]])
     return out
 
 
 def knowledge_inputs(
-    db: repo.Store, dataset: str, *, aggregate: Aggregate = "majority"
+    db: store.Store, dataset: str, *, aggregate: Aggregate = "majority"
 ) -> pd.DataFrame:
     """Per item: ``item_id`` and the leave-one-out similarity inputs
     (:data:`~qaeval_core.knowledge.SIMILARITY_COLUMNS`) from the accepted suggestions."""
@@ -167,13 +167,13 @@ def knowledge_inputs(
     return out
 
 
-def _accepted_keys(db: repo.Store, dataset: str) -> set[tuple[str, str, str]]:
+def _accepted_keys(db: store.Store, dataset: str) -> set[tuple[str, str, str]]:
     decided = knowledge_decisions(db, dataset)
     accepted = decided[decided["decision"] == "accepted"]
     return set(accepted[["question_key", "kind", "answer_key"]].itertuples(index=False, name=None))
 
 
-def knowledge_counts(db: repo.Store, dataset: str) -> tuple[int, int]:
+def knowledge_counts(db: store.Store, dataset: str) -> tuple[int, int]:
     """(accepted answers, questions they concern): what a calibration with knowledge can use
     (only those the labels it fits on still suggest count; :func:`calibration_knowledge`)."""
     keys = _accepted_keys(db, dataset)
@@ -181,7 +181,7 @@ def knowledge_counts(db: repo.Store, dataset: str) -> tuple[int, int]:
 
 
 def calibration_knowledge(
-    db: repo.Store, dataset: str, items: Sequence[Item], labels: Sequence[int | None]
+    db: store.Store, dataset: str, items: Sequence[Item], labels: Sequence[int | None]
 ) -> tuple[JudgeKnowledge, pd.DataFrame]:
     """The taught-answer inputs of a calibration on ``items`` (with their final 3-point
     ``labels``) and the snapshot its judge keeps.

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from qaeval_core import analysis
+from qaeval_core import analysis, store
 from qaeval_core.calibrate.cost import input_family, measure_costs
 from qaeval_core.calibrate.fit import CalibrationReport, check_candidates, fit_judge, fit_steps
 from qaeval_core.calibrate.inputs import (
@@ -38,7 +38,6 @@ from qaeval_core.judge import FeatureSpec, Judge
 from qaeval_core.metrics.base import NO_VERDICT, Metric, MetricResult
 from qaeval_core.schema import Item
 from qaeval_core.scoring import ScoringJob, run_jobs
-from qaeval_core.store import repo
 from qaeval_core.text.profiles import check_profile
 from qaeval_core.workflows.answer_knowledge import calibration_knowledge
 from qaeval_core.workflows.stored_scoring import score_rows, stored_scores
@@ -123,7 +122,7 @@ def _check_verdicts(label: str, result: MetricResult) -> None:
 
 
 def _calibration_inputs(
-    db: repo.Store,
+    db: store.Store,
     dataset: str,
     specs: Sequence[tuple[str, Metric]],
     used: Sequence[Item],
@@ -163,7 +162,7 @@ def _calibration_inputs(
 
     def save(job: ScoringJob, result: MetricResult) -> None:
         if store_scores:
-            repo.add_scores(db, score_rows(job.label, job.metric, job.items, result))
+            store.add_scores(db, score_rows(job.label, job.metric, job.items, result))
 
     for job in jobs:  # one at a time, so the progress names the input being scored
         steps.advance(f"{job.label}: scoring {len(used)} items ...")
@@ -181,7 +180,7 @@ def _calibration_inputs(
 
 
 def calibrate_dataset(
-    db: repo.Store,
+    db: store.Store,
     dataset: str,
     *,
     metrics: Sequence[str | Metric] | None = None,
@@ -250,7 +249,7 @@ def calibrate_dataset(
         )
     correct = dict(zip(verdicts["item_id"], verdicts["human_correct"].astype(bool), strict=True))
     final = dict(zip(verdicts["item_id"], verdicts["final"].astype(int), strict=True))
-    items = [it for it in repo.load_items(db, dataset) if it.meta["item_id"] in correct]
+    items = [it for it in store.load_items(db, dataset) if it.meta["item_id"] in correct]
     groups = question_groups(items)
     n_labelled = len(items)
     if max_labels is not None and max_labels < n_labelled:
@@ -332,7 +331,7 @@ def calibrate_dataset(
 
 
 def labelled_data(
-    db: repo.Store,
+    db: store.Store,
     dataset: str,
     item_ids: Sequence[int],
     *,
@@ -346,7 +345,7 @@ def labelled_data(
     verdicts = analysis.human_verdicts(frames).set_index("item_id")
     ids = [int(i) for i in item_ids]
     y = verdicts.loc[ids, "human_correct"].astype(bool).to_numpy()
-    by_id = {_item_id(it): it for it in repo.load_items(db, dataset)}
+    by_id = {_item_id(it): it for it in store.load_items(db, dataset)}
     groups = question_groups([by_id[i] for i in ids])
     specs = profile_specs(metric_specs(metrics), normalize)
     stored = stored_scores(db, dataset, [m for _, m in specs])

@@ -18,17 +18,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from qaeval_core import store
 from qaeval_core.calibrate.cascade import add_llm_tier
 from qaeval_core.calibrate.options import LLMTierPolicy
 from qaeval_core.judge import Judge
-from qaeval_core.store import repo
 from qaeval_core.workflows.calibration import DatasetCalibration, labelled_data
 
 __all__ = ["fit_llm_tier"]
 
 
 def fit_llm_tier(
-    db: repo.Store,
+    db: store.Store,
     dataset: str,
     fit: DatasetCalibration,
     *,
@@ -47,7 +47,7 @@ def fit_llm_tier(
     raised) when the LLM agrees with the labels at chance.
     """
     ids = list(fit.used_item_ids)
-    by_id = {int(it.meta["item_id"]): it for it in repo.load_items(db, dataset)}
+    by_id = {int(it.meta["item_id"]): it for it in store.load_items(db, dataset)}
     data = labelled_data(db, dataset, ids, metrics=[])
     return add_llm_tier(
         fit.judge,

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from qaeval_core import store
 from qaeval_core.analysis.frames import load_frames
 from qaeval_core.analysis.harness_report import (
     DECIDED,
@@ -22,14 +23,13 @@ from qaeval_core.analysis.harness_report import (
     JUDGE,
     harness_numbers,
 )
-from qaeval_core.store import repo
 from qaeval_core.workflows.triage import estimation_frame, final_labels
 
 __all__ = ["harness_results"]
 
 
 def harness_results(
-    db: repo.Store,
+    db: store.Store,
     dataset: str,
     *,
     calibration: str | None = None,
@@ -50,9 +50,9 @@ def harness_results(
     )
 
 
-def _harness_items(db: repo.Store, dataset: str) -> pd.DataFrame:
+def _harness_items(db: store.Store, dataset: str) -> pd.DataFrame:
     """One row per imported harness item: ``item_id``, model, task, variant, scores."""
-    items = repo.list_items(db, dataset)
+    items = store.list_items(db, dataset)
     rows = []
     for rec in items.to_dict("records"):
         meta = rec.get("meta") or {}
@@ -72,7 +72,7 @@ def _harness_items(db: repo.Store, dataset: str) -> pd.DataFrame:
 
 
 def _predictions(
-    db: repo.Store,
+    db: store.Store,
     dataset: str,
     calibration: str | None,
     metrics: Sequence[str] | None,

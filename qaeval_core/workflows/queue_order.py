@@ -3,7 +3,7 @@
 :func:`reorder_queue` ranks a dataset's items with
 :func:`qaeval_core.calibrate.active.disagreement_order` on their stored scores, then rewrites the
 positions of the *unlabelled* assignments only, in one short write transaction, so
-:func:`qaeval_core.store.annotation.next_item` (which walks a queue by position) serves the
+:func:`qaeval_core.store.next_item` (which walks a queue by position) serves the
 most informative items first. Labelled assignments, and every label, are left untouched.
 """
 
@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from qaeval_core import analysis
+from qaeval_core import analysis, store
 from qaeval_core.calibrate.active import STRATEGIES, Strategy, disagreement_order
 from qaeval_core.calibrate.inputs import FEATURE_ONLY
 from qaeval_core.errors import ConfigError
-from qaeval_core.store import repo
 
 __all__ = ["ReorderResult", "reorder_queue"]
 
@@ -85,9 +84,9 @@ def reorder_queue(
     key, used, n_scored = _priority(db, dataset, metrics, labelled_last)
     last = (2, 0.0)
     per_user: dict[str, int] = {}
-    with repo.session_for(db, write=True) as s:  # read and re-position in one transaction
+    with store.store_scope(db, write=True) as s:  # read and re-position in one transaction
         queues: dict[str, list[tuple[int, int, float]]] = {}
-        for slot in repo.unlabelled_assignments(s, dataset, user):
+        for slot in store.unlabelled_assignments(s, dataset, user):
             queues.setdefault(slot.user, []).append(
                 (slot.assignment_id, slot.item_id, slot.position)
             )
@@ -97,5 +96,5 @@ def reorder_queue(
             rows.sort(key=lambda r: (*key.get(r[1], last), r[2], r[1]))
             updates += [(aid, start + k) for k, (aid, _, _) in enumerate(rows)]
             per_user[name] = len(rows)
-        repo.set_assignment_positions(s, updates)
+        store.set_assignment_positions(s, updates)
     return ReorderResult(dataset, strategy, used, n_scored, dict(sorted(per_user.items())))

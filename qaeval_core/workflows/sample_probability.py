@@ -9,8 +9,8 @@ carry.
 
 The rule (:func:`sample_probabilities`):
 
-* with a **triage deal drawn by chance** (:func:`qaeval_core.store.annotation.
-  deal_triage_by_chance`), the latest one is the design: the items it held as known (labelled
+* with a **triage deal drawn by chance** (:class:`qaeval_core.store.
+  TriageByChance`), the latest one is the design: the items it held as known (labelled
   before it drew) get 1; the items it drew and that are labelled get their probability times
   the share of its drawn items labelled so far (it serves them in random order, so the labelled
   part is a uniform part of the draw: a drawn item is labelled with that share's chance);
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from qaeval_core.store.annotation import SELECTION_BY_CHANCE
+from qaeval_core.store import SELECTION_BY_CHANCE
 
 __all__ = ["latest_by_chance_deal", "sample_probabilities"]
 
@@ -41,7 +41,7 @@ def _params(value: Any) -> dict[str, Any]:
 
 
 def latest_by_chance_deal(deals: pd.DataFrame) -> pd.Series | None:
-    """The newest triage deal drawn by chance (a row of ``repo.list_deals``), or None."""
+    """The newest triage deal drawn by chance (a row of ``store.list_deals``), or None."""
     if deals.empty:
         return None
     chosen = deals[
@@ -56,7 +56,7 @@ def sample_probabilities(
 ) -> dict[int, float]:
     """``{item_id: probability}`` for the labelled items with a known one (module docstring).
 
-    ``deals``: ``repo.list_deals`` of the dataset; ``deal_items``: ``repo.deal_item_rows``;
+    ``deals``: ``store.list_deals`` of the dataset; ``deal_items``: ``store.deal_item_rows``;
     ``labelled``: the items with a human verdict now.
     """
     labelled = {int(i) for i in labelled}

@@ -26,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 
+from qaeval_core import store
 from qaeval_core.analysis import load_scores
 from qaeval_core.jsonable import to_jsonable
 from qaeval_core.judge import COLUMN_PREFIX, Judge
@@ -33,7 +34,6 @@ from qaeval_core.metrics.base import NO_VERDICT, Metric, MetricResult
 from qaeval_core.metrics.specs import resolve_metrics
 from qaeval_core.schema import Item
 from qaeval_core.scoring import ScoringJob, run_jobs
-from qaeval_core.store import repo
 
 __all__ = ["judge_dataset", "score_dataset", "score_rows", "stored_scores"]
 
@@ -65,7 +65,7 @@ def score_rows(
     ]
 
 
-def stored_scores(db: repo.Store, dataset: str, metrics: Iterable[Metric]) -> pd.DataFrame:
+def stored_scores(db: store.Store, dataset: str, metrics: Iterable[Metric]) -> pd.DataFrame:
     """Stored scores of exactly these metric configurations, one row per (config, item)."""
     pairs = list(dict.fromkeys((m.id, m.config_hash()) for m in metrics))
     stored = load_scores(db, dataset, pairs)
@@ -80,7 +80,7 @@ def _stored_ids(stored: pd.DataFrame, metric: Metric) -> set[int]:
 
 
 def _score_missing(
-    db: repo.Store,
+    db: store.Store,
     dataset: str,
     named: Sequence[tuple[str, Metric]],
     items: Sequence[Item],
@@ -105,7 +105,7 @@ def _score_missing(
         }
 
     def save(job: ScoringJob, result: MetricResult) -> None:
-        repo.add_scores(db, score_rows(job.label, job.metric, job.items, result))
+        store.add_scores(db, score_rows(job.label, job.metric, job.items, result))
         missing = [d.get(NO_VERDICT) for d in result.details if d.get(NO_VERDICT)]
         if missing:
             summary[job.label]["no_verdict"] = len(missing)
@@ -118,7 +118,7 @@ def _score_missing(
 
 
 def score_dataset(
-    db: repo.Store,
+    db: store.Store,
     dataset: str,
     metrics: Iterable[str | Metric] | str,
     *,
@@ -134,7 +134,7 @@ def score_dataset(
     "skipped"}``.
     """
     named = resolve_metrics(metrics)
-    items = repo.load_items(db, dataset)
+    items = store.load_items(db, dataset)
     return _score_missing(
         db, dataset, named, items, rescore=rescore, batch_size=batch_size, progress=progress
     )
@@ -153,7 +153,7 @@ def _stored_error(details: Any) -> str | None:
 
 
 def judge_dataset(
-    db: repo.Store,
+    db: store.Store,
     dataset: str,
     judge: Judge,
     *,
@@ -169,8 +169,8 @@ def judge_dataset(
     ``judge_reason == "judge_error"`` (as :meth:`Judge.input_scores` reports for a file).
     Returns the frame and, per input column, what was scored and skipped.
     """
-    frame = repo.list_items(db, dataset)
-    by_id = {_item_id(it): it for it in repo.load_items(db, dataset)}
+    frame = store.list_items(db, dataset)
+    by_id = {_item_id(it): it for it in store.load_items(db, dataset)}
     ids = [int(i) for i in frame["item_id"]]
     items = [by_id[i] for i in ids]
     named = list(judge.metrics().items())

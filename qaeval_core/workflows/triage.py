@@ -12,7 +12,7 @@
   (``qaeval export --what final``).
 
 ``label_sample`` says how an item's human labels were chosen. It is ``"random"`` when the item
-was drawn by an **audit deal** (:func:`qaeval_core.store.annotation.deal_audit_sample`, a
+was drawn by an **audit deal** (:class:`qaeval_core.store.AuditSample`, a
 seeded uniform random sample), whoever labelled it: an audit that draws an item triage already
 sent to someone keeps it in the random sample, or the random sample would lack exactly the
 items the judge doubts. Otherwise it is the kind of deal that queued the item for its raters
@@ -36,12 +36,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from qaeval_core import store
 from qaeval_core.analysis.aggregation import Aggregate, check_aggregate, dawid_skene
 from qaeval_core.analysis.agreement import aggregate_labels
 from qaeval_core.analysis.estimates import RANDOM_SAMPLE  # the audit deal's label_sample
 from qaeval_core.errors import ConfigError, InputError, NothingToDraw
 from qaeval_core.judge import Judge
-from qaeval_core.store import annotation, repo
 from qaeval_core.vocabulary import EXPORTS, FINAL_EXPORT
 from qaeval_core.workflows.sample_probability import sample_probabilities
 from qaeval_core.workflows.stored_scoring import judge_dataset
@@ -77,17 +77,17 @@ _STATUS = ("dealt", "labelled", "queued")
 # ----------------------------------------------------------------------------- inputs
 
 
-def _load_judge(db: repo.Store, calibration: str) -> Judge:
+def _load_judge(db: store.Store, calibration: str) -> Judge:
     """The saved calibration as a judge (NotFoundError naming the saved ones)."""
     if not isinstance(calibration, str) or not calibration.strip():
         raise InputError(
             "Name the saved calibration to apply (one saved when calibrating with a name).",
             param="calibration",
         )
-    return Judge.from_config(repo.get_calibration(db, calibration).config)
+    return Judge.from_config(store.get_calibration(db, calibration).config)
 
 
-def _judged(db: repo.Store, dataset: str, judge: Judge) -> pd.DataFrame:
+def _judged(db: store.Store, dataset: str, judge: Judge) -> pd.DataFrame:
     """The judge's columns per item (stored input scores reused, missing ones stored)."""
     frame, _ = judge_dataset(db, dataset, judge)
     missing = [c for c in _JUDGE_COLUMNS if c not in frame.columns]
@@ -96,7 +96,7 @@ def _judged(db: repo.Store, dataset: str, judge: Judge) -> pd.DataFrame:
     return frame[_JUDGE_COLUMNS + [c for c in ("judge_reason",) if c in frame.columns]]
 
 
-def _url(db: repo.Store) -> str | None:
+def _url(db: store.Store) -> str | None:
     if db is not None and not isinstance(db, str):
         raise InputError(
             "route_uncertain deals in its own locked transaction; pass a store URL (or None for "
@@ -130,7 +130,7 @@ class TriageResult:
     calibration: str
     selection: str
     items: pd.DataFrame
-    deal: annotation.DealResult
+    deal: store.DealResult
 
     def _ids(self, status: str) -> list[int]:
         return [int(i) for i in self.items.loc[self.items["status"] == status, "item_id"]]
@@ -166,7 +166,7 @@ def _band_error(name: str, judge: Judge) -> ConfigError:
 
 
 def route_uncertain(
-    db: repo.Store,
+    db: store.Store,
     dataset: str,
     calibration: str,
     users: list[str] | tuple[str, ...],
@@ -194,7 +194,7 @@ def route_uncertain(
     curve), or with ``n_most_uncertain`` the N items of highest ``judge_doubt``, labelled or not.
     Selected items that already have a human label or are already in someone's queue are
     skipped and reported; the rest are dealt, most doubtful first, with the overlap options of
-    :func:`qaeval_core.store.annotation.deal` (``base``, ``extra_fraction``, ``extra_k``; ``seed``
+    :func:`qaeval_core.store.deal` (``base``, ``extra_fraction``, ``extra_k``; ``seed``
     picks the overlap items). Running it again routes nothing twice.
 
     Every argument is checked before anything is scored or dealt: an unknown dataset,
@@ -206,24 +206,24 @@ def route_uncertain(
         raise InputError("Give n_most_uncertain or human_share, not both.")
     if n_most_uncertain is not None:
         n_most_uncertain = _positive_int(n_most_uncertain, "n_most_uncertain")
-    repo.get_dataset(url, dataset)
+    store.get_dataset(url, dataset)
     judge = _load_judge(url, calibration)
     if n_most_uncertain is None:
         if judge.triage is None or (human_share is None and judge.triage.share <= 0):
             raise _band_error(calibration, judge)
         if human_share is not None:
             judge = judge.with_share(human_share)
-    annotation.check_queue_users(
+    store.check_queue_users(
         url, list(users), base=base, extra_fraction=extra_fraction, extra_k=extra_k
     )
     if created_by is not None:
-        repo.get_user(url, created_by)
+        store.get_user(url, created_by)
 
     if floor is not None:
         _check_floor(floor)
 
     judged = _judged(url, dataset, judge)
-    items = repo.list_items(url, dataset)[["item_id", "external_id", "qa_model"]]
+    items = store.list_items(url, dataset)[["item_id", "external_id", "qa_model"]]
     frame = items.merge(judged, on="item_id", how="left")
     frame = frame.sort_values(
         ["judge_doubt", "item_id"], ascending=[False, True], na_position="last", kind="stable"
@@ -244,24 +244,14 @@ def route_uncertain(
         "band_threshold": None if judge.triage is None else judge.triage.threshold,
         "band_share": None if judge.triage is None else judge.triage.share,
     }
-    if floor is not None:
-        options = {"base": base, "extra_fraction": extra_fraction, "extra_k": extra_k}
-        return _route_by_chance(
-            url, dataset, calibration, list(users), frame, chosen, float(floor), seed,
-            options, params, created_by,
-        )  # fmt: skip
-    result = annotation.deal_triage(
-        url,
-        dataset,
-        list(users),
-        ids,
-        seed=seed,
-        base=base,
-        extra_fraction=extra_fraction,
-        extra_k=extra_k,
-        params=params,
-        created_by=created_by,
+    options = store.DealOptions(
+        base=base, extra_fraction=extra_fraction, extra_k=extra_k, seed=seed, created_by=created_by
     )
+    if floor is not None:
+        return _route_by_chance(
+            url, dataset, calibration, list(users), frame, chosen, float(floor), options, params
+        )
+    result = store.deal(url, dataset, list(users), store.TriageItems(ids, params), options)
     status = dict.fromkeys(result.item_ids, "dealt")
     status.update(dict.fromkeys(result.skipped_labelled, "labelled"))
     status.update(dict.fromkeys(result.skipped_queued, "queued"))
@@ -282,7 +272,7 @@ def _check_floor(floor: Any) -> None:
 
 
 def _route_by_chance(
-    url, dataset, calibration, users, frame, chosen, floor, seed, options, params, created_by
+    url, dataset, calibration, users, frame, chosen, floor, options, params
 ) -> TriageResult:
     """``route_uncertain`` with ``floor``: draw by chance (:func:`route_uncertain`)."""
     from qaeval_core.analysis.selection_design import inclusion_probabilities
@@ -301,10 +291,8 @@ def _route_by_chance(
     pi = inclusion_probabilities(todo["judge_probability"].to_numpy(float), budget, floor)
     probabilities = dict(zip(todo["item_id"].astype(int), pi, strict=True))
     params = {**params, "floor": floor, "budget": budget}
-    result = annotation.deal_triage_by_chance(
-        url, dataset, users, probabilities, seed=seed, params=params, created_by=created_by,
-        **options,
-    )  # fmt: skip
+    draw = store.TriageByChance(probabilities, params)
+    result = store.deal(url, dataset, users, draw, options)
     status = dict.fromkeys(result.item_ids, "dealt")
     status.update(dict.fromkeys(result.skipped_queued, "queued"))
     drawn = todo[todo["item_id"].astype(int).isin(status)]
@@ -351,7 +339,7 @@ def _label_sample(
     return out
 
 
-def _human_side(db: repo.Store, dataset: str, aggregate: str = "majority") -> pd.DataFrame:
+def _human_side(db: store.Store, dataset: str, aggregate: str = "majority") -> pd.DataFrame:
     """Per item (import order): ids, QA model, the aggregate verdict and ``label_sample``.
 
     ``aggregate`` (:data:`~qaeval_core.analysis.aggregation.AGGREGATES`) turns the raters'
@@ -359,13 +347,13 @@ def _human_side(db: repo.Store, dataset: str, aggregate: str = "majority") -> pd
     overrides either.
     """
     check_aggregate(aggregate)
-    with repo.session_for(db) as s:
-        items = repo.frame_items(s, dataset)
-        labels = repo.frame_labels(s, dataset)
-        adjudications = repo.adjudication_rows(s, dataset)
-        origins = repo.label_origins(s, dataset)
-        drawn = repo.deal_item_rows(s, dataset)
-        deals = repo.list_deals(s, dataset)
+    with store.store_scope(db) as s:
+        items = store.frame_items(s, dataset)
+        labels = store.frame_labels(s, dataset)
+        adjudications = store.adjudication_rows(s, dataset)
+        origins = store.label_origins(s, dataset)
+        drawn = store.deal_item_rows(s, dataset)
+        deals = store.list_deals(s, dataset)
     audit = drawn[drawn["kind"] == "audit"]
     agg = aggregate_labels(labels, adjudications, items[["item_id"]])
     if aggregate == "dawid_skene":
@@ -384,7 +372,7 @@ def _human_side(db: repo.Store, dataset: str, aggregate: str = "majority") -> pd
     return out
 
 
-def _with_judge(db: repo.Store, dataset: str, human: pd.DataFrame, calibration: str | None):
+def _with_judge(db: store.Store, dataset: str, human: pd.DataFrame, calibration: str | None):
     if calibration is None:
         out = human.copy()
         out["judge_probability"] = np.nan
@@ -398,7 +386,7 @@ def _with_judge(db: repo.Store, dataset: str, human: pd.DataFrame, calibration: 
 
 
 def final_labels(
-    db: repo.Store,
+    db: store.Store,
     dataset: str,
     calibration: str | None = None,
     *,
@@ -442,7 +430,7 @@ def final_labels(
     return out[FINAL_COLUMNS].reset_index(drop=True)
 
 
-def estimation_frame(db: repo.Store, dataset: str, calibration: str) -> pd.DataFrame:
+def estimation_frame(db: store.Store, dataset: str, calibration: str) -> pd.DataFrame:
     """One row per item for :func:`qaeval_core.analysis.estimates.estimate_accuracy`.
 
     Columns :data:`ESTIMATION_COLUMNS`: the saved calibration's ``judge_probability``,
@@ -475,7 +463,7 @@ def estimation_frame(db: repo.Store, dataset: str, calibration: str) -> pd.DataF
 
 
 def export_records(
-    db: repo.Store,
+    db: store.Store,
     dataset: str,
     what: str = "items",
     *,
@@ -499,4 +487,4 @@ def export_records(
             f"A calibration only applies to the {FINAL_EXPORT!r} export (judge-decided final "
             f"labels), not to {what!r}."
         )
-    return repo.export_store_records(db, dataset, what, metric_id=metric_id)
+    return store.export_store_records(db, dataset, what, metric_id=metric_id)

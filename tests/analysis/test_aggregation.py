@@ -9,11 +9,10 @@ import pytest
 from _annotation_store import make_store
 from crowdkit.aggregation import DawidSkene
 
-from qaeval_core import analysis, workflows
+from qaeval_core import analysis, store, workflows
 from qaeval_core.analysis.aggregation import annotator_quality, dawid_skene
 from qaeval_core.analysis.agreement import aggregate_labels, rater_vs_rest
 from qaeval_core.errors import QAEvalError
-from qaeval_core.store import annotation as ann
 from qaeval_core.store.orm import User
 from qaeval_core.store.session import write_scope
 
@@ -90,9 +89,9 @@ def test_final_labels_with_the_dawid_skene_aggregate(db_url: str) -> None:
     ids = make_store(db_url, n_items=120, users=("careful", "noisy1", "noisy2"))
     with write_scope(db_url) as s:
         s.add(User(name="boss", role="researcher"))
-    ann.deal(db_url, "ds", ["careful", "noisy1", "noisy2"], base=3)
+    store.deal(db_url, "ds", ["careful", "noisy1", "noisy2"], options=store.DealOptions(base=3))
     for row in labels.itertuples(index=False):
-        ann.save_label(db_url, row.rater, ids[row.item_id - 1], row.value)
+        store.save_label(db_url, row.rater, ids[row.item_id - 1], row.value)
     analysis.adjudicate(db_url, ids[0], "boss", 1, "rule 4")
     majority = workflows.final_labels(db_url, "ds").set_index("item_id")
     weighted = workflows.final_labels(db_url, "ds", aggregate="dawid_skene").set_index("item_id")

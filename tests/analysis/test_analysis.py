@@ -10,11 +10,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from qaeval_core import analysis
+from qaeval_core import analysis, store
 from qaeval_core.analysis.agreement import krippendorff_alpha
 from qaeval_core.cli.main import main as cli_main
 from qaeval_core.errors import ConfigError, NotFoundError, PermissionDenied
-from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
 from qaeval_core.workflows import score_dataset
 
@@ -39,8 +38,8 @@ def demo_url(demo_file: Path, tmp_path: Path) -> str:
     path = tmp_path / "demo.sqlite"
     shutil.copy(demo_file, path)
     url = f"sqlite:///{path}"
-    repo.add_user(url, "res", "researcher", "pw")
-    repo.add_user(url, "ann", "annotator", "pw")
+    store.add_user(url, "res", "researcher", "pw")
+    store.add_user(url, "ann", "annotator", "pw")
     return url
 
 
@@ -64,15 +63,15 @@ def small_url(sqlite_url: str) -> str:
         row(2, [{"rater": "a", "label": 0, "rule": 2}, {"rater": "b", "label": 0},
                 {"rater": "c", "label": 1, "note": "not sure"}]),
     ]  # fmt: skip
-    repo.import_items(sqlite_url, "small", rows)
-    repo.add_user(sqlite_url, "res", "researcher", "pw")
-    repo.add_user(sqlite_url, "boss", "admin", "pw")
-    repo.add_user(sqlite_url, "ann", "annotator", "pw")
+    store.import_items(sqlite_url, "small", rows)
+    store.add_user(sqlite_url, "res", "researcher", "pw")
+    store.add_user(sqlite_url, "boss", "admin", "pw")
+    store.add_user(sqlite_url, "ann", "annotator", "pw")
     return sqlite_url
 
 
 def _item_id(url: str, external_id: str) -> int:
-    items = repo.list_items(url, "small")
+    items = store.list_items(url, "small")
     return int(items.loc[items["external_id"] == external_id, "item_id"].iloc[0])
 
 
@@ -93,7 +92,7 @@ def test_latest_config_wins_unless_a_hash_is_named(demo_url: str) -> None:
     old = analysis.load_frames(demo_url, DEMO, metrics=["em"])
     old_hash = old.scores["config_hash"].iloc[0]
     item_ids = old.items["item_id"].tolist()
-    repo.add_scores(
+    store.add_scores(
         demo_url,
         [
             {"item_id": i, "metric_id": "em", "config_hash": "newer", "value": 1.0,
@@ -118,7 +117,7 @@ def test_latest_config_wins_unless_a_hash_is_named(demo_url: str) -> None:
 
 
 def test_all_datasets_at_once(small_url: str) -> None:
-    repo.import_items(
+    store.import_items(
         small_url,
         "other",
         [{"id": "x", "question": "q", "references": ["r"], "candidate": "c",

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from _triage_store import make_store, save_judge
 
-from qaeval_core import workflows
+from qaeval_core import store, workflows
 from qaeval_core.analysis.estimates import (
     ALL_MODELS,
     ALL_PAIRS_MODELS,
@@ -23,7 +23,6 @@ from qaeval_core.analysis.estimates import (
 )
 from qaeval_core.cli.main import main
 from qaeval_core.errors import InputError
-from qaeval_core.store import annotation as ann
 
 # -- no zero-width interval --------------------------------------------------------------------
 
@@ -175,9 +174,9 @@ def test_estimate_reads_the_final_labels_export_and_only_its_human_labels(
 ) -> None:
     make_store(sqlite_url, n_items=60)
     save_judge(sqlite_url)
-    ann.deal_audit_sample(sqlite_url, "ds", ["ann1"], n=30, seed=3)
-    while (item := ann.next_item(sqlite_url, "ann1", "ds")) is not None:
-        ann.save_label(sqlite_url, "ann1", item.id, 2 if item.id % 3 else 0)
+    store.deal(sqlite_url, "ds", ["ann1"], store.AuditSample(n=30), store.DealOptions(seed=3))
+    while (item := store.next_item(sqlite_url, "ann1", "ds")) is not None:
+        store.save_label(sqlite_url, "ann1", item.id, 2 if item.id % 3 else 0)
     final = workflows.final_labels(sqlite_url, "ds", "cal")
     assert set(final["source"]) == {"annotators", "judge"}  # the judge decided the other 30
     expected = estimate_accuracy(

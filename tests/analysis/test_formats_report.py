@@ -15,9 +15,8 @@ import pytest
 from _calibration_data import fake_cost_measuring, write_labelled_dataset
 from _paths import TEST_DATA
 
+from qaeval_core import store
 from qaeval_core.cli.main import main as cli_main
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
 from qaeval_core.workflows.harness import harness_results
 
 FIX = TEST_DATA / "formats" / "lm_eval"
@@ -77,10 +76,10 @@ def test_import_score_report_gives_per_model_numbers_and_the_flip(
 
 def test_random_audit_labels_add_ppi_intervals(sqlite_url: str, tmp_path: Path) -> None:
     _import_and_score(sqlite_url)
-    repo.add_user(sqlite_url, "ann1", "annotator", password="a-long-password-1")
-    ann.deal_audit_sample(sqlite_url, "nq", ["ann1"], n=48, seed=7)
-    while (item := ann.next_item(sqlite_url, "ann1", "nq")) is not None:
-        ann.save_label(sqlite_url, "ann1", item.id, 0 if item.candidate.lower() in WRONG else 2)
+    store.add_user(sqlite_url, "ann1", "annotator", password="a-long-password-1")
+    store.deal(sqlite_url, "nq", ["ann1"], store.AuditSample(n=48), store.DealOptions(seed=7))
+    while (item := store.next_item(sqlite_url, "ann1", "nq")) is not None:
+        store.save_label(sqlite_url, "ann1", item.id, 0 if item.candidate.lower() in WRONG else 2)
     numbers = _report(sqlite_url, tmp_path)
     small, large = _row(numbers, SMALL), _row(numbers, LARGE)
     assert small["human"] == {"n_labelled": 12, "accuracy": 0.75}
@@ -131,7 +130,7 @@ def test_a_saved_calibration_is_one_more_judge(
     from qaeval_core.workflows import estimation_frame
 
     decided = estimation_frame(sqlite_url, "nq", "cal").set_index("item_id")["judge_correct"]
-    items = repo.list_items(sqlite_url, "nq").to_dict("records")
+    items = store.list_items(sqlite_url, "nq").to_dict("records")
     ids = [
         int(r["item_id"])
         for r in items

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from _triage_store import make_store, save_judge
 
+from qaeval_core import store
 from qaeval_core.cli.main import main
-from qaeval_core.store import annotation as ann
 
 
 def test_report_adds_model_accuracies_with_valid_cis(
@@ -18,9 +18,9 @@ def test_report_adds_model_accuracies_with_valid_cis(
 ) -> None:
     make_store(sqlite_url, n_items=60)
     save_judge(sqlite_url)
-    ann.deal_audit_sample(sqlite_url, "ds", ["ann1"], n=40, seed=3)
-    while (item := ann.next_item(sqlite_url, "ann1", "ds")) is not None:
-        ann.save_label(sqlite_url, "ann1", item.id, 2 if item.id % 3 else 0)
+    store.deal(sqlite_url, "ds", ["ann1"], store.AuditSample(n=40), store.DealOptions(seed=3))
+    while (item := store.next_item(sqlite_url, "ann1", "ds")) is not None:
+        store.save_label(sqlite_url, "ann1", item.id, 2 if item.id % 3 else 0)
     html, numbers = tmp_path / "r.html", tmp_path / "r.json"
     args = ["report", "-d", "ds", "-o", str(html), "--json", str(numbers), "--n-boot", "50"]
     assert main([*args, "--calibration", "cal", "--db", sqlite_url]) == 0

@@ -13,14 +13,13 @@ import pytest
 from _apptest import DEMO, build_demo_store, copy_store, finish_store, logged_in
 from _picker import picker_data, send, send_raw
 
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
+from qaeval_core import store as qstore
 
 
 @pytest.fixture(scope="module")
 def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path, url = build_demo_store(tmp_path_factory.mktemp("flow"))
-    ann.deal(url, DEMO, ["ann"])
+    qstore.deal(url, DEMO, ["ann"])
     finish_store(url)
     return path
 
@@ -32,7 +31,7 @@ def store(demo_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 def mine(url: str):  # a DataFrame
     """The labels ``ann`` wrote (the demo also holds imported raters' labels)."""
-    labels = repo.label_history_frame(url, DEMO)
+    labels = qstore.label_history_frame(url, DEMO)
     return labels[labels["user"] == "ann"].reset_index(drop=True)
 
 
@@ -71,17 +70,17 @@ def test_active_time_is_capped_and_wall_time_kept(store: str) -> None:
     at = logged_in("ann")
     at.session_state["ann_started"] = at.session_state["ann_started"] - 100  # open for 100 s
     send(at, "save", value=2, active=12.5, wall=75.0)  # 62.5 s of it idle, cut by the browser
-    hist = ann.label_history(store, "ann", int(mine(store).iloc[0]["item_id"]))[0]
+    hist = qstore.label_history(store, "ann", int(mine(store).iloc[0]["item_id"]))[0]
     assert (hist.seconds, hist.wall_seconds) == (pytest.approx(12.5), pytest.approx(75.0))
     # A browser cannot claim more than the server saw the item open (here about 0 s).
     send(at, "save", value=1, active=500.0, wall=900.0)
-    hist = ann.label_history(store, "ann", int(mine(store).iloc[1]["item_id"]))[0]
+    hist = qstore.label_history(store, "ann", int(mine(store).iloc[1]["item_id"]))[0]
     assert hist.wall_seconds is not None and hist.seconds <= hist.wall_seconds < 5.0
     # Without the browser's measure, a long gap counts at most the idle cap.
     at.session_state["ann_started"] = at.session_state["ann_started"] - 600
     send(at, "save", value=0)
     latest = mine(store).iloc[-1]
-    guide = repo.get_guidelines(store, DEMO)
+    guide = qstore.get_guidelines(store, DEMO)
     assert float(latest["seconds"]) == pytest.approx(guide.idle_cap_seconds)
 
 
@@ -92,8 +91,10 @@ def test_skip_survives_a_new_session_and_comes_back_on_request(store: str) -> No
     assert picker_data(at)["item"]["id"] != skipped["id"]
     again = logged_in("ann")  # a new browser session
     assert picker_data(again)["item"]["id"] != skipped["id"]
-    assert [e.item_id for e in ann.queue_entries(store, "ann", DEMO, "skipped")] == [skipped["id"]]
-    assert ann.revisit_skipped(store, "ann", DEMO) == 1
+    assert [e.item_id for e in qstore.queue_entries(store, "ann", DEMO, "skipped")] == [
+        skipped["id"]
+    ]
+    assert qstore.revisit_skipped(store, "ann", DEMO) == 1
     assert logged_in("ann").session_state["ann_item"] == skipped["id"]
 
 
@@ -104,7 +105,7 @@ def test_flag_for_review_with_a_reason_reaches_the_flags_page(store: str) -> Non
     assert picker_data(at)["ack"]["status"] == "error"  # a reason is required
     send(at, "flag", reason="<b>reference</b> is wrong")
     assert picker_data(at)["item"]["id"] != item["id"]
-    flags = repo.list_flags(store, DEMO)
+    flags = qstore.list_flags(store, DEMO)
     assert list(flags["item_id"]) == [item["id"]]
     res = logged_in("res")
     res.switch_page("views/flags.py").run()
@@ -113,8 +114,8 @@ def test_flag_for_review_with_a_reason_reaches_the_flags_page(store: str) -> Non
     res.selectbox(key="flags_pick").set_value(int(flags["flag_id"][0]))
     res.text_input(key="flags_resolution").input("fixed the reference")
     res.button(key="flags_resolve").click().run()
-    assert repo.list_flags(store, DEMO).empty
-    assert repo.list_flags(store, DEMO, open_only=False)["resolution"][0] == "fixed the reference"
+    assert qstore.list_flags(store, DEMO).empty
+    assert qstore.list_flags(store, DEMO, open_only=False)["resolution"][0] == "fixed the reference"
 
 
 def test_queue_filters_and_next_unlabelled(store: str) -> None:
@@ -131,12 +132,12 @@ def test_queue_filters_and_next_unlabelled(store: str) -> None:
     send(at, "queue")  # Q: jump to the next unlabelled item (the skipped one is left out)
     nxt = picker_data(at)["item"]["id"]
     assert nxt not in (first, second)
-    pending = ann.queue_entries(store, "ann", DEMO, "pending")
+    pending = qstore.queue_entries(store, "ann", DEMO, "pending")
     assert pending[0].item_id == nxt
 
 
 def test_guidelines_rules_and_keys_come_from_the_store(store: str) -> None:
-    repo.save_guidelines(
+    qstore.save_guidelines(
         store, DEMO, "res", text="Be strict. <script>alert(1)</script>",
         rules=[{"name": "Exact", "description": "Only exact answers"}, {"name": "Alias"}],
         label_keys={"correct": "J", "unclear": "K", "incorrect": "L"}, idle_cap_seconds=30,
@@ -162,6 +163,6 @@ def test_researcher_edits_guidelines_as_a_new_version(store: str) -> None:
     at.text_area(key=f"gl_text_{DEMO}_0").input("# Our rules\n\nJudge the *answer*.")
     at.button(key="gl_save").click().run()
     assert not at.exception, at.exception
-    history = repo.guideline_history(store, DEMO)
+    history = qstore.guideline_history(store, DEMO)
     assert [g.version for g in history] == [1]
     assert history[0].text.startswith("# Our rules") and len(history[0].rules) == 7

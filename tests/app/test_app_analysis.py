@@ -24,9 +24,9 @@ from streamlit.testing.v1 import AppTest
 
 from app.routes import PAGES, VIEWS
 from qaeval_core import analysis
+from qaeval_core import store as qstore
 from qaeval_core.analysis.agreement import krippendorff_alpha
 from qaeval_core.cli.demo import DEMO_METRICS
-from qaeval_core.store import repo
 from qaeval_core.workflows import score_dataset
 
 EVIL = "<script>alert('x')</script> ![img](http://evil.example/a.png) **bold**"
@@ -40,7 +40,7 @@ def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo store with lexical scores, a researcher, an annotator and an evil item."""
     path, url = build_demo_store(tmp_path_factory.mktemp("app-demo"))
     score_dataset(url, DEMO, ["em", "f1", "contains"])
-    repo.import_items(
+    qstore.import_items(
         url,
         "evil",
         [

@@ -18,10 +18,9 @@ from _triage_pages import (
     table,
 )
 
+from qaeval_core import store as qstore
 from qaeval_core import workflows
 from qaeval_core.analysis.estimates import estimate_accuracy
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
 
 
 @pytest.fixture(scope="module")
@@ -48,11 +47,11 @@ def test_assign_draws_by_chance_and_the_leaderboard_weights_the_labels(store: st
     items = table(at, "P(drawn)", "What happened")
     assert shown["Drawn"] == str(len(items)) and int(shown["Dealt"]) == len(items) > 0
     assert items["P(drawn)"].astype(float).between(0.05, 1).all()
-    params = repo.list_deals(store, FRESH).iloc[-1]["params"]
-    assert params["selection"] == ann.SELECTION_BY_CHANCE and params["floor"] == 0.05
+    params = qstore.list_deals(store, FRESH).iloc[-1]["params"]
+    assert params["selection"] == qstore.SELECTION_BY_CHANCE and params["floor"] == 0.05
     # ann labels what was drawn; the Leaderboard weighs those labels.
-    for k, item_id in enumerate(repo.deal_item_rows(store, FRESH)["item_id"]):
-        ann.save_label(store, "ann", int(item_id), 2 if k % 3 else 0)
+    for k, item_id in enumerate(qstore.deal_item_rows(store, FRESH)["item_id"]):
+        qstore.save_label(store, "ann", int(item_id), 2 if k % 3 else 0)
     at = open_page("leaderboard.py")
     at.selectbox(key="leaderboard_dataset").set_value(FRESH).run()
     at.number_input(key="estimates_min").set_value(2).run()
@@ -72,7 +71,7 @@ def test_drawing_by_chance_on_a_labelled_dataset_is_a_notice_like_routing_none(
 ) -> None:
     """Every item of the demo carries a label: drawing by chance has nothing to draw. The page
     says so as routing 0 items does (a warning saying why and what to do), not as a red error."""
-    deals = len(repo.list_deals(store, DEMO))
+    deals = len(qstore.list_deals(store, DEMO))
     at = open_page("assign.py")
     at.selectbox(key="assign_dataset").set_value(DEMO).run()
     at.checkbox(key="triage_by_chance").check()
@@ -83,4 +82,4 @@ def test_drawing_by_chance_on_a_labelled_dataset_is_a_notice_like_routing_none(
     assert any(
         w.startswith("Drew 0 items: Nothing to draw") and "audit sample" in w for w in said
     ), said
-    assert len(repo.list_deals(store, DEMO)) == deals  # nothing dealt
+    assert len(qstore.list_deals(store, DEMO)) == deals  # nothing dealt

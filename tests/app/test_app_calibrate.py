@@ -25,10 +25,9 @@ from _calibrate_page import PAGE, fit, logged_in, open_page
 from _calibration_data import fake_cost_measuring
 from streamlit.testing.v1 import AppTest
 
+from qaeval_core import store as qstore
 from qaeval_core.judge import Judge
 from qaeval_core.judge.guarantee import percent
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +54,7 @@ def test_annotator_cannot_open_the_page(store: str) -> None:
     # even run directly, the page's own server-side check stops it
     page = AppTest.from_file(str(APP / PAGE), default_timeout=60)
     page.session_state["qaeval_user"] = {
-        "id": repo.get_user(store, "ann").id, "name": "ann", "role": "annotator",
+        "id": qstore.get_user(store, "ann").id, "name": "ann", "role": "annotator",
     }  # fmt: skip
     page.run()
     assert "cannot open 'Calibrate'" in page.error[0].value
@@ -87,7 +86,7 @@ def test_fit_shows_quality_and_saves_a_calibration(store: str) -> None:
     at.button(key="calibrate_save_submit").click().run()
     assert not at.exception, at.exception
     assert "Saved calibration 'nq-lexical'" in at.success[0].value
-    info = repo.get_calibration(store, "nq-lexical")
+    info = qstore.get_calibration(store, "nq-lexical")
     assert info.dataset == DEMO and info.created_by == "res"
     assert info.config["name"] == "nq-lexical"
     judge = Judge.from_config(info.config)
@@ -113,7 +112,7 @@ def test_a_robust_fit_saves_a_judge_that_reads_answers_as_a_person_does(store: s
     at.text_input(key="calibrate_name").input("nq-robust")
     at.button(key="calibrate_save_submit").click().run()
     assert not at.exception, at.exception
-    judge = Judge.from_config(repo.get_calibration(store, "nq-robust").config)
+    judge = Judge.from_config(qstore.get_calibration(store, "nq-robust").config)
     assert {f.params.get("normalize") for f in judge.features} == {"robust"}
     clean = {"question": "Capital of Japan?", "references": ["Tokyo"],
              "candidate": "The capital city of Japan is Tokyo, a large city."}  # fmt: skip
@@ -123,7 +122,7 @@ def test_a_robust_fit_saves_a_judge_that_reads_answers_as_a_person_does(store: s
 
 
 def test_order_queue_by_disagreement(store: str) -> None:
-    ann.deal(store, DEMO, ["ann"])
+    qstore.deal(store, DEMO, ["ann"])
     at = open_page(logged_in("res"))
     # `qaeval demo` stores scores of its fast metrics, so the queue can be ordered at once
     # (no "score first" hint).
@@ -132,11 +131,11 @@ def test_order_queue_by_disagreement(store: str) -> None:
     at.button(key="calibrate_reorder").click().run()
     assert not at.exception, at.exception
     assert "Re-ordered 298 unlabelled assignment(s)" in at.success[0].value
-    first = ann.next_item(store, "ann", DEMO)
+    first = qstore.next_item(store, "ann", DEMO)
     assert first is not None
     from qaeval_core.calibrate import active
 
-    ranked = active.disagreement_order(repo.scores(store, DEMO))
+    ranked = active.disagreement_order(qstore.scores(store, DEMO))
     assert first.id == int(ranked["item_id"].iloc[0])
 
 
@@ -161,7 +160,7 @@ def test_a_guaranteed_band_is_stated_in_words_and_saved(store: str) -> None:
     fitted = slider.value
     at.text_input(key="calibrate_name").input("nq-guaranteed")
     at.button(key="calibrate_save_submit").click().run()
-    judge = Judge.from_config(repo.get_calibration(store, "nq-guaranteed").config)
+    judge = Judge.from_config(qstore.get_calibration(store, "nq-guaranteed").config)
     assert judge.guarantee is not None and judge.guarantee.target == 0.85
     assert f"{judge.guarantee.n_decided} of them decided alone" in words
     assert f"{percent(round(judge.guarantee.routed, 3))} of items go to people" in words
@@ -287,7 +286,7 @@ def test_taught_answers_checkbox_counts_them_and_the_saved_judge_keeps_them(stor
     at.text_input(key="calibrate_name").input("nq-taught")
     at.button(key="calibrate_save_submit").click().run()
     assert not at.exception, at.exception
-    judge = Judge.from_config(repo.get_calibration(store, "nq-taught").config)
+    judge = Judge.from_config(qstore.get_calibration(store, "nq-taught").config)
     assert judge.knowledge is not None and judge.knowledge.dataset == DEMO
     assert judge.knowledge.knowledge_version == len(found)
     assert 0 < sum(judge.knowledge.counts()[:2]) <= len(found)

@@ -32,9 +32,9 @@ from streamlit.testing.v1 import AppTest
 
 from app.components import llm_tier
 from qaeval_core import analysis, workflows
+from qaeval_core import store as qstore
 from qaeval_core.calibrate.options import CostPolicy, CrossValidation, LLMTierPolicy, TriagePolicy
 from qaeval_core.judge import Judge
-from qaeval_core.store import repo
 from qaeval_core.workflows.cascade import fit_llm_tier
 
 METRICS = ["em", "f1", "contains"]
@@ -114,7 +114,7 @@ def _verdicts(url: str) -> dict[tuple[str, str], bool]:
     correct = dict(zip(human["item_id"], human["human_correct"].astype(bool), strict=True))
     return {
         _key(it.question, it.candidate or ""): correct[int(it.meta["item_id"])]
-        for it in repo.load_items(url, DEMO)
+        for it in qstore.load_items(url, DEMO)
         if int(it.meta["item_id"]) in correct
     }
 
@@ -139,7 +139,7 @@ def knowing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, _L
         judge = fit_llm_tier(url, DEMO, fit, llm_tier=tier)
     assert judge.cascade is not None and judge.cascade.human_share == 0.1
     assert server.asked == len(fit.used_item_ids)  # every used label once
-    repo.save_calibration(url, CAL, judge.to_config(), dataset=DEMO, created_by="res")
+    qstore.save_calibration(url, CAL, judge.to_config(), dataset=DEMO, created_by="res")
     finish_store(url)
     yield path, server
     server.shutdown()
@@ -221,7 +221,7 @@ def test_the_llm_tier_is_fitted_shown_and_saved_with_the_judge(store: str, knowi
     at.button(key="calibrate_save_submit").click().run()
     assert not at.exception, at.exception
     assert "Saved calibration 'with-llm'" in at.success[0].value
-    config = repo.get_calibration(store, "with-llm").config
+    config = qstore.get_calibration(store, "with-llm").config
     assert "cascade" in config
     judge = Judge.from_config(config)
     assert judge.cascade is not None
@@ -284,7 +284,7 @@ def test_without_the_packaged_model_the_control_says_how_to_install_it(
 
 
 def test_the_explorer_trace_says_which_tier_decided(store: str) -> None:
-    judge = Judge.from_config(repo.get_calibration(store, CAL).config)
+    judge = Judge.from_config(qstore.get_calibration(store, CAL).config)
     frame, _ = workflows.judge_dataset(store, DEMO, judge)
     tiers = dict(zip(frame["item_id"].astype(int), frame["judge_tier"], strict=True))
     llm_prob = dict(zip(frame["item_id"].astype(int), frame["judge_llm_probability"], strict=True))

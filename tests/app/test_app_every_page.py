@@ -17,7 +17,7 @@ from _apptest import APP, build_demo_store, finish_store, logged_in
 from streamlit.testing.v1 import AppTest
 
 from app.routes import LOGIN_PAGE, PAGES, VIEWS, PageSpec, pages_for
-from qaeval_core.store import repo
+from qaeval_core import store as qstore
 from qaeval_core.vocabulary import LOGIN_ROLES
 
 #: One account per role that can log in (``build_demo_store`` adds ``res`` and ``ann``; the
@@ -63,7 +63,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     next page shows."""
     with pytest.MonkeyPatch.context() as patch:
         _, url = build_demo_store(tmp_path_factory.mktemp("every-page"))
-        repo.add_user(url, ACCOUNTS["admin"], "admin", f"pw-{ACCOUNTS['admin']}")
+        qstore.add_user(url, ACCOUNTS["admin"], "admin", f"pw-{ACCOUNTS['admin']}")
         finish_store(url)
         patch.setenv("QAEVAL_DATABASE_URL", url)
         yield url
@@ -120,7 +120,7 @@ def test_the_page_itself_refuses_other_roles(store: str, spec: PageSpec, role: s
     """Run the page file directly (as a URL the menu does not offer would): the page's own
     role check stops it before it shows anything."""
     at = AppTest.from_file(str(APP / VIEWS / spec.path), default_timeout=60)
-    info = repo.get_user(store, ACCOUNTS[role])
+    info = qstore.get_user(store, ACCOUNTS[role])
     at.session_state["qaeval_user"] = {"id": info.id, "name": info.name, "role": role}
     at.run()
     assert not at.exception, at.exception

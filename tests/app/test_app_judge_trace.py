@@ -4,7 +4,7 @@ Why: the trace used to rebuild the item by hand from the Explorer's dict (questi
 candidate, context, QA model) and dropped what a metric may also read: the choices (A-VERT's
 targets), the wrong answers, the dataset and the question id in ``meta``. It then explained a
 verdict the judge never gave. Now it reads the item through the store's own conversion
-(``repo.load_item``, the one ``workflows.judge_dataset`` reads through ``load_items``); a judge
+(``qstore.load_item``, the one ``workflows.judge_dataset`` reads through ``load_items``); a judge
 whose only input reads choices and wrong answers checks that nothing is lost.
 """
 
@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from app.components.judge_trace import item_judge_trace
+from qaeval_core import store as qstore
 from qaeval_core import workflows
 from qaeval_core.calibrate import feature_scores, fit_judge
 from qaeval_core.calibrate.options import CrossValidation
@@ -23,7 +24,6 @@ from qaeval_core.errors import NotFoundError
 from qaeval_core.judge import Judge
 from qaeval_core.metrics.base import Metric, MetricResult, register
 from qaeval_core.schema import Item
-from qaeval_core.store import repo
 
 DATASET = "offered"
 CALIBRATION = "reads-the-offer"
@@ -66,20 +66,20 @@ def _rows(n: int = 48) -> list[dict]:
 @pytest.fixture
 def store(sqlite_url: str) -> str:
     """A dataset whose items carry choices and wrong answers, and a saved judge reading them."""
-    repo.import_items(sqlite_url, DATASET, _rows())
-    items = repo.load_items(sqlite_url, DATASET)
+    qstore.import_items(sqlite_url, DATASET, _rows())
+    items = qstore.load_items(sqlite_url, DATASET)
     y = np.array([it.candidate.startswith("answer") for it in items])
     scores, decisions, specs = feature_scores(items, [_OfferedAnswerMetric()])
     judge, _ = fit_judge(
         scores, y, specs, candidates=["threshold"], groups=[it.question for it in items],
         default_decisions=decisions, cv=CrossValidation(n_splits=3, n_boot=50), name=CALIBRATION,
     )  # fmt: skip
-    repo.save_calibration(sqlite_url, CALIBRATION, judge.to_config(), dataset=DATASET)
+    qstore.save_calibration(sqlite_url, CALIBRATION, judge.to_config(), dataset=DATASET)
     return sqlite_url
 
 
 def test_the_trace_of_an_item_is_the_verdict_judging_its_dataset_gives(store: str) -> None:
-    judge = Judge.from_config(repo.get_calibration(store, CALIBRATION).config)
+    judge = Judge.from_config(qstore.get_calibration(store, CALIBRATION).config)
     judged, _ = workflows.judge_dataset(store, DATASET, judge)
     assert judged["judge_correct"].any() and not judged["judge_correct"].all()
     for row in judged.itertuples(index=False):
@@ -97,9 +97,9 @@ def test_the_trace_of_an_item_is_the_verdict_judging_its_dataset_gives(store: st
 def test_the_trace_reads_the_fields_the_hand_built_item_dropped(store: str) -> None:
     """What the old trace judged (question, references, candidate, context, QA model only)
     loses the choices, so a right answer came out wrong; the stored item keeps them."""
-    judge = Judge.from_config(repo.get_calibration(store, CALIBRATION).config)
-    first = int(repo.list_items(store, DATASET)["item_id"].iloc[0])  # a right answer
-    stored = repo.load_item(store, first)
+    judge = Judge.from_config(qstore.get_calibration(store, CALIBRATION).config)
+    first = int(qstore.list_items(store, DATASET)["item_id"].iloc[0])  # a right answer
+    stored = qstore.load_item(store, first)
     assert stored.choices and stored.wrong_answers and stored.dataset == DATASET
     assert stored.meta["qid"] == "q0" and stored.meta["item_id"] == first
     hand_built = Item(question=stored.question, references=list(stored.references),
@@ -109,7 +109,7 @@ def test_the_trace_reads_the_fields_the_hand_built_item_dropped(store: str) -> N
 
 
 def test_load_item_is_load_items_conversion_and_refuses_an_unknown_id(store: str) -> None:
-    every = repo.load_items(store, DATASET)
-    assert [repo.load_item(store, int(it.meta["item_id"])) for it in every] == every
+    every = qstore.load_items(store, DATASET)
+    assert [qstore.load_item(store, int(it.meta["item_id"])) for it in every] == every
     with pytest.raises(NotFoundError, match="No item with id 999999"):
-        repo.load_item(store, 999_999)
+        qstore.load_item(store, 999_999)

@@ -9,7 +9,7 @@ import pytest
 from _apptest import logged_in
 from streamlit.testing.v1 import AppTest
 
-from qaeval_core.store import repo
+from qaeval_core import store as qstore
 from qaeval_core.workflows import answer_knowledge as wf
 
 EVIL = "<b>City</b> of Light"
@@ -36,9 +36,9 @@ ROWS = [
 @pytest.fixture
 def store(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     url = sqlite_url
-    repo.import_items(url, "ds", ROWS, source="test")
-    repo.add_user(url, "res", "researcher", "pw-res")
-    repo.add_user(url, "res2", "researcher", "pw-res2")
+    qstore.import_items(url, "ds", ROWS, source="test")
+    qstore.add_user(url, "res", "researcher", "pw-res")
+    qstore.add_user(url, "res2", "researcher", "pw-res2")
     monkeypatch.setenv("QAEVAL_DATABASE_URL", url)
     return url
 
@@ -97,8 +97,8 @@ def test_a_decision_on_an_outdated_view_is_refused_with_who_decided(store: str):
 @pytest.fixture
 def any_store(db_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     """The page's store on SQLite and (when available) PostgreSQL."""
-    repo.import_items(db_url, "ds", ROWS, source="test")
-    repo.add_user(db_url, "res", "researcher", "pw-res")
+    qstore.import_items(db_url, "ds", ROWS, source="test")
+    qstore.add_user(db_url, "res", "researcher", "pw-res")
     monkeypatch.setenv("QAEVAL_DATABASE_URL", db_url)
     return db_url
 
@@ -121,14 +121,14 @@ def test_a_nul_in_the_note_is_refused_in_words_on_every_store(any_store: str):
 
 
 def test_annotators_cannot_open_the_page(store: str):
-    repo.add_user(store, "ann2", "annotator", "pw-ann2")
+    qstore.add_user(store, "ann2", "annotator", "pw-ann2")
     at = logged_in("ann2")
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         at.switch_page("views/knowledge.py")
 
 
 def repo_decisions(url: str):
-    from qaeval_core.store.repo.answer_knowledge import knowledge_decisions
+    from qaeval_core.store.answer_knowledge import knowledge_decisions
 
     return knowledge_decisions(url, "ds")
 
@@ -145,7 +145,7 @@ def test_rescoring_with_a_saved_judge_from_the_page(store: str):
     model = ThresholdClassifier().fit(pd.DataFrame({"contains": [0.0, 1.0, 0.0, 1.0]}),
                                       np.array([0, 1, 0, 1]))  # fmt: skip
     judge = Judge([FeatureSpec.from_metric(get_metric("contains"))], model, name="tiny")
-    repo.save_calibration(store, "tiny", judge.to_config(), dataset="ds")
+    qstore.save_calibration(store, "tiny", judge.to_config(), dataset="ds")
     wf.decide(store, "ds", "res", wf.question_suggestions(store, "ds").iloc[0], "accepted")
     at = open_page()
     picker = at.selectbox(key="knowledge_scorer")

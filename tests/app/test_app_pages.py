@@ -18,8 +18,7 @@ from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
 from app.components import safe_text
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
+from qaeval_core import store as qstore
 from qaeval_core.store import session as store_session
 
 EVIL = "<script>alert('x')</script> ![img](http://evil.example/a.png) [click](http://x.example)"
@@ -50,9 +49,9 @@ USERS = {"admin": "admin", "res": "researcher", "ann1": "annotator", "ann2": "an
 @pytest.fixture
 def store(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     url = sqlite_url
-    repo.import_items(url, "ds", ROWS, source="test")
+    qstore.import_items(url, "ds", ROWS, source="test")
     for name, role in USERS.items():
-        repo.add_user(url, name, role, f"pw-{name}")
+        qstore.add_user(url, name, role, f"pw-{name}")
     monkeypatch.setenv("QAEVAL_DATABASE_URL", url)
     yield url
 
@@ -151,26 +150,26 @@ def test_a_reload_keeps_the_user_logged_in_until_logout(store: str) -> None:
 def test_a_stale_or_forged_session_shows_the_login_form(store: str) -> None:
     from datetime import timedelta
 
-    from qaeval_core.store import login_sessions
+    from qaeval_core import store as qstore
     from qaeval_core.store.orm import LoginSession, User, utcnow
 
-    ann1 = repo.get_user(store, "ann1")
+    ann1 = qstore.get_user(store, "ann1")
     for bad in ["forged-token", "x" * 5000, ""]:
         at = reloaded(bad)
         assert not at.exception and "No account yet?" in texts(at)
         assert "session" not in at.query_params or at.query_params["session"] == ""
-    expired = login_sessions.open_session(store, ann1.id)
+    expired = qstore.open_session(store, ann1.id)
     with store_session.write_scope(store) as s:
         s.query(LoginSession).update({"expires_at": utcnow() - timedelta(minutes=1)})
     assert "No account yet?" in texts(reloaded(expired))
-    live = login_sessions.open_session(store, ann1.id)
-    assert login_sessions.resume_session(store, live) is not None
+    live = qstore.open_session(store, ann1.id)
+    assert qstore.resume_session(store, live) is not None
     with store_session.write_scope(store) as s:
         s.query(User).filter(User.name == "ann1").update({"active": False})
-    assert login_sessions.resume_session(store, live) is None  # a deactivated account
+    assert qstore.resume_session(store, live) is None  # a deactivated account
     assert "No account yet?" in texts(reloaded(live))
     with pytest.raises(ValueError):
-        login_sessions.open_session(store, ann1.id, hours=0)
+        qstore.open_session(store, ann1.id, hours=0)
 
 
 def test_page_without_login_asks_to_log_in(store: str) -> None:
@@ -232,7 +231,7 @@ def test_deal_errors_are_shown_not_raised(store: str) -> None:
 
 
 def dealt(store: str) -> None:
-    ann.deal(store, "ds", ["ann1", "ann2"], base=2)
+    qstore.deal(store, "ds", ["ann1", "ann2"], options=qstore.DealOptions(base=2))
 
 
 def test_annotator_without_queue_is_told_so(store: str) -> None:
@@ -248,9 +247,9 @@ def test_researcher_with_empty_queue_queues_a_dataset_in_one_click(store: str) -
     at.button(key="ann_self_deal").click().run()
     assert not at.exception, at.exception
     assert picker_data(at)["item"]["question"] == "Who wrote Hamlet?"  # ready to label
-    assert ann.user_progress(store, "res", "ds").assigned == len(ROWS)
+    assert qstore.user_progress(store, "res", "ds").assigned == len(ROWS)
     # an annotator dealt nothing more: every item already has its one annotator
-    ann.reassign(store, "ds", "res", ["ann1"])
+    qstore.reassign(store, "ds", "res", ["ann1"])
     at = logged_in("admin")
     at.switch_page("views/annotate.py").run()
     at.button(key="ann_self_deal").click().run()
@@ -269,7 +268,7 @@ def test_label_save_advance_and_time_recorded(store: str) -> None:
     assert data["ack"]["text"].startswith("Saved item q0: clearly correct · rule 1")
     assert data["ack"]["item"] == "q0"  # it names its item, not the one now shown
     assert data["item"]["question"] == "Capital of France?"
-    history = repo.label_history_frame(store, "ds")
+    history = qstore.label_history_frame(store, "ds")
     assert len(history) == 1
     row = history.iloc[0]
     assert (row["user"], row["value"], row["rule"], row["note"]) == ("ann1", 2, 1, "full name")
@@ -308,7 +307,7 @@ def test_skip_back_edit_keeps_history(store: str) -> None:
     # After the edit we are back in the queue, at the next unlabelled item.
     assert at.session_state["ann_review"] is False
     assert at.session_state["ann_item"] == third
-    history = ann.label_history(store, "ann1", second)
+    history = qstore.label_history(store, "ann1", second)
     assert [int(h.value) for h in history] == [0, 1]
     # Back, then back to the queue (Q).
     send(at, "back")
@@ -339,21 +338,21 @@ def test_annotators_are_blind_to_each_other(store: str) -> None:
 
 
 def test_item_reassigned_while_open(store: str) -> None:
-    ann.deal(store, "ds", ["ann1"])
+    qstore.deal(store, "ds", ["ann1"])
     at = logged_in("ann1")
     send(at, "save", value=2)  # one label kept, so ann1 keeps a queue
-    ann.reassign(store, "ds", "ann1", ["ann2"])  # a researcher moves the rest away
+    qstore.reassign(store, "ds", "ann1", ["ann2"])  # a researcher moves the rest away
     send(at, "save", value=0)
     assert not at.exception, at.exception
     assert "no longer" in at.session_state["ann_ack"]["text"]
     at.run()
     assert "reassigned" in at.warning[0].value or "Your queue is done" in texts(at)
     assert "Your queue is done" in texts(at)
-    assert len(repo.label_history_frame(store, "ds")) == 1  # the refused label was not stored
+    assert len(qstore.label_history_frame(store, "ds")) == 1  # the refused label was not stored
 
 
 def test_finished_queue_and_skipped_items(store: str) -> None:
-    ann.deal(store, "ds", ["ann1"])
+    qstore.deal(store, "ds", ["ann1"])
     at = logged_in("ann1")
     send(at, "skip")
     for _ in range(3):
@@ -380,7 +379,7 @@ def test_data_page_shows_row_numbered_errors(store: str) -> None:
     assert "nothing was imported" in at.error[0].value
     frame = at.dataframe[-1].value
     assert list(frame["row"]) == [2, 3]
-    assert [d.name for d in repo.list_datasets(store)] == ["ds"]
+    assert [d.name for d in qstore.list_datasets(store)] == ["ds"]
 
 
 def test_data_page_imports_a_good_file(store: str) -> None:
@@ -405,7 +404,7 @@ def test_data_page_applies_a_column_mapping(store: str) -> None:
     at.button(key="import_submit").click().run()
     assert not at.exception, at.exception
     assert "1 item(s) added" in at.success[0].value, texts(at)
-    items = repo.list_items(store, "mapped")
+    items = qstore.list_items(store, "mapped")
     assert list(items["references"].iloc[0]) == ["Ada"]
     at.text_input(key="import_map").input("nonsense")
     at.button(key="import_submit").click().run()
@@ -418,7 +417,7 @@ def test_exports_build_files(store: str, what: str, fmt: str) -> None:
     from app.views import data
 
     dealt(store)
-    ann.save_label(store, "ann1", ann.next_item(store, "ann1", "ds").id, 2)
+    qstore.save_label(store, "ann1", qstore.next_item(store, "ann1", "ds").id, 2)
     payload = data._export_bytes(store, "ds", what, fmt)()
     assert isinstance(payload, bytes)
     if fmt == "jsonl" and what.startswith("labels"):
@@ -435,14 +434,14 @@ def test_admin_adds_a_user_who_can_log_in(store: str) -> None:
     at.button(key="user_submit").click().run()
     assert not at.exception, at.exception
     assert "Created annotator 'newbie'" in at.success[0].value
-    assert repo.authenticate(store, "newbie", "s3cret") is not None
+    assert qstore.authenticate(store, "newbie", "s3cret") is not None
     # Mismatched confirmation creates nothing.
     at.text_input(key="user_name").input("other")
     at.text_input(key="user_password").input("a")
     at.text_input(key="user_confirm").input("b")
     at.button(key="user_submit").click().run()
     assert "differ" in at.error[0].value
-    assert "other" not in [u.name for u in repo.list_users(store)]
+    assert "other" not in [u.name for u in qstore.list_users(store)]
 
 
 # ----------------------------------------------------------------------------- safe text

@@ -19,10 +19,10 @@ from _apptest import DEMO, build_demo_store, copy_store, finish_store, logged_in
 from streamlit.testing.v1 import AppTest
 
 from qaeval_core import analysis
+from qaeval_core import store as qstore
 from qaeval_core.analysis.accuracy_report import judge_outcome_table
 from qaeval_core.analysis.formatting import percent_text
 from qaeval_core.judge.outcomes import REASONS
-from qaeval_core.store import annotation as ann
 from qaeval_core.workflows import score_dataset
 
 
@@ -31,10 +31,10 @@ def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo store, scored with F1, with one flag raised by the annotator ``ann``."""
     path, url = build_demo_store(tmp_path_factory.mktemp("screens-demo"))
     score_dataset(url, DEMO, ["f1"])
-    ann.deal(url, DEMO, ["ann"])
-    item = ann.next_item(url, "ann", DEMO)
+    qstore.deal(url, DEMO, ["ann"])
+    item = qstore.next_item(url, "ann", DEMO)
     assert item is not None
-    ann.flag_item(url, "ann", item.id, "the reference is <b>wrong</b>")
+    qstore.flag_item(url, "ann", item.id, "the reference is <b>wrong</b>")
     finish_store(url)
     return path
 
@@ -137,17 +137,17 @@ def test_routing_nothing_is_a_warning_and_all_a_success() -> None:
 
 
 def test_assign_progress_uses_the_one_percentage_format(store: str) -> None:
-    item = ann.next_item(store, "ann", DEMO)
+    item = qstore.next_item(store, "ann", DEMO)
     assert item is not None
-    ann.save_label(store, "ann", item.id, 2)
+    qstore.save_label(store, "ann", item.id, 2)
     at = open_page("assign.py")
     at.selectbox(key="assign_dataset").set_value(DEMO).run()
     assert not at.exception, at.exception
-    prog = ann.dataset_progress(store, DEMO)
+    prog = qstore.dataset_progress(store, DEMO)
     bar = next(p for p in at.get("progress") if "assignments done" in p.proto.text)
     assert f"({percent_text(prog.fraction)})" in bar.proto.text
     done = frame_with(at, "annotator", "done")
-    mine = ann.user_progress(store, "ann", DEMO).fraction
+    mine = qstore.user_progress(store, "ann", DEMO).fraction
     assert done["done"].tolist() == pytest.approx([100.0 * mine])  # drawn as "%.1f%%"
 
 
@@ -156,12 +156,12 @@ def _save_a_judge(url: str) -> str:
     """A small saved judge on the demo dataset (F1 with a threshold): enough for a trace."""
     import numpy as np
 
+    from qaeval_core import store as qstore
     from qaeval_core.calibrate import feature_scores, fit_judge
     from qaeval_core.calibrate.options import CrossValidation
     from qaeval_core.metrics.base import get_metric
-    from qaeval_core.store import repo
 
-    items = repo.load_items(url, DEMO)
+    items = qstore.load_items(url, DEMO)
     scores, decisions, specs = feature_scores(items, [get_metric("f1")])
     y = np.asarray(pd.DataFrame(decisions).iloc[:, 0], dtype=bool).copy()
     y[::7] = ~y[::7]  # both classes, not a copy of the input
@@ -169,7 +169,7 @@ def _save_a_judge(url: str) -> str:
         scores, y, specs, candidates=["threshold"], groups=[it.question for it in items],
         default_decisions=decisions, cv=CrossValidation(n_splits=3, n_boot=50), name="f1-judge",
     )  # fmt: skip
-    repo.save_calibration(url, "f1-judge", judge.to_config(), dataset=DEMO)
+    qstore.save_calibration(url, "f1-judge", judge.to_config(), dataset=DEMO)
     return "f1-judge"
 
 

@@ -17,10 +17,9 @@ from _paths import DEMO_DATA
 from streamlit.testing.v1 import AppTest
 
 from qaeval_core import analysis, workflows
+from qaeval_core import store as qstore
 from qaeval_core.analysis.aggregation import annotator_quality
 from qaeval_core.cli.demo import DEMO_METRICS
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
 
 DATA = DEMO_DATA
 SECOND = "second"
@@ -32,9 +31,9 @@ def team_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()][100:160]
     for row in rows:
         row["id"] = f"second-{row['id']}"
-    repo.import_items(url, SECOND, rows, source="team test")
+    qstore.import_items(url, SECOND, rows, source="team test")
     workflows.score_dataset(url, SECOND, ["em", "f1"])
-    repo.add_user(url, "ann2", "annotator", "pw-ann2")
+    qstore.add_user(url, "ann2", "annotator", "pw-ann2")
     finish_store(url)
     return path
 
@@ -135,7 +134,7 @@ def test_default_deal_form_works_for_two_annotators(store: str) -> None:
 
 
 def test_deal_after_queue_it_for_me_says_why_and_release_frees_the_items(store: str) -> None:
-    ann.deal(store, DEMO, ["res"])  # the Annotate page's "Queue it for me"
+    qstore.deal(store, DEMO, ["res"])  # the Annotate page's "Queue it for me"
     at = open_page("assign.py")
     deal(at, ["ann", "ann2"])
     warning = " ".join(texts(at, "warning"))
@@ -180,7 +179,7 @@ def test_deal_the_next_forty_items_with_a_quota(store: str) -> None:
         t.startswith("Dealt 20 new assignment(s) over 40 items") for t in texts(at, "success")
     )
     assert "every annotator reached the quota" in " ".join(texts(at, "warning"))
-    progress = ann.dataset_progress(store, DEMO)
+    progress = qstore.dataset_progress(store, DEMO)
     # 24 each from the first batch (40 items, 8 of them to both), 10 each from the second.
     assert {p.user: p.assigned for p in progress.annotators} == {"ann": 34, "ann2": 34}
 
@@ -197,7 +196,7 @@ def test_an_unscored_dataset_can_be_scored_from_the_page(
     store: str, page: str, dataset_key: str, button: str
 ) -> None:
     rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()][:20]
-    repo.import_items(store, "unscored", rows, source="team test")
+    qstore.import_items(store, "unscored", rows, source="team test")
     at = open_page(page)
     at.selectbox(key=dataset_key).set_value("unscored").run()
     ok(at)
@@ -270,19 +269,19 @@ def test_annotate_offers_to_release_my_unlabelled_queue(store: str) -> None:
     assert not [b for b in at.button if b.key == "ann_release"]  # nothing queued: no offer
     at.button(key="ann_self_deal").click().run()
     ok(at)
-    first = ann.next_item(store, "res", DEMO)
+    first = qstore.next_item(store, "res", DEMO)
     assert first is not None
-    ann.save_label(store, "res", first.id, 2)  # one label of their own
+    qstore.save_label(store, "res", first.id, 2)  # one label of their own
     at.run()
     ok(at)
     at.button(key="ann_release").click().run()
     ok(at)
     assert said(at, "Released 297 unlabelled item(s) from res's queue in demo-nq301; 1 labelled")
-    progress = ann.user_progress(store, "res", DEMO)
+    progress = qstore.user_progress(store, "res", DEMO)
     assert (progress.assigned, progress.labelled) == (1, 1)  # the label and its item stay
     assert not [b for b in at.button if b.key == "ann_release"]  # nothing left to release
     # The freed items can be dealt to the team now.
-    result = ann.deal(store, DEMO, ["ann", "ann2"])
+    result = qstore.deal(store, DEMO, ["ann", "ann2"])
     assert result.added == 297  # every freed item; the labelled one already has its annotator
 
 

@@ -31,10 +31,9 @@ from streamlit.testing.v1 import AppTest
 
 from app.components import accuracy_estimates, judge_trace
 from qaeval_core import analysis, workflows
+from qaeval_core import store as qstore
 from qaeval_core.analysis.estimates import estimate_accuracy
 from qaeval_core.judge import Judge
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +97,7 @@ def test_calibrate_shows_the_effort_curve_and_saves_the_chosen_band(store: str) 
     at.text_input(key="calibrate_name").input("banded")
     at.button(key="calibrate_save_submit").click().run()
     ok(at)
-    judge = Judge.from_config(repo.get_calibration(store, "banded").config)
+    judge = Judge.from_config(qstore.get_calibration(store, "banded").config)
     assert judge.triage is not None and judge.triage.share == pytest.approx(0.35)
     saved = table(at, "name", "triage band")
     assert "band: 35% to people" in set(saved["triage band"])
@@ -130,9 +129,9 @@ def test_assign_deals_a_random_audit_sample(store: str) -> None:
     at.button(key="audit_submit").click().run()
     ok(at)
     assert "random audit sample of 10 item(s) (seed 7" in at.success[0].value
-    deals = repo.list_deals(store, FRESH)
+    deals = qstore.list_deals(store, FRESH)
     assert deals["kind"].tolist() == ["audit"] and int(deals["seed"].iloc[0]) == 7
-    assert ann.user_progress(store, "ann", FRESH).assigned == 10
+    assert qstore.user_progress(store, "ann", FRESH).assigned == 10
     shown = table(at, "Deal", "Kind")
     assert shown["Kind"].tolist() == ["audit"] and shown["By"].tolist() == ["res"]
     no_missing_cells(shown)
@@ -155,8 +154,8 @@ def test_assign_routes_the_uncertain_items_and_says_what_was_skipped(store: str)
     assert set(items["What happened"]) == {"dealt"} and len(items) == uncertain
     no_missing_cells(items)
     assert EVIL in set(items["QA model"]) or "model-b" in set(items["QA model"])
-    dealt = ann.user_progress(store, "ann", FRESH).assigned
-    dealt += ann.user_progress(store, "ann2", FRESH).assigned
+    dealt = qstore.user_progress(store, "ann", FRESH).assigned
+    dealt += qstore.user_progress(store, "ann2", FRESH).assigned
     assert dealt == uncertain
     # again: everything selected is already queued now, and says so
     at.button(key="triage_submit").click().run()
@@ -183,8 +182,8 @@ def test_assign_routes_the_uncertain_items_and_says_what_was_skipped(store: str)
 
 
 def test_routing_with_a_calibration_without_a_band_explains_itself(store: str) -> None:
-    judge = Judge.from_config(repo.get_calibration(store, CAL).config).with_share(0.0)
-    repo.save_calibration(store, "no-band", judge.to_config(), dataset=FRESH)
+    judge = Judge.from_config(qstore.get_calibration(store, CAL).config).with_share(0.0)
+    qstore.save_calibration(store, "no-band", judge.to_config(), dataset=FRESH)
     at = open_page("assign.py")
     at.selectbox(key="assign_dataset").set_value(FRESH).run()
     assert at.selectbox(key="triage_calibration").value == "no-band"  # fitted on this dataset
@@ -197,7 +196,7 @@ def test_routing_with_a_calibration_without_a_band_explains_itself(store: str) -
     at.button(key="triage_submit").click().run()
     ok(at)
     dealt = int(metrics(at)["Dealt"])
-    assert dealt >= 1 and ann.user_progress(store, "ann", FRESH).assigned == dealt
+    assert dealt >= 1 and qstore.user_progress(store, "ann", FRESH).assigned == dealt
     assert any("band share 0.25" in c.value for c in at.caption)
 
 
@@ -207,9 +206,9 @@ def test_routing_with_a_calibration_without_a_band_explains_itself(store: str) -
 def test_data_page_exports_final_labels_with_their_source(store: str) -> None:
     from app.views import data
 
-    first = repo.list_items(store, FRESH)["item_id"].iloc[0]
-    ann.deal(store, FRESH, ["ann"])
-    ann.save_label(store, "ann", int(first), 0)
+    first = qstore.list_items(store, FRESH)["item_id"].iloc[0]
+    qstore.deal(store, FRESH, ["ann"])
+    qstore.save_label(store, "ann", int(first), 0)
     at = open_page("data.py")
     at.selectbox(key="export_dataset").set_value(FRESH).run()
     at.selectbox(key="export_what").set_value("Final labels (with their source)").run()
@@ -232,10 +231,10 @@ def test_data_page_exports_final_labels_with_their_source(store: str) -> None:
 
 
 def test_explorer_filters_items_by_final_label_source(store: str) -> None:
-    listed = repo.list_items(store, FRESH)
+    listed = qstore.list_items(store, FRESH)
     first, first_id = listed["item_id"].iloc[0], str(listed["external_id"].iloc[0])
-    ann.deal(store, FRESH, ["ann"])
-    ann.save_label(store, "ann", int(first), 2)
+    qstore.deal(store, FRESH, ["ann"])
+    qstore.save_label(store, "ann", int(first), 2)
     at = open_page("explorer.py")
     at.selectbox(key="explorer_dataset").set_value(FRESH).run()
     ok(at)
@@ -308,7 +307,7 @@ def test_leaderboard_without_random_labels_says_so_and_links_to_assign(store: st
 
 
 def test_leaderboard_shows_three_estimates_ranking_and_a_comparison(store: str) -> None:
-    ann.deal_audit_sample(store, DEMO, ["ann"], fraction=0.4, seed=0)
+    qstore.deal(store, DEMO, ["ann"], qstore.AuditSample(fraction=0.4), qstore.DealOptions(seed=0))
     at = open_page("leaderboard.py")
     at.selectbox(key="leaderboard_dataset").set_value(DEMO).run()
     ok(at)

@@ -10,10 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.components.analysis_widgets import score_table
-from qaeval_core import analysis, workflows
+from qaeval_core import analysis, store, workflows
 from qaeval_core.analysis.formatting import config_label
 from qaeval_core.metrics.base import get_metric, with_profile
-from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
 
 ROWS = [
@@ -25,11 +24,11 @@ ROWS = [
 
 def test_one_row_per_metric_with_the_latest_configuration_in_words(tmp_path: Path) -> None:
     url = store_session.upgrade(f"sqlite:///{tmp_path / 's.sqlite'}")
-    repo.import_items(url, "ds", ROWS, source="test")
+    store.import_items(url, "ds", ROWS, source="test")
     workflows.score_dataset(url, "ds", ["f1", "em"])  # the default settings first
     robust = [with_profile(get_metric(m), "robust") for m in ("f1", "em")]
     workflows.score_dataset(url, "ds", robust)  # then what a robust fit stores
-    item_id = int(repo.load_items(url, "ds")[0].meta["item_id"])
+    item_id = int(store.load_items(url, "ds")[0].meta["item_id"])
 
     detail = analysis.item_detail(url, item_id)
     assert len(detail.scores) == 4  # both configurations are stored

@@ -10,11 +10,9 @@ import pandas as pd
 import pytest
 from sqlalchemy import select
 
-from qaeval_core import workflows
+from qaeval_core import store, workflows
 from qaeval_core.calibrate import active
 from qaeval_core.errors import ConfigError
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
 from qaeval_core.store.orm import Assignment, User
 from qaeval_core.store.session import session_scope
 
@@ -120,19 +118,19 @@ def test_reorder_queue_moves_only_unlabelled_assignments(sqlite_url: str) -> Non
     from qaeval_core.workflows import score_dataset
 
     url = sqlite_url
-    repo.import_items(url, "toy", ROWS)
+    store.import_items(url, "toy", ROWS)
     for name in ("a1", "a2"):
-        repo.add_user(url, name, "annotator", "pw")
-    ann.deal(url, "toy", ["a1", "a2"], base=2)
+        store.add_user(url, name, "annotator", "pw")
+    store.deal(url, "toy", ["a1", "a2"], options=store.DealOptions(base=2))
     with pytest.raises(ConfigError, match="Score it first with two or more metrics"):
         workflows.reorder_queue(url, "toy")
     score_dataset(url, "toy", ["em", "f1", "contains"])
-    ids = {it.id: int(it.meta["item_id"]) for it in repo.load_items(url, "toy")}
+    ids = {it.id: int(it.meta["item_id"]) for it in store.load_items(url, "toy")}
     # a1 labels the first item of the dataset order and a split one
-    first = ann.next_item(url, "a1", "toy")
+    first = store.next_item(url, "a1", "toy")
     assert first is not None and first.id == ids["q0"]
-    ann.save_label(url, "a1", ids["q0"], 2)
-    ann.save_label(url, "a1", ids["q3"], 0)
+    store.save_label(url, "a1", ids["q0"], 2)
+    store.save_label(url, "a1", ids["q3"], 0)
     before = _positions(url, "a1")
     before_a2 = _positions(url, "a2")
 
@@ -143,14 +141,14 @@ def test_reorder_queue_moves_only_unlabelled_assignments(sqlite_url: str) -> Non
     assert {i: after[i] for i in labelled} == {i: before[i] for i in labelled}
     assert _positions(url, "a2") == before_a2  # other queues untouched
     # the unlabelled items now come in disagreement order
-    ranked = active.disagreement_order(repo.scores(url, "toy"))
+    ranked = active.disagreement_order(store.scores(url, "toy"))
     expected = [i for i in ranked["item_id"] if i not in labelled]
     assert sorted(after, key=lambda i: (after[i], i) if i not in labelled else (1e9, i))[:4] == (
         expected
     )
-    served = ann.next_item(url, "a1", "toy")
+    served = store.next_item(url, "a1", "toy")
     assert served is not None and served.id == expected[0]
-    assert ann.current_label(url, "a1", ids["q0"]).value == 2  # labels untouched
+    assert store.current_label(url, "a1", ids["q0"]).value == 2  # labels untouched
 
     # everybody at once; items somebody labelled go after never-labelled ones
     result = workflows.reorder_queue(url, "toy")
@@ -162,7 +160,7 @@ def test_reorder_queue_moves_only_unlabelled_assignments(sqlite_url: str) -> Non
 
 
 def test_reorder_queue_errors(sqlite_url: str) -> None:
-    repo.import_items(sqlite_url, "toy", ROWS)
+    store.import_items(sqlite_url, "toy", ROWS)
     with pytest.raises(ConfigError, match="Unknown strategy"):
         workflows.reorder_queue(sqlite_url, "toy", strategy="random")  # type: ignore[arg-type]
 

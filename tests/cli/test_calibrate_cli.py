@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from _calibration_data import fake_cost_measuring, write_labelled_dataset
 
+from qaeval_core import store
 from qaeval_core.calibrate.options import CrossValidation
 from qaeval_core.calibrate.progress import CalibrationProgress
 from qaeval_core.cli.main import main
 from qaeval_core.judge import Judge
-from qaeval_core.store import repo
 
 
 @pytest.fixture(autouse=True)
@@ -55,7 +55,7 @@ def test_calibrate_writes_a_judge_that_scores_new_data(tmp_path: Path, capsys) -
     assert judge.fitted_on["dataset"] == "toy"
     assert judge.fitted_on["n_labels"] <= 100
     assert set(judge.columns) <= {"em", "f1", "recall", "number_agree"}
-    saved = repo.get_calibration(db, "toy-judge")
+    saved = store.get_calibration(db, "toy-judge")
     assert saved.config == json.loads(out.read_text())
     assert Judge.from_config(saved.config).to_config() == judge.to_config()
 
@@ -256,7 +256,7 @@ def test_judging_a_scored_dataset_scores_nothing_again(tmp_path: Path, monkeypat
     assert len(first) == 160
     pd.testing.assert_frame_equal(first, second)
     # The same verdicts as the judge applied afresh to the stored items.
-    fresh = Judge.from_config(judge).judge(repo.list_items(db, "toy"))
+    fresh = Judge.from_config(judge).judge(store.list_items(db, "toy"))
     assert first["judge_correct"].tolist() == fresh["judge_correct"].tolist()
     np.testing.assert_allclose(first["judge_score"], fresh["judge_score"])
 
@@ -292,7 +292,7 @@ def test_bad_calibrate_flags_fail_before_any_work(
         )
         == 0
     )
-    repo.save_calibration(db, "taken", {"kind": "placeholder"})
+    store.save_calibration(db, "taken", {"kind": "placeholder"})
 
     def no_work(*_args, **_kwargs):
         raise AssertionError("labels or scores were read before the flags were checked")

@@ -6,10 +6,9 @@ from __future__ import annotations
 import pytest
 from _triage_store import make_judge
 
+from qaeval_core import store
 from qaeval_core.cli.demo import DEMO_DATASET, LOOP_DATASET, LOOP_ITEMS
 from qaeval_core.cli.main import main
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
 from qaeval_core.workflows import estimation_frame, route_uncertain
 
 
@@ -18,16 +17,16 @@ def demo_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     url = f"sqlite:///{tmp_path_factory.mktemp('loop') / 'demo.sqlite'}"
     assert main(["demo", "--no-score", "--db", url]) == 0
     for dataset in (DEMO_DATASET, LOOP_DATASET):  # a judge on token F1, fitted elsewhere
-        repo.save_calibration(url, f"cal-{dataset}", make_judge().to_config(), dataset=dataset)
+        store.save_calibration(url, f"cal-{dataset}", make_judge().to_config(), dataset=dataset)
     return url
 
 
 def test_the_loop_dataset_has_labelled_and_unlabelled_items(demo_url: str) -> None:
-    assert repo.get_dataset(demo_url, LOOP_DATASET).n_items == LOOP_ITEMS
-    labelled = repo.current_labels(demo_url, LOOP_DATASET)["item_id"].nunique()
+    assert store.get_dataset(demo_url, LOOP_DATASET).n_items == LOOP_ITEMS
+    labelled = store.current_labels(demo_url, LOOP_DATASET)["item_id"].nunique()
     assert labelled == LOOP_ITEMS // 3
     assert main(["demo", "--no-score", "--db", demo_url]) == 0  # idempotent
-    assert repo.get_dataset(demo_url, LOOP_DATASET).n_items == LOOP_ITEMS
+    assert store.get_dataset(demo_url, LOOP_DATASET).n_items == LOOP_ITEMS
 
 
 def test_routing_and_drawing_by_chance_find_items_on_the_loop_dataset(demo_url: str) -> None:
@@ -42,7 +41,9 @@ def test_routing_and_drawing_by_chance_find_items_on_the_loop_dataset(demo_url: 
 
 
 def test_an_audit_sample_on_the_loop_dataset_gives_random_labels_at_once(demo_url: str) -> None:
-    ann.deal_audit_sample(demo_url, LOOP_DATASET, ["admin"], n=60, seed=0)
+    store.deal(
+        demo_url, LOOP_DATASET, ["admin"], store.AuditSample(n=60), store.DealOptions(seed=0)
+    )
     frame = estimation_frame(demo_url, LOOP_DATASET, f"cal-{LOOP_DATASET}")
     random = frame[(frame["label_sample"] == "random") & frame["gold_label"].notna()]
     assert 0 < len(random) < 60  # the labelled part of the sample; the rest await people

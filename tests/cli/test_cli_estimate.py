@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from _triage_store import import_label, make_store
 
+from qaeval_core import store
 from qaeval_core.cli.main import main
-from qaeval_core.store import annotation as ann
 
 
 def _scored_file(path: Path, ids: list[int]) -> Path:
@@ -46,7 +46,7 @@ def test_estimate_joins_the_store_labels_and_prints_a_compact_table(
     assert f"qaeval audit --dataset ds --n 60 --annotator NAME --db {sqlite_url}" in printed
     assert json.loads(out.read_text("utf-8"))["estimates"]["m0"]["ppi"]["estimate"] is None
 
-    ann.deal_audit_sample(sqlite_url, "ds", ["ann1"], n=40, seed=1)
+    store.deal(sqlite_url, "ds", ["ann1"], store.AuditSample(n=40), store.DealOptions(seed=1))
     assert main(joined) == 0
     printed = capsys.readouterr().out
     assert "judge accuracy" in printed and "judge mean prob." in printed

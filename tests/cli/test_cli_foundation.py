@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from _paths import REPO_ROOT, TEST_DATA
 
+from qaeval_core import store
 from qaeval_core.cli import demo as demo_cli
 from qaeval_core.cli.main import main
-from qaeval_core.store import repo
 
 REPO = REPO_ROOT
 DATA = TEST_DATA
@@ -93,9 +93,9 @@ def test_import_options_map_format_and_label_scale(capsys, sqlite_url: str, tmp_
         "--db", sqlite_url,
     )  # fmt: skip
     assert code == 0, err
-    items = repo.list_items(sqlite_url, "d")
+    items = store.list_items(sqlite_url, "d")
     assert items.references.tolist() == [["a/b"]]
-    assert repo.current_labels(sqlite_url, "d").value.tolist() == [2]
+    assert store.current_labels(sqlite_url, "d").value.tolist() == [2]
 
 
 @pytest.mark.parametrize(
@@ -128,13 +128,13 @@ def test_user_errors_are_one_line_messages_with_exit_code_1(capsys, sqlite_url, 
 
 def test_a_failed_import_changes_nothing(capsys, sqlite_url: str):
     run(capsys, "import", str(DATA / "shared_form.jsonl"), "-d", "x", "--db", sqlite_url)
-    before = len(repo.list_users(sqlite_url))
+    before = len(store.list_users(sqlite_url))
     code, _, err = run(
         capsys, "import", str(DATA / "latin1_row.jsonl"), "-d", "y", "--db", sqlite_url
     )
     assert code == 1 and "nothing was imported" in err
-    assert [d.name for d in repo.list_datasets(sqlite_url)] == ["x"]
-    assert len(repo.list_users(sqlite_url)) == before
+    assert [d.name for d in store.list_datasets(sqlite_url)] == ["x"]
+    assert len(store.list_users(sqlite_url)) == before
 
 
 def test_user_add_prompts_for_a_password_and_lists(capsys, monkeypatch, db_url: str):
@@ -149,7 +149,7 @@ def test_user_add_prompts_for_a_password_and_lists(capsys, monkeypatch, db_url: 
     assert code == 0, err
     assert asked == [("Password for alice", True)]
     assert "Created researcher 'alice'" in out
-    assert repo.authenticate(db_url, "alice", "typed-pw") is not None
+    assert store.authenticate(db_url, "alice", "typed-pw") is not None
     code, _, _ = run(capsys, "user", "add", "ext", "--role", "external", "--db", db_url)
     assert code == 0 and len(asked) == 1  # no prompt for external raters
     code, _, err = run(capsys, "user", "add", "alice", "--password", "x", "--db", db_url)
@@ -168,10 +168,10 @@ def test_demo_is_idempotent_and_prints_how_to_log_in(capsys, db_url: str):
     assert code == 0, err
     assert "0 item(s) added, 298 already present, 0 label(s) added" in out
     assert "already exists (password unchanged)" in out
-    assert repo.authenticate(db_url, "admin", "admin").role == "admin"
-    info = repo.get_dataset(db_url, "demo-nq301")
+    assert store.authenticate(db_url, "admin", "admin").role == "admin"
+    info = store.get_dataset(db_url, "demo-nq301")
     assert info.n_items == 298 and "Kamalloo" in (info.source or "")
-    labels = repo.current_labels(db_url, "demo-nq301")
+    labels = store.current_labels(db_url, "demo-nq301")
     assert labels.user.nunique() == 3
 
 
@@ -198,7 +198,7 @@ def test_app_upgrades_and_execs_streamlit_on_the_store(capsys, monkeypatch, tmp_
     assert argv[argv.index("--client.toolbarMode") + 1] == "minimal"
     assert argv[argv.index("--server.fileWatcherType") + 1] == "none"
     assert env["QAEVAL_DATABASE_URL"] == url
-    assert repo.list_datasets(url) == []  # the schema exists now
+    assert store.list_datasets(url) == []  # the schema exists now
 
 
 def test_app_settings_equal_the_checkouts_streamlit_config():

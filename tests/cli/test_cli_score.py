@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from qaeval_core import store
 from qaeval_core.calibrate.options import CrossValidation
 from qaeval_core.cli.main import main
-from qaeval_core.store import repo
 
 ROWS = [
     {
@@ -134,11 +134,11 @@ def test_score_a_stored_dataset_then_skip_what_is_stored(capsys, db_url: str, it
     code, out, err = run(capsys, "score", "-d", "toy", "-m", "em,recall", "--db", db_url)
     assert code == 0, err
     assert "scores saved in the store" in out
-    stored = repo.scores(db_url, "toy")
+    stored = store.scores(db_url, "toy")
     assert sorted(stored["metric_id"].unique()) == ["em", "recall"] and len(stored) == 6
     code, out, err = run(capsys, "score", "-d", "toy", "-m", "em", "--db", db_url)
     assert code == 0, err
-    assert len(repo.scores(db_url, "toy")) == 6
+    assert len(store.scores(db_url, "toy")) == 6
     assert "│ 0      │ 3" in out  # scored 0, already stored 3
 
 

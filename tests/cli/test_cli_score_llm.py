@@ -13,11 +13,11 @@ import pytest
 from _fake_llm import fake_llm
 from _triage_store import make_judge
 
+from qaeval_core import store
 from qaeval_core.cli.main import main
 from qaeval_core.judge import FeatureSpec
 from qaeval_core.judge.cascade import LLMTier
 from qaeval_core.metrics.base import get_metric
-from qaeval_core.store import repo
 
 ROWS = [
     {
@@ -95,13 +95,13 @@ def test_a_stored_dataset_keeps_no_score_for_no_verdict_and_the_rerun_fills_it(
         code, out, err = run(capsys, "score", "-d", "toy", "-m", _spec(server.url), "--db", db_url)
         assert code == 1
         assert "5 of 8 items have no verdict" in " ".join(err.split())
-        stored = repo.scores(db_url, "toy")
+        stored = store.scores(db_url, "toy")
         assert len(stored) == 3 and stored["value"].notna().all()
 
         server.die_after = None
         code, out, err = run(capsys, "score", "-d", "toy", "-m", _spec(server.url), "--db", db_url)
         assert code == 0, err
-    assert len(repo.scores(db_url, "toy")) == 8
+    assert len(store.scores(db_url, "toy")) == 8
 
 
 def test_a_judge_whose_llm_tier_fails_sends_those_rows_to_people_and_exits_non_zero(

@@ -20,11 +20,10 @@ from typing import Any
 import pytest
 from _paths import TEST_DATA
 
-from qaeval_core import io
+from qaeval_core import io, store
 from qaeval_core.cli.main import main as cli_main
 from qaeval_core.errors import ConfigError, RowError, ValidationError
 from qaeval_core.io.formats import inspect_log, log_files
-from qaeval_core.store import repo
 
 FIX = TEST_DATA / "formats"
 OC = FIX / "opencompass" / "20250101_000000" / "predictions"
@@ -37,7 +36,7 @@ def _one(pattern: str) -> Path:
 
 
 def _items(url: str, dataset: str) -> list[tuple[Any, ...]]:
-    frame = repo.list_items(url, dataset)
+    frame = store.list_items(url, dataset)
     return sorted(
         (r["external_id"], r["question"], tuple(r["references"]), r["candidate"], r["qa_model"])
         for r in frame.to_dict("records")
@@ -80,7 +79,7 @@ def test_on_invalid_skip_imports_the_valid_rows_and_writes_the_rejects(
     path = log if isinstance(log, Path) else _one(log)
     assert _import(sqlite_url, str(path), "-d", "all") != 0  # the default: all or nothing
     assert "1 invalid row(s); nothing was imported" in capsys.readouterr().err
-    assert repo.list_datasets(sqlite_url) == []
+    assert store.list_datasets(sqlite_url) == []
     rejects = tmp_path / "rejects.jsonl"
     args = [str(path), "-d", "some", "--on-invalid", "skip", "--rejects", str(rejects)]
     assert _import(sqlite_url, *args) == 0
@@ -120,7 +119,7 @@ def test_two_logs_with_one_model_name_share_a_dataset_with_model(sqlite_url: str
     assert "Model(s) (named on import: run-b): run-b (6 row(s))" in out
     items = _items(sqlite_url, "nq")
     assert len(items) == 12 and {i[4] for i in items} == {"mockllm/model", "run-b"}
-    frame = repo.list_items(sqlite_url, "nq")
+    frame = store.list_items(sqlite_url, "nq")
     assert frame["meta"].map(lambda m: m["qid"]).nunique() == 3  # still joined by question
 
 

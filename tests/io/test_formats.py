@@ -15,11 +15,10 @@ from pathlib import Path
 import pytest
 from _paths import TEST_DATA
 
-from qaeval_core import io
+from qaeval_core import io, store
 from qaeval_core.cli.main import main as cli_main
 from qaeval_core.errors import ConfigError, ValidationError
 from qaeval_core.io import formats
-from qaeval_core.store import repo
 
 DATA = TEST_DATA
 FIX = DATA / "formats"
@@ -255,7 +254,7 @@ def test_two_models_logs_join_by_question_in_one_dataset(sqlite_url: str, capsys
     for model in (SMALL, LARGE):
         assert cli_main(["import", str(lm_samples(model)), "-d", "nq", "--db", sqlite_url]) == 0
     assert "24 item(s) added" in capsys.readouterr().out
-    items = repo.list_items(sqlite_url, "nq")
+    items = store.list_items(sqlite_url, "nq")
     assert len(items) == 48
     groups: dict[str, set[tuple[str, str]]] = defaultdict(set)
     questions: dict[str, set[str]] = defaultdict(set)

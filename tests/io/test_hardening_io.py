@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from qaeval_core import io
+from qaeval_core import io, store
 from qaeval_core.errors import ConfigError, QAEvalError, ValidationError
-from qaeval_core.store import repo
 
 DEPTH = 32  # io.MAX_DEPTH, spelled out so the tests run (and fail) without it
 FORMULA = "=cmd|' /C calc'!A0"
@@ -51,12 +50,12 @@ def test_jsonl_keeps_formula_text_exact(tmp_path: Path):
 
 def test_store_export_to_csv_neutralises_notes_and_rater_names(db_url: str, tmp_path: Path):
     human = {"scale": "three", "raters": [{"rater": "@evil", "label": 2, "note": FORMULA}]}
-    repo.import_items(db_url, "d", [row(1, candidate="-x", human=human)])
-    out = io.write_records(repo.export_store_records(db_url, "d", "labels"), tmp_path / "l.csv")
+    store.import_items(db_url, "d", [row(1, candidate="-x", human=human)])
+    out = io.write_records(store.export_store_records(db_url, "d", "labels"), tmp_path / "l.csv")
     with open(out, encoding="utf-8", newline="") as fh:
         (rec,) = csv.DictReader(fh)
     assert (rec["user"], rec["note"]) == ("'@evil", "'" + FORMULA)
-    items = io.items_to_records(repo.list_items(db_url, "d"), repo.current_labels(db_url, "d"))
+    items = io.items_to_records(store.list_items(db_url, "d"), store.current_labels(db_url, "d"))
     out = io.write_records(items, tmp_path / "items.csv")
     with open(out, encoding="utf-8", newline="") as fh:
         (rec,) = csv.DictReader(fh)
@@ -118,11 +117,11 @@ def test_deep_human_or_extra_column_is_a_row_error():
 
 def test_deep_meta_never_reaches_the_store_so_exports_keep_working(db_url: str, tmp_path: Path):
     with pytest.raises(ValidationError, match="row 2: meta nests"):
-        repo.import_items(db_url, "d", [row(1), row(2, meta=nested(500))])
-    repo.import_items(db_url, "d", [row(1, meta=nested(DEPTH))])
+        store.import_items(db_url, "d", [row(1), row(2, meta=nested(500))])
+    store.import_items(db_url, "d", [row(1, meta=nested(DEPTH))])
     for suffix in (".jsonl", ".csv", ".parquet"):
         out = io.write_records(
-            repo.export_store_records(db_url, "d", "items"), tmp_path / f"x{suffix}"
+            store.export_store_records(db_url, "d", "items"), tmp_path / f"x{suffix}"
         )
         assert [r.meta for r in io.read_items(out)] == [nested(DEPTH)]
 
@@ -161,8 +160,8 @@ def test_deep_judge_config_is_a_config_error(levels: int):
 def test_nul_in_any_text_is_a_row_error_on_every_store(db_url: str, extra: dict, what: str):
     rows = [row(1), row(2) | extra]
     with pytest.raises(ValidationError, match=rf"row 2: {what} contains a NUL character"):
-        repo.import_items(db_url, "d", rows)
-    assert repo.list_datasets(db_url) == []  # nothing written, on SQLite as on PostgreSQL
+        store.import_items(db_url, "d", rows)
+    assert store.list_datasets(db_url) == []  # nothing written, on SQLite as on PostgreSQL
 
 
 def test_nul_in_a_file_names_its_row(tmp_path: Path):
@@ -176,14 +175,14 @@ def test_nul_in_a_file_names_its_row(tmp_path: Path):
 
 
 def test_nul_in_a_note_is_a_clear_error_on_every_store(db_url: str):
-    from qaeval_core.store import annotation as ann
+    from qaeval_core import store
 
-    repo.import_items(db_url, "d", [row(1)])
-    repo.add_user(db_url, "ann1", "annotator", "pw")
-    item_id = int(repo.list_items(db_url, "d").item_id[0])
+    store.import_items(db_url, "d", [row(1)])
+    store.add_user(db_url, "ann1", "annotator", "pw")
+    item_id = int(store.list_items(db_url, "d").item_id[0])
     with pytest.raises(QAEvalError, match="note contains a NUL character"):
-        ann.save_label(db_url, "ann1", item_id, 2, note="bad\x00note", require_assignment=False)
-    assert ann.save_label(db_url, "ann1", item_id, 2, note="fine", require_assignment=False)
+        store.save_label(db_url, "ann1", item_id, 2, note="bad\x00note", require_assignment=False)
+    assert store.save_label(db_url, "ann1", item_id, 2, note="fine", require_assignment=False)
 
 
 # -- 10. rating scales ---------------------------------------------------------------------
@@ -240,17 +239,17 @@ def test_cli_import_takes_rating_scale(db_url: str, tmp_path: Path, capsys):
     assert main(["import", str(path), "-d", "smile", "--db", db_url]) != 0
     assert "must be a 1-5 rating" in capsys.readouterr().err
     assert main(["import", str(path), "-d", "smile", "--db", db_url, "--rating-scale", "0-2"]) == 0
-    labels = repo.current_labels(db_url, "smile")
+    labels = store.current_labels(db_url, "smile")
     assert sorted(labels.value.tolist()) == [0, 1, 2]
-    assert repo.import_file(db_url, str(path), "smile2", rating_scale="0-2").labels_added == 3
+    assert store.import_file(db_url, str(path), "smile2", rating_scale="0-2").labels_added == 3
 
 
 # -- 9. re-importing changed rows ----------------------------------------------------------
 
 
 def test_reimport_with_changed_meta_or_choices_is_refused_listing_every_row(db_url: str):
-    repo.import_items(db_url, "d", [row(1, meta={"a": 1}), row(2), row(3, choices=["a", "b"])])
-    before = repo.list_items(db_url, "d").to_dict("records")
+    store.import_items(db_url, "d", [row(1, meta={"a": 1}), row(2), row(3, choices=["a", "b"])])
+    before = store.list_items(db_url, "d").to_dict("records")
     again = [
         row(1, meta={"a": 2}),
         row(2),
@@ -258,13 +257,13 @@ def test_reimport_with_changed_meta_or_choices_is_refused_listing_every_row(db_u
         row(4),
     ]
     with pytest.raises(ValidationError) as caught:
-        repo.import_items(db_url, "d", again, source="again.jsonl")
+        store.import_items(db_url, "d", again, source="again.jsonl")
     assert [str(e) for e in caught.value.errors] == [
         "row 1: id 'i1' is already in dataset 'd' with different meta; nothing was changed "
         "(give the changed item a new id, or import into a new dataset)",
         "row 3: id 'i3' is already in dataset 'd' with different choices, meta; nothing was "
         "changed (give the changed item a new id, or import into a new dataset)",
     ]
-    assert repo.list_items(db_url, "d").to_dict("records") == before  # row 4 not added either
-    same = repo.import_items(db_url, "d", [row(1, meta={"a": 1}), row(2), row(4)])
+    assert store.list_items(db_url, "d").to_dict("records") == before  # row 4 not added either
+    same = store.import_items(db_url, "d", [row(1, meta={"a": 1}), row(2), row(4)])
     assert (same.items_added, same.items_skipped) == (1, 2)

@@ -9,11 +9,10 @@ from pathlib import Path
 import ftfy
 from _paths import DEMO_DATA
 
-from qaeval_core import io
+from qaeval_core import io, store
 from qaeval_core.analysis import load_frames
 from qaeval_core.cli.demo import DEMO_DATASET, DEMO_METRICS
 from qaeval_core.cli.main import main as cli_main
-from qaeval_core.store import repo
 
 DATA = DEMO_DATA
 #: The 13 demo rows that shipped with mojibake ("2.45Â billion", "30â€“31").
@@ -56,7 +55,7 @@ def test_fix_text_repairs_on_import_and_keeps_the_originals(
     assert list(fixed.loc["b", "references"]) == ["30–31 May"]
     # Only encoding repairs: curly quotes and HTML entities stay as they came.
     assert fixed.loc["c", "question"] == "“quoted” &amp; ok"
-    items = {i.id: i for i in repo.load_items(sqlite_url, "fixed")}
+    items = {i.id: i for i in store.load_items(sqlite_url, "fixed")}
     assert items["a"].meta["original_text"] == {
         "references": ["2.45Â\xa0billion"],
         "candidate": "about 2.45Â\xa0billion",

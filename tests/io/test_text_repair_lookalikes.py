@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from qaeval_core import io
+from qaeval_core import io, store
 from qaeval_core.cli.main import main as cli_main
 from qaeval_core.io.repair import describe_repairs, repair_text, repaired_fields
-from qaeval_core.store import repo
 
 #: Legitimate strings; the first five were rewritten by ftfy's default heuristic
 #: ("10 Ų", "“IRMÔ", the zero-width no-break space deleted, "MISUT\xa0AJIKKO").
@@ -101,7 +100,7 @@ def test_the_import_keeps_look_alike_references_and_reports_what_changed_per_row
     assert "Text repaired in 2 row(s)" in out
     assert "row 2 (references, candidate), row 3 (question)" in out
     assert "References changed in row(s) 2: scores compare against the repaired references" in out
-    items = {i.id: i for i in repo.load_items(sqlite_url, "fx")}
+    items = {i.id: i for i in store.load_items(sqlite_url, "fx")}
     assert list(items["a"].references) == ["10 Å²", "Æsir"] and items["a"].candidate == "Å²"
     assert list(items["d"].references) == ["ELE DISSE “IRMÃ”"]
     assert list(items["b"].references) == ["Müller"]
@@ -124,11 +123,12 @@ def test_the_app_import_lists_the_rows_and_fields_it_repaired(
 ) -> None:
     from _apptest import logged_in
 
+    from qaeval_core import store
     from qaeval_core.store import session as store_session
 
     url = f"sqlite:///{tmp_path / 'app.sqlite'}"
     store_session.upgrade(url)
-    repo.add_user(url, "res", "researcher", "pw-res")
+    store.add_user(url, "res", "researcher", "pw-res")
     monkeypatch.setenv("QAEVAL_DATABASE_URL", url)
     rows = [
         {"id": "a", "question": "area?", "references": ["10 Å²"], "candidate": "10 Å²"},
@@ -145,5 +145,5 @@ def test_the_app_import_lists_the_rows_and_fields_it_repaired(
     info = " ".join(i.value for i in at.info)
     assert "Text repaired in 1 row(s)" in info and "row 2 (references)" in info
     assert "References changed in row(s) 2" in info
-    items = {i.id: i for i in repo.load_items(url, "fx")}
+    items = {i.id: i for i in store.load_items(url, "fx")}
     assert list(items["a"].references) == ["10 Å²"] and list(items["b"].references) == ["Müller"]

@@ -15,6 +15,7 @@ import pytest
 from _calibration_data import fake_cost_measuring
 from _paths import TEST_DATA
 
+from qaeval_core import store
 from qaeval_core.calibrate import feature_scores, fit_judge
 from qaeval_core.calibrate.options import CrossValidation
 from qaeval_core.cli.main import main
@@ -24,7 +25,6 @@ from qaeval_core.knowledge import AnswerKnowledge, knowledge_similarity, suggest
 from qaeval_core.metrics.base import get_metric
 from qaeval_core.questions import question_groups
 from qaeval_core.schema import Item
-from qaeval_core.store import repo
 from qaeval_core.workflows import answer_knowledge as wf
 
 
@@ -202,7 +202,7 @@ def _rows(n_questions: int = 12, seed: int = 1) -> list[dict[str, Any]]:
 
 
 def _accept_all(url: str, dataset: str) -> int:
-    repo.add_user(url, "res", "researcher", "pw-res-long")
+    store.add_user(url, "res", "researcher", "pw-res-long")
     found = wf.question_suggestions(url, dataset)
     for _, row in found.iterrows():
         wf.decide(url, dataset, "res", row, "accepted")
@@ -218,9 +218,9 @@ def test_calibration_inputs_leave_each_rows_label_out(db_url: str) -> None:
         {"id": "c", "question": "Q?", "references": ["Paris"], "candidate": "lutetia",
          "model": "m3", "human": {"scale": "three", "raters": [{"rater": "ann", "label": 2}]}},
     ]  # fmt: skip
-    repo.import_items(db_url, "ds", rows, source="test")
+    store.import_items(db_url, "ds", rows, source="test")
     assert _accept_all(db_url, "ds") == 2
-    items = repo.load_items(db_url, "ds")
+    items = store.load_items(db_url, "ds")
     snapshot, inputs = wf.calibration_knowledge(db_url, "ds", items, [2, 2, 2])
     # "City of Light" is in the snapshot (for new rows) but its own row gets nothing from it.
     assert set(snapshot.answers.aliases["q:q?"]) == {"City of Light", "Lutetia"}
@@ -235,7 +235,7 @@ def test_calibrate_with_knowledge_end_to_end(
 ) -> None:
     fake_cost_measuring(monkeypatch, tmp_path / "qaeval-cache")
     db = sqlite_url
-    repo.import_items(db, "toy", _rows(), source="test")
+    store.import_items(db, "toy", _rows(), source="test")
     out = tmp_path / "judge.json"
     args = ["calibrate", "-d", "toy", "-m", "f1,contains", "--inputs", "all",
             "--candidates", "stacker", "--with-knowledge", "-o", str(out), "--db", db]  # fmt: skip
@@ -253,7 +253,7 @@ def test_calibrate_with_knowledge_end_to_end(
     assert n_alias + n_wrong == n
     assert judge.fitted_on["knowledge_inputs"] == ["alias_similarity", "wrong_similarity"]
     # Nothing knowledge-dependent was stored as a metric score.
-    assert set(repo.score_config_rows(db, "toy")["metric_id"]) == {"f1", "contains"}
+    assert set(store.score_config_rows(db, "toy")["metric_id"]) == {"f1", "contains"}
 
     new = tmp_path / "new.jsonl"
     NEW.assign(id=[f"n{i}" for i in range(len(NEW))]).to_json(new, orient="records", lines=True)
@@ -268,6 +268,6 @@ def test_calibrate_with_knowledge_end_to_end(
     from qaeval_core.workflows import judge_dataset
 
     stored, _ = judge_dataset(db, "toy", judge)
-    items = {int(it.meta["item_id"]): it for it in repo.load_items(db, "toy")}
+    items = {int(it.meta["item_id"]): it for it in store.load_items(db, "toy")}
     fresh = judge.judge([items[int(i)] for i in stored["item_id"]])
     np.testing.assert_allclose(stored["judge_probability"], fresh["judge_probability"], atol=1e-9)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import pandas as pd
 from sqlalchemy import select
 
+from qaeval_core import store
 from qaeval_core.judge import FeatureSpec, Judge, ThresholdClassifier
 from qaeval_core.metrics.base import get_metric
 from qaeval_core.schema import content_hash
-from qaeval_core.store import repo
 from qaeval_core.store.orm import Dataset, User
 from qaeval_core.store.orm import ItemRecord as Item
 from qaeval_core.store.session import write_scope
@@ -58,13 +58,13 @@ def _store_f1(url: str, ids: list[int], failed: int) -> None:
     """Store the real F1 of every item, except that ``failed`` carries an error (score 0.0, as
     the scoring loop stores a metric that raised)."""
     metric = get_metric("f1")
-    items = [it for it in repo.load_items(url, "ds") if int(it.meta["item_id"]) in ids]
+    items = [it for it in store.load_items(url, "ds") if int(it.meta["item_id"]) in ids]
     result = metric.score_batch(items)
     rows = score_rows("f1", metric, items, result)
     for row in rows:
         if row["item_id"] == failed:
             row.update(value=0.0, decision=False, details={"error": "ValueError: boom"})
-    repo.add_scores(url, rows)
+    store.add_scores(url, rows)
 
 
 def test_stored_error_gives_judge_error(db_url: str) -> None:

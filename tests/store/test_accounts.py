@@ -11,12 +11,13 @@ import pytest
 from _paths import REPO_ROOT
 from streamlit.testing.v1 import AppTest
 
+from qaeval_core import store
 from qaeval_core.cli.main import main
 from qaeval_core.errors import ConfigError
-from qaeval_core.store import auth, login_sessions, repo
+from qaeval_core.store import auth
 from qaeval_core.store import session as store_session
+from qaeval_core.store import users as accounts
 from qaeval_core.store.orm import LoginSession, LoginThrottle, utcnow
-from qaeval_core.store.repo import users as accounts
 
 APP = REPO_ROOT / "app"
 
@@ -34,34 +35,34 @@ def _unlock(url: str) -> None:
 
 
 def test_repeated_failures_lock_the_name_with_a_growing_delay(db_url: str):
-    repo.add_user(db_url, "alice", "annotator", "right-password")
+    store.add_user(db_url, "alice", "annotator", "right-password")
     for _ in range(accounts.THROTTLE_FAILURES):
-        assert repo.authenticate(db_url, "alice", "wrong") is None
+        assert store.authenticate(db_url, "alice", "wrong") is None
     with pytest.raises(accounts.LoginThrottled, match="try again after .* UTC") as first:
-        repo.authenticate(db_url, "alice", "right-password")  # even the right one is refused
+        store.authenticate(db_url, "alice", "right-password")  # even the right one is refused
     assert first.value.retry_at > utcnow()
     assert accounts.throttled_until(db_url, "alice") is not None
     _unlock(db_url)
-    assert repo.authenticate(db_url, "alice", "wrong") is None  # one more failure: locked again
+    assert store.authenticate(db_url, "alice", "wrong") is None  # one more failure: locked again
     with pytest.raises(accounts.LoginThrottled) as second:
-        repo.authenticate(db_url, "alice", "right-password")
+        store.authenticate(db_url, "alice", "right-password")
     assert second.value.retry_at - utcnow() > timedelta(seconds=90)  # 2 min after 1 min
     _unlock(db_url)
-    assert repo.authenticate(db_url, "alice", "right-password") is not None
+    assert store.authenticate(db_url, "alice", "right-password") is not None
     with store_session.session_scope(db_url) as s:  # a success resets the count
         assert s.get(LoginThrottle, "alice") is None
     # Unknown names are throttled the same way, so the lockout does not reveal them.
     for _ in range(accounts.THROTTLE_FAILURES):
-        assert repo.authenticate(db_url, "nobody", "guess") is None
+        assert store.authenticate(db_url, "nobody", "guess") is None
     with pytest.raises(accounts.LoginThrottled):
-        repo.authenticate(db_url, "nobody", "guess")
+        store.authenticate(db_url, "nobody", "guess")
 
 
 def test_unknown_names_cost_one_argon2_check_like_known_ones(
     sqlite_url: str, monkeypatch: pytest.MonkeyPatch
 ):
-    repo.add_user(sqlite_url, "alice", "annotator", "right-password")
-    repo.add_user(sqlite_url, "rater", "external")
+    store.add_user(sqlite_url, "alice", "annotator", "right-password")
+    store.add_user(sqlite_url, "rater", "external")
     calls: list[str] = []
     real = auth._hasher
 
@@ -76,28 +77,28 @@ def test_unknown_names_cost_one_argon2_check_like_known_ones(
     monkeypatch.setattr(auth, "_hasher", Counting())
     for name in ("alice", "nobody", "rater"):
         calls.clear()
-        assert repo.authenticate(sqlite_url, name, "wrong") is None
+        assert store.authenticate(sqlite_url, name, "wrong") is None
         assert len(calls) == 1 and calls[0].startswith("$argon2"), name
 
 
 def test_a_new_password_or_deactivation_ends_every_login_session(db_url: str):
-    repo.add_user(db_url, "admin", "admin", "pw-admin-1")
-    ann = repo.add_user(db_url, "ann", "annotator", "pw-ann-123")
-    token = login_sessions.open_session(db_url, ann.id)
-    assert login_sessions.resume_session(db_url, token) is not None
+    store.add_user(db_url, "admin", "admin", "pw-admin-1")
+    ann = store.add_user(db_url, "ann", "annotator", "pw-ann-123")
+    token = store.open_session(db_url, ann.id)
+    assert store.resume_session(db_url, token) is not None
     accounts.set_password(db_url, "ann", "another-password")
-    assert login_sessions.resume_session(db_url, token) is None
-    token = login_sessions.open_session(db_url, ann.id)
+    assert store.resume_session(db_url, token) is None
+    token = store.open_session(db_url, ann.id)
     accounts.set_active(db_url, "ann", False)
-    assert repo.authenticate(db_url, "ann", "another-password") is None
+    assert store.authenticate(db_url, "ann", "another-password") is None
     accounts.set_active(db_url, "ann", True)
-    assert login_sessions.resume_session(db_url, token) is None  # not revived
-    assert repo.authenticate(db_url, "ann", "another-password") is not None
+    assert store.resume_session(db_url, token) is None  # not revived
+    assert store.authenticate(db_url, "ann", "another-password") is not None
 
 
 def test_the_last_active_admin_stays(db_url: str):
-    repo.add_user(db_url, "boss", "admin", "pw-boss-12")
-    repo.add_user(db_url, "ann", "annotator", "pw-ann-123")
+    store.add_user(db_url, "boss", "admin", "pw-boss-12")
+    store.add_user(db_url, "ann", "annotator", "pw-ann-123")
     with pytest.raises(ConfigError, match="last active admin"):
         accounts.set_active(db_url, "boss", False)
     with pytest.raises(ConfigError, match="last active admin"):
@@ -126,36 +127,36 @@ def test_cli_manages_accounts(capsys, db_url: str):
     code, _, err = cli(capsys, "user", "passwd", "bob", "--password", "short", "--db", db_url)
     assert code == 1 and "at least 8" in err
     code, out, _ = cli(capsys, "user", "passwd", "bob", "--password", "new-bob-pw", "--db", db_url)
-    assert code == 0 and repo.authenticate(db_url, "bob", "new-bob-pw") is not None
+    assert code == 0 and store.authenticate(db_url, "bob", "new-bob-pw") is not None
     code, out, _ = cli(capsys, "user", "deactivate", "bob", "--db", db_url)
-    assert code == 0 and not repo.get_user(db_url, "bob").active
+    assert code == 0 and not store.get_user(db_url, "bob").active
     code, out, _ = cli(capsys, "user", "list", "--db", db_url)
     assert "(inactive)" in out
     assert cli(capsys, "user", "activate", "bob", "--db", db_url)[0] == 0
-    assert repo.get_user(db_url, "bob").active
+    assert store.get_user(db_url, "bob").active
     code, out, _ = cli(capsys, "user", "role", "bob", "researcher", "--db", db_url)
-    assert code == 0 and repo.get_user(db_url, "bob").role == "researcher"
+    assert code == 0 and store.get_user(db_url, "bob").role == "researcher"
     code, _, err = cli(capsys, "user", "deactivate", "boss", "--db", db_url)
     assert code == 1 and "last active admin" in err
 
 
 def test_idle_sessions_end(sqlite_url: str, monkeypatch: pytest.MonkeyPatch):
-    user = repo.add_user(sqlite_url, "ann", "annotator", "pw-ann-123")
-    token = login_sessions.open_session(sqlite_url, user.id)
-    assert login_sessions.resume_session(sqlite_url, token) is not None
+    user = store.add_user(sqlite_url, "ann", "annotator", "pw-ann-123")
+    token = store.open_session(sqlite_url, user.id)
+    assert store.resume_session(sqlite_url, token) is not None
     with store_session.write_scope(sqlite_url) as s:
         s.query(LoginSession).update({"last_seen_at": utcnow() - timedelta(minutes=20)})
-    assert login_sessions.resume_session(sqlite_url, token) is not None  # default 30 min
+    assert store.resume_session(sqlite_url, token) is not None  # default 30 min
     with store_session.session_scope(sqlite_url) as s:  # ... and that use counts as activity
         seen = s.query(LoginSession.last_seen_at).scalar()
     assert abs((seen - utcnow().replace(tzinfo=None)).total_seconds()) < 60
     with store_session.write_scope(sqlite_url) as s:
         s.query(LoginSession).update({"last_seen_at": utcnow() - timedelta(minutes=20)})
-    monkeypatch.setenv(login_sessions.IDLE_ENV, "15")
-    assert login_sessions.resume_session(sqlite_url, token) is None
-    monkeypatch.setenv(login_sessions.IDLE_ENV, "soon")
+    monkeypatch.setenv(store.IDLE_ENV, "15")
+    assert store.resume_session(sqlite_url, token) is None
+    monkeypatch.setenv(store.IDLE_ENV, "soon")
     with pytest.raises(ConfigError, match="QAEVAL_SESSION_IDLE_MINUTES"):
-        login_sessions.idle_minutes()
+        store.idle_minutes()
 
 
 def test_demo_admin_must_choose_a_new_password_first(
@@ -163,7 +164,7 @@ def test_demo_admin_must_choose_a_new_password_first(
 ):
     url = f"sqlite:///{tmp_path / 'demo.sqlite'}"
     assert main(["demo", "--db", url]) == 0
-    assert repo.get_user(url, "admin").must_change_password
+    assert store.get_user(url, "admin").must_change_password
     monkeypatch.setenv("QAEVAL_DATABASE_URL", url)
     at = AppTest.from_file(str(APP / "main.py"), default_timeout=120).run()
     at.text_input(key="login_name").input("admin")
@@ -181,16 +182,16 @@ def test_demo_admin_must_choose_a_new_password_first(
     at.button(key="own_pw_submit").click().run()
     assert not at.exception, at.exception
     assert "Choose a new password" not in [t.value for t in at.title]
-    assert not repo.get_user(url, "admin").must_change_password
+    assert not store.get_user(url, "admin").must_change_password
     new_token = at.query_params["session"]
     assert new_token != old_token  # a new token; the old one no longer works
-    assert login_sessions.resume_session(url, str(old_token)) is None
-    assert login_sessions.resume_session(url, str(new_token)) is not None
-    assert repo.authenticate(url, "admin", "admin") is None
+    assert store.resume_session(url, str(old_token)) is None
+    assert store.resume_session(url, str(new_token)) is not None
+    assert store.authenticate(url, "admin", "admin") is None
 
 
 def test_login_page_says_when_to_retry(sqlite_url: str, monkeypatch: pytest.MonkeyPatch):
-    repo.add_user(sqlite_url, "ann", "annotator", "pw-ann-123")
+    store.add_user(sqlite_url, "ann", "annotator", "pw-ann-123")
     monkeypatch.setenv("QAEVAL_DATABASE_URL", sqlite_url)
     at = AppTest.from_file(str(APP / "main.py"), default_timeout=120).run()
     for _ in range(accounts.THROTTLE_FAILURES + 1):

@@ -13,9 +13,9 @@ import pytest
 from _annotation_store import assignments, make_store
 from sqlalchemy import func, select
 
+from qaeval_core import store
 from qaeval_core.errors import ConfigError, NotFoundError, PermissionDenied
 from qaeval_core.schema import LabelValue
-from qaeval_core.store import annotation as ann
 from qaeval_core.store.orm import Dataset, Label, User
 from qaeval_core.store.orm import ItemRecord as Item
 from qaeval_core.store.session import session_scope, write_scope
@@ -25,7 +25,12 @@ from qaeval_core.store.session import session_scope, write_scope
 
 def test_deal_round_robin_with_overlap(db_url: str) -> None:
     ids = make_store(db_url, n_items=100)
-    result = ann.deal(db_url, "ds", ["ann1", "ann2", "ann3"], base=1, extra_fraction=0.2, extra_k=3)
+    result = store.deal(
+        db_url,
+        "ds",
+        ["ann1", "ann2", "ann3"],
+        options=store.DealOptions(base=1, extra_fraction=0.2, extra_k=3),
+    )
     rows = assignments(db_url)
     per_item = Counter(i for i, _ in rows)
     assert set(per_item) == set(ids)
@@ -39,10 +44,10 @@ def test_deal_round_robin_with_overlap(db_url: str) -> None:
 
 def test_deal_is_idempotent_and_tops_up(db_url: str) -> None:
     make_store(db_url, n_items=30)
-    args = dict(base=1, extra_fraction=0.5, extra_k=2, seed=7)
-    first = ann.deal(db_url, "ds", ["ann1", "ann2"], **args)
+    args = store.DealOptions(base=1, extra_fraction=0.5, extra_k=2, seed=7)
+    first = store.deal(db_url, "ds", ["ann1", "ann2"], options=args)
     before = sorted(assignments(db_url))
-    again = ann.deal(db_url, "ds", ["ann1", "ann2"], **args)
+    again = store.deal(db_url, "ds", ["ann1", "ann2"], options=args)
     assert again.added == 0
     assert sorted(assignments(db_url)) == before
     assert first.added == 30 + 15
@@ -59,7 +64,7 @@ def test_deal_is_idempotent_and_tops_up(db_url: str) -> None:
                 content_hash="new",
             )
         )
-    third = ann.deal(db_url, "ds", ["ann1", "ann2"], **args)
+    third = store.deal(db_url, "ds", ["ann1", "ann2"], options=args)
     assert 1 <= third.added <= 2
     # Never the same item twice to a person (also guarded by the unique constraint).
     rows = assignments(db_url)
@@ -69,26 +74,30 @@ def test_deal_is_idempotent_and_tops_up(db_url: str) -> None:
 def test_deal_validates_arguments(db_url: str) -> None:
     make_store(db_url)
     with pytest.raises(ConfigError, match="base must be between 1 and the number"):
-        ann.deal(db_url, "ds", ["ann1"], base=2)
+        store.deal(db_url, "ds", ["ann1"], options=store.DealOptions(base=2))
     with pytest.raises(ConfigError, match="extra_k"):
-        ann.deal(db_url, "ds", ["ann1", "ann2"], extra_fraction=0.2, extra_k=3)
+        store.deal(
+            db_url, "ds", ["ann1", "ann2"], options=store.DealOptions(extra_fraction=0.2, extra_k=3)
+        )
     with pytest.raises(ConfigError, match="listed twice"):
-        ann.deal(db_url, "ds", ["ann1", "ann1"])
-    with pytest.raises(NotFoundError, match="No dataset 'nope'. Known datasets: ds"):
-        ann.deal(db_url, "nope", ["ann1"])
-    with pytest.raises(NotFoundError, match="No user 'ghost'"):
-        ann.deal(db_url, "ds", ["ghost"])
+        store.deal(db_url, "ds", ["ann1", "ann1"])
+    with pytest.raises(NotFoundError, match="No dataset named 'nope' \\(known datasets: ds\\)"):
+        store.deal(db_url, "nope", ["ann1"])
+    with pytest.raises(NotFoundError, match="No user named 'ghost'"):
+        store.deal(db_url, "ds", ["ghost"])
     with write_scope(db_url) as s:
         s.add(User(name="rater", role="external"))
     with pytest.raises(ConfigError, match="role 'external'"):
-        ann.deal(db_url, "ds", ["rater"])
+        store.deal(db_url, "ds", ["rater"])
 
 
 def test_shuffled_order_is_seeded_and_shared(db_url: str) -> None:
     make_store(db_url, n_items=20)
-    ann.deal(db_url, "ds", ["ann1", "ann2"], base=2, order="shuffled", seed=3)
-    first1 = ann.next_item(db_url, "ann1", "ds")
-    first2 = ann.next_item(db_url, "ann2", "ds")
+    store.deal(
+        db_url, "ds", ["ann1", "ann2"], options=store.DealOptions(base=2, seed=3, order="shuffled")
+    )
+    first1 = store.next_item(db_url, "ann1", "ds")
+    first2 = store.next_item(db_url, "ann2", "ds")
     assert first1 is not None and first2 is not None
     assert first1.id == first2.id  # same order for everyone: overlap labels arrive early
 
@@ -98,37 +107,37 @@ def test_shuffled_order_is_seeded_and_shared(db_url: str) -> None:
 
 def test_next_item_walks_the_queue_and_is_blind(db_url: str) -> None:
     ids = make_store(db_url, n_items=4)
-    ann.deal(db_url, "ds", ["ann1"])
-    item = ann.next_item(db_url, "ann1", "ds")
+    store.deal(db_url, "ds", ["ann1"])
+    item = store.next_item(db_url, "ann1", "ds")
     assert item is not None and item.id == ids[0]
     assert item.question == "question 0?" and item.references == ("ref 0",)
     # Blind: nothing about models, scores, metadata or other labels is exposed.
     assert not {"qa_model", "meta", "wrong_answers", "scores", "labels"} & set(vars(item))
-    ann.save_label(db_url, "ann1", ids[0], LabelValue.CORRECT, rule=4, note=" fine ", seconds=3.5)
-    assert ann.next_item(db_url, "ann1", "ds").id == ids[1]
+    store.save_label(db_url, "ann1", ids[0], LabelValue.CORRECT, rule=4, note=" fine ", seconds=3.5)
+    assert store.next_item(db_url, "ann1", "ds").id == ids[1]
     # Skip: the skipped item is passed over this session but stays in the queue.
-    assert ann.next_item(db_url, "ann1", "ds", skip=[ids[1]]).id == ids[2]
+    assert store.next_item(db_url, "ann1", "ds", skip=[ids[1]]).id == ids[2]
     for i in ids[1:]:
-        ann.save_label(db_url, "ann1", i, 0)
-    assert ann.next_item(db_url, "ann1", "ds") is None
+        store.save_label(db_url, "ann1", i, 0)
+    assert store.next_item(db_url, "ann1", "ds") is None
 
 
 def test_save_label_appends_and_edits_keep_history(db_url: str) -> None:
     ids = make_store(db_url, n_items=2)
-    ann.deal(db_url, "ds", ["ann1", "ann2"], base=2)
-    first = ann.save_label(db_url, "ann1", ids[0], 2, rule=1, note="alias", seconds=4.0)
-    second = ann.save_label(db_url, "ann1", ids[0], 1, rule=5, seconds=2.0)
+    store.deal(db_url, "ds", ["ann1", "ann2"], options=store.DealOptions(base=2))
+    first = store.save_label(db_url, "ann1", ids[0], 2, rule=1, note="alias", seconds=4.0)
+    second = store.save_label(db_url, "ann1", ids[0], 1, rule=5, seconds=2.0)
     assert second.id > first.id
-    history = ann.label_history(db_url, "ann1", ids[0])
+    history = store.label_history(db_url, "ann1", ids[0])
     assert [(h.value, h.rule, h.note) for h in history] == [
         (LabelValue.CORRECT, 1, "alias"),
         (LabelValue.UNCLEAR, 5, None),
     ]
-    assert ann.current_label(db_url, "ann1", ids[0]).value == LabelValue.UNCLEAR
+    assert store.current_label(db_url, "ann1", ids[0]).value == LabelValue.UNCLEAR
     # Another annotator's labels are invisible to ann2's functions.
-    assert ann.label_history(db_url, "ann2", ids[0]) == []
-    assert ann.current_label(db_url, "ann2", ids[0]) is None
-    entries = ann.labelled_items(db_url, "ann1", "ds")
+    assert store.label_history(db_url, "ann2", ids[0]) == []
+    assert store.current_label(db_url, "ann2", ids[0]) is None
+    entries = store.labelled_items(db_url, "ann1", "ds")
     assert [(e.item_id, e.value, e.edits) for e in entries] == [(ids[0], LabelValue.UNCLEAR, 1)]
     with session_scope(db_url) as s:
         assert s.scalar(select(func.count()).select_from(Label)) == 2
@@ -136,36 +145,36 @@ def test_save_label_appends_and_edits_keep_history(db_url: str) -> None:
 
 def test_save_label_refuses_items_outside_the_queue_and_bad_values(db_url: str) -> None:
     ids = make_store(db_url, n_items=2)
-    ann.deal(db_url, "ds", ["ann1", "ann2"])  # ann1 gets ids[0], ann2 gets ids[1]
+    store.deal(db_url, "ds", ["ann1", "ann2"])  # ann1 gets ids[0], ann2 gets ids[1]
     with pytest.raises(PermissionDenied, match="not \\(or no longer\\) in your queue"):
-        ann.save_label(db_url, "ann1", ids[1], 2)
+        store.save_label(db_url, "ann1", ids[1], 2)
     with pytest.raises(PermissionDenied, match="not in your queue"):
-        ann.get_item(db_url, "ann1", ids[1])
+        store.get_item(db_url, "ann1", ids[1])
     with pytest.raises(ConfigError, match="Label value must be 0"):
-        ann.save_label(db_url, "ann1", ids[0], 3)
+        store.save_label(db_url, "ann1", ids[0], 3)
     with pytest.raises(ConfigError, match="Rule must be one of 1-7"):
-        ann.save_label(db_url, "ann1", ids[0], 2, rule=8)
-    rec = ann.save_label(db_url, "ann1", ids[1], 2, require_assignment=False)
+        store.save_label(db_url, "ann1", ids[0], 2, rule=8)
+    rec = store.save_label(db_url, "ann1", ids[1], 2, require_assignment=False)
     assert rec.item_id == ids[1]
-    assert ann.save_label(db_url, "ann1", ids[0], 2, seconds=-5).seconds is None
+    assert store.save_label(db_url, "ann1", ids[0], 2, seconds=-5).seconds is None
 
 
 def test_back_and_forward_follow_first_label_order(db_url: str) -> None:
     ids = make_store(db_url, n_items=4)
-    ann.deal(db_url, "ds", ["ann1"])
+    store.deal(db_url, "ds", ["ann1"])
     for i in ids[:3]:
-        ann.save_label(db_url, "ann1", i, 2)
-    ann.save_label(db_url, "ann1", ids[0], 0)  # an edit does not reorder
-    current = ann.next_item(db_url, "ann1", "ds")
+        store.save_label(db_url, "ann1", i, 2)
+    store.save_label(db_url, "ann1", ids[0], 0)  # an edit does not reorder
+    current = store.next_item(db_url, "ann1", "ds")
     assert current.id == ids[3]
-    back1 = ann.previous_item(db_url, "ann1", "ds", before=current.id)
-    back2 = ann.previous_item(db_url, "ann1", "ds", before=back1.id)
-    back3 = ann.previous_item(db_url, "ann1", "ds", before=back2.id)
+    back1 = store.previous_item(db_url, "ann1", "ds", before=current.id)
+    back2 = store.previous_item(db_url, "ann1", "ds", before=back1.id)
+    back3 = store.previous_item(db_url, "ann1", "ds", before=back2.id)
     assert [back1.id, back2.id, back3.id] == [ids[2], ids[1], ids[0]]
-    assert ann.previous_item(db_url, "ann1", "ds", before=back3.id) is None
-    assert ann.following_item(db_url, "ann1", "ds", after=ids[0]).id == ids[1]
-    assert ann.following_item(db_url, "ann1", "ds", after=ids[2]) is None
-    assert ann.get_item(db_url, "ann1", ids[1]).id == ids[1]
+    assert store.previous_item(db_url, "ann1", "ds", before=back3.id) is None
+    assert store.following_item(db_url, "ann1", "ds", after=ids[0]).id == ids[1]
+    assert store.following_item(db_url, "ann1", "ds", after=ids[2]) is None
+    assert store.get_item(db_url, "ann1", ids[1]).id == ids[1]
 
 
 # ------------------------------------------------------------------ reassign and progress
@@ -173,10 +182,10 @@ def test_back_and_forward_follow_first_label_order(db_url: str) -> None:
 
 def test_reassign_moves_only_unlabelled_items_without_duplicates(db_url: str) -> None:
     ids = make_store(db_url, n_items=12)
-    ann.deal(db_url, "ds", ["ann1", "ann2", "ann3"], base=2)
+    store.deal(db_url, "ds", ["ann1", "ann2", "ann3"], options=store.DealOptions(base=2))
     mine = [i for i, n in assignments(db_url) if n == "ann1"]
-    ann.save_label(db_url, "ann1", mine[0], 2)
-    result = ann.reassign(db_url, "ds", "ann1", ["ann2", "ann3"])
+    store.save_label(db_url, "ann1", mine[0], 2)
+    result = store.reassign(db_url, "ds", "ann1", ["ann2", "ann3"])
     rows = assignments(db_url)
     assert len(rows) == len(set(rows))
     assert [i for i, n in rows if n == "ann1"] == [mine[0]]  # labelled item stays
@@ -186,43 +195,48 @@ def test_reassign_moves_only_unlabelled_items_without_duplicates(db_url: str) ->
     assert set(Counter(i for i, _ in rows).values()) == {2}
     assert set(Counter(i for i, _ in rows)) == set(ids)
     with pytest.raises(PermissionDenied):
-        ann.save_label(db_url, "ann1", mine[1], 2)
+        store.save_label(db_url, "ann1", mine[1], 2)
 
 
 def test_reassign_keeps_items_nobody_can_take(db_url: str) -> None:
     make_store(db_url, n_items=4)
-    ann.deal(db_url, "ds", ["ann1", "ann2"], base=2)
-    result = ann.reassign(db_url, "ds", "ann1", ["ann2"])
+    store.deal(db_url, "ds", ["ann1", "ann2"], options=store.DealOptions(base=2))
+    result = store.reassign(db_url, "ds", "ann1", ["ann2"])
     assert (result.moved, result.kept) == (0, 4)
     with pytest.raises(ConfigError, match="other than 'ann1'"):
-        ann.reassign(db_url, "ds", "ann1", ["ann1"])
+        store.reassign(db_url, "ds", "ann1", ["ann1"])
 
 
 def test_progress_per_annotator_and_overall(db_url: str) -> None:
     ids = make_store(db_url, n_items=6)
-    ann.deal(db_url, "ds", ["ann1", "ann2"], base=1, extra_fraction=1 / 3, extra_k=2)
+    store.deal(
+        db_url,
+        "ds",
+        ["ann1", "ann2"],
+        options=store.DealOptions(base=1, extra_fraction=1 / 3, extra_k=2),
+    )
     queue1 = [i for i, n in assignments(db_url) if n == "ann1"]
     for i in queue1[:2]:
-        ann.save_label(db_url, "ann1", i, 2, seconds=10)
-    ann.save_label(db_url, "ann1", queue1[0], 1, seconds=99)  # edit: time not re-counted
-    own = ann.user_progress(db_url, "ann1", "ds")
+        store.save_label(db_url, "ann1", i, 2, seconds=10)
+    store.save_label(db_url, "ann1", queue1[0], 1, seconds=99)  # edit: time not re-counted
+    own = store.user_progress(db_url, "ann1", "ds")
     assert (own.assigned, own.labelled, own.remaining) == (len(queue1), 2, len(queue1) - 2)
     assert own.seconds_total == pytest.approx(20.0)
-    overall = ann.dataset_progress(db_url, "ds")
+    overall = store.dataset_progress(db_url, "ds")
     assert overall.items == len(ids) == overall.assigned_items
     assert overall.assignments == 8 and overall.done_assignments == 2
     assert overall.labelled_items == 2
     assert [p.user for p in overall.annotators] == ["ann1", "ann2"]
-    assert ann.datasets_for_user(db_url, "ann1") == ["ds"]
-    assert ("ann1", "annotator") in ann.queue_users(db_url)
+    assert store.datasets_for_user(db_url, "ann1") == ["ds"]
+    assert ("ann1", "annotator") in store.queue_users(db_url)
 
 
 def test_datasets_are_separate_queues(db_url: str) -> None:
     a = make_store(db_url, n_items=2, dataset="a")
     b = make_store(db_url, n_items=2, dataset="b")
-    ann.deal(db_url, "a", ["ann1"])
-    ann.deal(db_url, "b", ["ann1"])
-    assert ann.next_item(db_url, "ann1", "b").id == b[0]
-    ann.save_label(db_url, "ann1", a[0], 2)
-    assert ann.previous_item(db_url, "ann1", "b") is None
-    assert ann.datasets_for_user(db_url, "ann1") == ["a", "b"]
+    store.deal(db_url, "a", ["ann1"])
+    store.deal(db_url, "b", ["ann1"])
+    assert store.next_item(db_url, "ann1", "b").id == b[0]
+    store.save_label(db_url, "ann1", a[0], 2)
+    assert store.previous_item(db_url, "ann1", "b") is None
+    assert store.datasets_for_user(db_url, "ann1") == ["a", "b"]

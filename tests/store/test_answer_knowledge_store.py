@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from _paths import DEMO_DATA
 
+from qaeval_core import store as qstore
 from qaeval_core.calibrate.options import CrossValidation
 from qaeval_core.errors import InputError, PermissionDenied
-from qaeval_core.store import repo
-from qaeval_core.store.repo import answer_knowledge as store
+from qaeval_core.store import answer_knowledge as store
 from qaeval_core.workflows import answer_knowledge as wf
 
 REFS = ["Paris"]
@@ -43,10 +43,10 @@ ROWS = [
 
 @pytest.fixture
 def url(db_url: str) -> str:
-    repo.import_items(db_url, "ds", ROWS, source="test")
-    repo.add_user(db_url, "res", "researcher", "pw-res-long")
-    repo.add_user(db_url, "res2", "researcher", "pw-res2-long")
-    repo.add_user(db_url, "ann2", "annotator", "pw-ann2-long")
+    qstore.import_items(db_url, "ds", ROWS, source="test")
+    qstore.add_user(db_url, "res", "researcher", "pw-res-long")
+    qstore.add_user(db_url, "res2", "researcher", "pw-res2-long")
+    qstore.add_user(db_url, "ann2", "annotator", "pw-ann2-long")
     return db_url
 
 
@@ -155,7 +155,7 @@ def test_accepted_knowledge_rescores_every_models_answer(url: str):
     assert changed["external_id"].tolist() == ["r1", "r3"]
     assert changed[["before", "after"]].values.tolist() == [[False, True], [False, True]]
     # the stored items are unchanged
-    assert {tuple(it.references) for it in repo.load_items(url, "ds")} == {("Paris",)}
+    assert {tuple(it.references) for it in qstore.load_items(url, "ds")} == {("Paris",)}
 
 
 def test_knowledge_inputs_count_accepted_only_and_leave_one_out(url: str):
@@ -163,7 +163,7 @@ def test_knowledge_inputs_count_accepted_only_and_leave_one_out(url: str):
     assert before[["alias_similarity", "wrong_similarity"]].to_numpy().max() == 0.0
     wf.decide(url, "ds", "res", _suggestion(url, "alias"), "accepted")
     out = wf.knowledge_inputs(url, "ds").set_index("item_id")
-    ids = {it.id: int(it.meta["item_id"]) for it in repo.load_items(url, "ds")}
+    ids = {it.id: int(it.meta["item_id"]) for it in qstore.load_items(url, "ds")}
     assert out.loc[ids["r3"], "alias_similarity"] == pytest.approx(1.0)
     assert out.loc[ids["r1"], "alias_similarity"] < 1.0  # its own label does not count
     assert out["wrong_similarity"].eq(0.0).all()  # the wrong answer was not accepted
@@ -171,8 +171,8 @@ def test_knowledge_inputs_count_accepted_only_and_leave_one_out(url: str):
 
 def test_a_decision_outlives_the_label_that_made_the_suggestion(url: str):
     wf.decide(url, "ds", "res", _suggestion(url, "alias"), "accepted")
-    item_id = next(int(it.meta["item_id"]) for it in repo.load_items(url, "ds") if it.id == "r1")
-    repo.add_adjudication(url, item_id, "res", 1, "vague", roles=("researcher",))
+    item_id = next(int(it.meta["item_id"]) for it in qstore.load_items(url, "ds") if it.id == "r1")
+    qstore.add_adjudication(url, item_id, "res", 1, "vague", roles=("researcher",))
     found = wf.question_suggestions(url, "ds")
     kept = found[found["kind"] == "alias"].iloc[0]
     assert (kept["answer"], kept["decision"], kept["n_labels"]) == ("City of Light", "accepted", 0)
@@ -180,14 +180,14 @@ def test_a_decision_outlives_the_label_that_made_the_suggestion(url: str):
 
 def test_deleting_the_dataset_deletes_its_decisions(url: str):
     wf.decide(url, "ds", "res", _suggestion(url, "alias"), "accepted")
-    repo.delete_dataset(url, "ds")
-    repo.import_items(url, "ds", ROWS, source="test")
+    qstore.delete_dataset(url, "ds")
+    qstore.import_items(url, "ds", ROWS, source="test")
     assert store.knowledge_version(url, "ds") == 0
 
 
 def test_a_dataset_without_labels_suggests_nothing(url: str):
     rows = [{k: v for k, v in r.items() if k != "human"} | {"id": f"n{r['id']}"} for r in ROWS]
-    repo.import_items(url, "bare", rows, source="test")
+    qstore.import_items(url, "bare", rows, source="test")
     assert wf.question_suggestions(url, "bare").empty
     assert wf.rescore_dataset(url, "bare").empty
 
@@ -201,13 +201,13 @@ def test_rescoring_with_a_saved_judge(sqlite_url: str):
 
     data = DEMO_DATA
     rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
-    repo.import_items(sqlite_url, "demo", rows, source="test")
-    repo.add_user(sqlite_url, "res", "researcher", "pw-res-long")
+    qstore.import_items(sqlite_url, "demo", rows, source="test")
+    qstore.add_user(sqlite_url, "res", "researcher", "pw-res-long")
     fit = workflows.calibrate_dataset(
         sqlite_url, "demo", metrics=["em", "f1", "contains"], candidates=["threshold"],
         cv=CrossValidation(n_splits=3, n_boot=100), name="lexical",
     )  # fmt: skip
-    repo.save_calibration(sqlite_url, "lexical", fit.judge.to_config(), dataset="demo")
+    qstore.save_calibration(sqlite_url, "lexical", fit.judge.to_config(), dataset="demo")
     found = wf.question_suggestions(sqlite_url, "demo")
     alias = found[found["kind"] == "alias"].iloc[0]
     wf.decide(sqlite_url, "demo", "res", alias, "accepted")

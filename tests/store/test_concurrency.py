@@ -29,8 +29,8 @@ from typing import Any
 import pytest
 from sqlalchemy import func, insert, select
 
+from qaeval_core import store
 from qaeval_core.schema import content_hash
-from qaeval_core.store import annotation as ann
 from qaeval_core.store import session as store_session
 from qaeval_core.store.orm import Assignment, Dataset, Label, User
 from qaeval_core.store.orm import ItemRecord as Item
@@ -38,7 +38,7 @@ from qaeval_core.store.orm import ItemRecord as Item
 N_ANNOTATORS = 20
 N_ITEMS = 4000
 SECONDS = float(os.environ.get("QAEVAL_CONCURRENCY_SECONDS", "5"))
-DEAL = {"base": 1, "extra_fraction": 0.3, "extra_k": 3}
+DEAL = store.DealOptions(base=1, extra_fraction=0.3, extra_k=3)
 
 
 def _build(url: str) -> tuple[int, list[int]]:
@@ -65,7 +65,7 @@ def _build(url: str) -> tuple[int, list[int]]:
         s.add_all(users)
         s.flush()
         ds_id, user_ids = ds.id, [u.id for u in users]
-    ann.deal(url, "load", [f"ann{k:02d}" for k in range(N_ANNOTATORS)], **DEAL)
+    store.deal(url, "load", [f"ann{k:02d}" for k in range(N_ANNOTATORS)], options=DEAL)
     return ds_id, user_ids
 
 
@@ -79,7 +79,7 @@ def annotate(url: str, user_id: int, dataset_id: int, seconds: float, seed: int)
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
-            item = ann.next_item(url, user_id, dataset_id)
+            item = store.next_item(url, user_id, dataset_id)
             if item is None:
                 break
             if item.id in labelled:
@@ -91,7 +91,7 @@ def annotate(url: str, user_id: int, dataset_id: int, seconds: float, seed: int)
             for item_id in targets:
                 value, rule = rng.choice([0, 1, 2]), rng.choice([None, 1, 2, 3, 4, 5, 6, 7])
                 note = f"u{user_id}-i{item_id}-n{len(acks)}"
-                rec = ann.save_label(
+                rec = store.save_label(
                     url, user_id, item_id, value, rule=rule, note=note, seconds=0.5
                 )
                 acks.append((rec.id, item_id, user_id, value, rule, note))
@@ -136,8 +136,8 @@ class _Researcher(threading.Thread):
         names = [f"ann{k:02d}" for k in range(N_ANNOTATORS)]
         while not self.stop.is_set():
             try:
-                self.added += ann.deal(self.url, "load", names, **DEAL).added
-                ann.dataset_progress(self.url, "load")
+                self.added += store.deal(self.url, "load", names, options=DEAL).added
+                store.dataset_progress(self.url, "load")
                 self.deals += 1
             except Exception as exc:
                 self.errors.append(f"{type(exc).__name__}: {exc}")
@@ -224,14 +224,14 @@ def test_concurrent_edits_of_one_item_all_kept(tmp_path: Path, workers: int) -> 
     """Many saves for the same (item, user) at once: every one is a separate history row."""
     url = f"sqlite:///{tmp_path / 'edits.sqlite'}"
     _build(url)
-    item = ann.next_item(url, "ann00", "load")
+    item = store.next_item(url, "ann00", "load")
     assert item is not None
     ids: list[int] = []
     lock = threading.Lock()
 
     def burst(k: int) -> None:
         for j in range(25):
-            rec = ann.save_label(url, "ann00", item.id, (k + j) % 3, note=f"{k}-{j}")
+            rec = store.save_label(url, "ann00", item.id, (k + j) % 3, note=f"{k}-{j}")
             with lock:
                 ids.append(rec.id)
 
@@ -240,6 +240,6 @@ def test_concurrent_edits_of_one_item_all_kept(tmp_path: Path, workers: int) -> 
         t.start()
     for t in threads:
         t.join()
-    history = ann.label_history(url, "ann00", item.id)
+    history = store.label_history(url, "ann00", item.id)
     assert sorted(ids) == [h.id for h in history]
-    assert ann.current_label(url, "ann00", item.id).id == max(ids)
+    assert store.current_label(url, "ann00", item.id).id == max(ids)

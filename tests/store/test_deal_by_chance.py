@@ -22,12 +22,10 @@ from _triage_store import (
     save_judge,
 )
 
-from qaeval_core import workflows
+from qaeval_core import store, workflows
 from qaeval_core.analysis.estimates import estimate_accuracy
 from qaeval_core.errors import ConfigError, InputError
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
-from qaeval_core.store.annotation.by_chance import uniform_of
+from qaeval_core.store.queues.by_chance import uniform_of
 from qaeval_core.workflows.sample_probability import sample_probabilities
 
 
@@ -40,27 +38,31 @@ def _probabilities(ids: list[int], skip: set[int]) -> dict[int, float]:
 def test_deal_draws_by_chance_and_records_every_probability(db_url: str) -> None:
     ids = make_store(db_url, n_items=30)
     import_label(db_url, ids[0], 2)  # labelled before the deal: known for sure
-    ann.deal_triage(db_url, "ds", ["ann3"], [ids[1]])  # already queued
+    store.deal(db_url, "ds", ["ann3"], store.TriageItems([ids[1]]))  # already queued
     probs = _probabilities(ids, {ids[0]})
-    result = ann.deal_triage_by_chance(
-        db_url, "ds", ["ann1", "ann2"], probs, seed=7, created_by="boss"
+    result = store.deal(
+        db_url,
+        "ds",
+        ["ann1", "ann2"],
+        store.TriageByChance(probs),
+        store.DealOptions(seed=7, created_by="boss"),
     )
     drawn = [i for i in ids[1:] if uniform_of(7, i) < probs[i]]
     assert result.kind == "triage" and result.items == len(drawn)
     assert sorted(result.item_ids) == sorted(i for i in drawn if i != ids[1])
     assert result.skipped_labelled == (ids[0],)
     assert result.skipped_queued == ((ids[1],) if ids[1] in drawn else ())
-    rows = repo.deal_item_rows(db_url, "ds", kind="triage")
+    rows = store.deal_item_rows(db_url, "ds", kind="triage")
     rows = rows[rows["deal_id"] == result.deal_id].set_index("item_id")["inclusion_probability"]
     assert rows.to_dict() == {ids[0]: 1.0, **{i: probs[i] for i in drawn}}
-    params = repo.list_deals(db_url, "ds").iloc[-1]["params"]
-    assert params["selection"] == ann.SELECTION_BY_CHANCE
+    params = store.list_deals(db_url, "ds").iloc[-1]["params"]
+    assert params["selection"] == store.SELECTION_BY_CHANCE
     assert params["drawn_for_sure"] == [i for i in drawn if probs[i] == 1.0]
     assert params["expected"] == pytest.approx(sum(probs.values()))
     per_item = Counter(i for i, _, d in assignment_rows(db_url) if d == result.deal_id)
     assert set(per_item) == set(result.item_ids) and set(per_item.values()) == {1}
     # Served in a seeded random order, not the doubt's or the import's.
-    first = ann.next_item(db_url, "ann1", "ds")
+    first = store.next_item(db_url, "ann1", "ds")
     assert first is not None and first.id in result.item_ids
 
 
@@ -72,11 +74,23 @@ def test_deal_by_chance_refuses_items_without_a_probability_and_changes_nothing(
     probs = _probabilities(ids, set())
     without = {i: p for i, p in probs.items() if i != ids[2]}
     with pytest.raises(ConfigError, match=r"1 unlabelled item\(s\) of 'ds' have no inclusion"):
-        ann.deal_triage_by_chance(db_url, "ds", ["ann1"], without, seed=1)
+        store.deal(db_url, "ds", ["ann1"], store.TriageByChance(without), store.DealOptions(seed=1))
     with pytest.raises(InputError, match=r"inclusion probability in \(0, 1\]"):
-        ann.deal_triage_by_chance(db_url, "ds", ["ann1"], {**probs, ids[0]: 0.0}, seed=1)
+        store.deal(
+            db_url,
+            "ds",
+            ["ann1"],
+            store.TriageByChance({**probs, ids[0]: 0.0}),
+            store.DealOptions(seed=1),
+        )
     with pytest.raises(ConfigError, match="not in dataset 'ds'"):
-        ann.deal_triage_by_chance(db_url, "ds", ["ann1"], {**probs, 10**6: 0.5}, seed=1)
+        store.deal(
+            db_url,
+            "ds",
+            ["ann1"],
+            store.TriageByChance({**probs, 10**6: 0.5}),
+            store.DealOptions(seed=1),
+        )
     assert counts(db_url) == before
 
 
@@ -98,10 +112,10 @@ def test_route_by_chance_gives_labels_a_sample_probability(
     assert len(dealt) >= 4
     done = dealt[: len(dealt) // 2]  # half the draw labelled so far
     for item_id in done:
-        ann.save_label(db_url, "ann1", item_id, 2)
+        store.save_label(db_url, "ann1", item_id, 2)
     late = next(i for i in ids if i not in pi.index and i != ids[0])
-    ann.deal_triage(db_url, "ds", ["ann2"], [late])  # labelled for another reason
-    ann.save_label(db_url, "ann2", late, 0)
+    store.deal(db_url, "ds", ["ann2"], store.TriageItems([late]))  # labelled for another reason
+    store.save_label(db_url, "ann2", late, 0)
     final = workflows.final_labels(db_url, "ds").set_index("item_id")
     share = len(done) / len(pi)
     assert final.loc[ids[0], "sample_probability"] == 1.0
@@ -142,8 +156,12 @@ def test_concurrent_deals_by_chance_over_assign_nothing(db_url: str) -> None:
     ids = make_store(db_url, n_items=200)
     probs = {i: 0.5 for i in ids}
     a, b = at_once(
-        lambda: ann.deal_triage_by_chance(db_url, "ds", ["ann1"], probs, seed=1),
-        lambda: ann.deal_triage_by_chance(db_url, "ds", ["ann2", "ann3"], probs, seed=2),
+        lambda: store.deal(
+            db_url, "ds", ["ann1"], store.TriageByChance(probs), store.DealOptions(seed=1)
+        ),
+        lambda: store.deal(
+            db_url, "ds", ["ann2", "ann3"], store.TriageByChance(probs), store.DealOptions(seed=2)
+        ),
     )
     per_item = Counter(i for i, _, _ in assignment_rows(db_url))
     assert max(per_item.values()) == 1
@@ -157,10 +175,10 @@ def test_concurrent_deals_by_chance_over_assign_nothing(db_url: str) -> None:
 
 def test_audit_and_deterministic_triage_record_their_probability_or_none(db_url: str) -> None:
     ids = make_store(db_url, n_items=20)
-    audit = ann.deal_audit_sample(db_url, "ds", ["ann1"], n=5, seed=2)
+    audit = store.deal(db_url, "ds", ["ann1"], store.AuditSample(n=5), store.DealOptions(seed=2))
     rest = [i for i in ids if i not in audit.item_ids][:3]
-    triage = ann.deal_triage(db_url, "ds", ["ann2"], rest)
-    rows = repo.deal_item_rows(db_url, "ds")
+    triage = store.deal(db_url, "ds", ["ann2"], store.TriageItems(rest))
+    rows = store.deal_item_rows(db_url, "ds")
     audit_p = rows.loc[rows["deal_id"] == audit.deal_id, "inclusion_probability"]
     assert audit_p.tolist() == pytest.approx([5 / 20] * 5)
     assert rows.loc[rows["deal_id"] == triage.deal_id, "inclusion_probability"].isna().all()
@@ -176,8 +194,8 @@ def test_report_counts_labels_drawn_by_chance_weighted(sqlite_url: str, tmp_path
     result = workflows.route_uncertain(
         sqlite_url, "ds", "cal", ["ann1"], n_most_uncertain=30, floor=0.1, seed=4
     )
-    while (item := ann.next_item(sqlite_url, "ann1", "ds")) is not None:
-        ann.save_label(sqlite_url, "ann1", item.id, 2 if item.id % 3 else 0)
+    while (item := store.next_item(sqlite_url, "ann1", "ds")) is not None:
+        store.save_label(sqlite_url, "ann1", item.id, 2 if item.id % 3 else 0)
     html, numbers = tmp_path / "r.html", tmp_path / "r.json"
     args = ["report", "-d", "ds", "-o", str(html), "--json", str(numbers), "--n-boot", "50"]
     assert main([*args, "--calibration", "cal", "--db", sqlite_url]) == 0

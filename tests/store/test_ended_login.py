@@ -17,13 +17,12 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select, text, update
 
+from qaeval_core import store
 from qaeval_core.errors import PermissionDenied
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import login_sessions, repo
 from qaeval_core.store import session as store_session
-from qaeval_core.store.login_sessions import LoginEnded
+from qaeval_core.store import users as accounts
 from qaeval_core.store.orm import Assignment, Flag, Label, LoginSession, User, utcnow
-from qaeval_core.store.repo import users as accounts
+from qaeval_core.store.users import LoginEnded
 
 
 def _store(url: str) -> tuple[int, list[int], str]:
@@ -32,12 +31,12 @@ def _store(url: str) -> tuple[int, list[int], str]:
         {"id": f"q{i}", "question": f"Q{i}?", "references": [f"a{i}"], "candidate": f"c{i}"}
         for i in range(4)
     ]
-    repo.import_items(url, "ds", rows, source="test")
-    repo.add_user(url, "boss", "admin", "pw-boss-long")
-    user = repo.add_user(url, "ann1", "annotator", "pw-ann1-long")
-    ann.deal(url, "ds", ["ann1"])
-    items = [e.item_id for e in ann.queue_entries(url, "ann1", "ds", "pending")]
-    return user.id, items, login_sessions.open_session(url, user.id)
+    store.import_items(url, "ds", rows, source="test")
+    store.add_user(url, "boss", "admin", "pw-boss-long")
+    user = store.add_user(url, "ann1", "annotator", "pw-ann1-long")
+    store.deal(url, "ds", ["ann1"])
+    items = [e.item_id for e in store.queue_entries(url, "ann1", "ds", "pending")]
+    return user.id, items, store.open_session(url, user.id)
 
 
 def _written(url: str) -> tuple[int, int, int]:
@@ -53,9 +52,9 @@ def _written(url: str) -> tuple[int, int, int]:
 
 def _writes(uid: int, item: int, token: str | None, url: str) -> list[Callable[[], Any]]:
     return [
-        lambda: ann.save_label(url, uid, item, 2, rule=1, login=token),
-        lambda: ann.skip_item(url, uid, item, login=token),
-        lambda: ann.flag_item(url, uid, item, "broken", login=token),
+        lambda: store.save_label(url, uid, item, 2, rule=1, login=token),
+        lambda: store.skip_item(url, uid, item, login=token),
+        lambda: store.flag_item(url, uid, item, "broken", login=token),
     ]
 
 
@@ -64,14 +63,14 @@ ENDINGS: dict[str, Callable[[str, str], None]] = {
     "password changed by an admin": lambda url, token: accounts.set_password(
         url, "ann1", "a-new-password"
     ),
-    "logged out in another tab": lambda url, token: login_sessions.close_session(url, token),
+    "logged out in another tab": lambda url, token: store.close_session(url, token),
 }
 
 
 @pytest.mark.parametrize("ending", list(ENDINGS))
 def test_a_page_whose_login_ended_writes_nothing(db_url: str, ending: str) -> None:
     uid, items, token = _store(db_url)
-    ann.save_label(db_url, uid, items[0], 1, login=token)  # live: saved
+    store.save_label(db_url, uid, items[0], 1, login=token)  # live: saved
     assert _written(db_url) == (1, 0, 0)
     ENDINGS[ending](db_url, token)
     for write in _writes(uid, items[1], token, db_url):
@@ -83,11 +82,11 @@ def test_a_page_whose_login_ended_writes_nothing(db_url: str, ending: str) -> No
 
 def test_a_live_login_writes_and_a_forged_or_foreign_token_does_not(db_url: str) -> None:
     uid, items, token = _store(db_url)
-    boss = repo.get_user(db_url, "boss")
-    foreign = login_sessions.open_session(db_url, boss.id)  # live, but not ann1's
+    boss = store.get_user(db_url, "boss")
+    foreign = store.open_session(db_url, boss.id)  # live, but not ann1's
     for bad in ("", "forged-token", "x" * 500, foreign):
         with pytest.raises(LoginEnded):
-            ann.save_label(db_url, uid, items[0], 2, login=bad)
+            store.save_label(db_url, uid, items[0], 2, login=bad)
     assert _written(db_url) == (0, 0, 0)
     for write in _writes(uid, items[0], token, db_url):
         write()
@@ -100,7 +99,7 @@ def test_an_idle_login_writes_nothing(db_url: str) -> None:
     with store_session.write_scope(db_url) as s:
         s.execute(update(LoginSession).values(created_at=an_hour_ago, last_seen_at=an_hour_ago))
     with pytest.raises(LoginEnded):
-        ann.save_label(db_url, uid, items[0], 2, login=token)
+        store.save_label(db_url, uid, items[0], 2, login=token)
     assert _written(db_url) == (0, 0, 0)
 
 
@@ -112,7 +111,7 @@ def test_without_a_token_a_deactivated_account_still_writes_nothing(db_url: str)
             write()
     assert _written(db_url) == (0, 0, 0)
     accounts.set_active(db_url, "ann1", True)
-    ann.save_label(db_url, "ann1", items[0], 0)  # scripts and the CLI pass no token
+    store.save_label(db_url, "ann1", items[0], 0)  # scripts and the CLI pass no token
     assert _written(db_url) == (1, 0, 0)
 
 
@@ -131,7 +130,7 @@ def test_a_deactivation_in_progress_is_waited_for_then_the_save_is_refused(
 
         def save() -> None:
             try:
-                outcome.append(ann.save_label(url, uid, items[0], 2, login=token))
+                outcome.append(store.save_label(url, uid, items[0], 2, login=token))
             except BaseException as exc:  # inspected below
                 outcome.append(exc)
 

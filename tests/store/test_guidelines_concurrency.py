@@ -18,16 +18,16 @@ from typing import Any
 
 import pytest
 
+from qaeval_core import store
 from qaeval_core.errors import InputError
-from qaeval_core.store import repo
-from qaeval_core.store.repo import guidelines
+from qaeval_core.store import guidelines
 
 EDITORS = 6
 ROLES = ("researcher", "admin")
 
 
 def _save(url: str, k: int) -> Any:
-    return repo.save_guidelines(
+    return store.save_guidelines(
         url, "ds", f"res{k}", text=f"Version by editor {k}.", rules=[{"name": "Exact"}],
         label_keys={"correct": "Y", "unclear": "U", "incorrect": "N"}, idle_cap_seconds=60,
         roles=ROLES, based_on=0,
@@ -38,9 +38,9 @@ def test_simultaneous_saves_give_one_version_and_clean_refusals(
     db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rows = [{"id": "q0", "question": "Q?", "references": ["a"], "candidate": "c"}]
-    repo.import_items(db_url, "ds", rows, source="test")
+    store.import_items(db_url, "ds", rows, source="test")
     for k in range(EDITORS):
-        repo.add_user(db_url, f"res{k}", "researcher", f"pw-res{k}-long")
+        store.add_user(db_url, f"res{k}", "researcher", f"pw-res{k}-long")
     start = threading.Barrier(EDITORS)
     if db_url.startswith("postgresql"):
         inside = threading.Barrier(EDITORS, timeout=120)  # a bound so a bug fails, not hangs
@@ -78,5 +78,5 @@ def test_simultaneous_saves_give_one_version_and_clean_refusals(
     assert len(refused) == EDITORS - 1
     for exc in refused:
         assert "Someone saved version 1" in str(exc) and "while you edited version 0" in str(exc)
-    assert [g.version for g in repo.guideline_history(db_url, "ds")] == [1]
-    assert repo.get_guidelines(db_url, "ds").text == saved[0].text
+    assert [g.version for g in store.guideline_history(db_url, "ds")] == [1]
+    assert store.get_guidelines(db_url, "ds").text == saved[0].text

@@ -28,11 +28,11 @@ from _paths import REPO_ROOT
 from _processes import store_processes
 from sqlalchemy import create_engine, insert, select, text
 
+from qaeval_core import store
 from qaeval_core.errors import ConfigError, PermissionDenied
 from qaeval_core.metrics import smile
 from qaeval_core.metrics.base import get_metric
 from qaeval_core.schema import content_hash
-from qaeval_core.store import annotation as ann
 from qaeval_core.store import session as store_session
 from qaeval_core.store.orm import Assignment, Dataset, Label, User
 from qaeval_core.store.orm import ItemRecord as Item
@@ -71,7 +71,7 @@ def _users(url: str, *names: str) -> list[int]:
 # -- 2. reassigning while the absent annotator still saves -------------------------------------
 def _label_while_reassigning(
     url: str, user_id: int, name: str, items: list[int], seed: int
-) -> tuple[list[int], ann.ReassignResult]:
+) -> tuple[list[int], store.ReassignResult]:
     """8 sessions of the user label random items; meanwhile their items go to B. (acks, result)."""
     stop = threading.Event()
     acks: list[int] = []
@@ -82,7 +82,7 @@ def _label_while_reassigning(
         rng = random.Random(seed + k)
         while not stop.is_set():
             try:
-                rec = ann.save_label(url, user_id, rng.choice(items), rng.randrange(3))
+                rec = store.save_label(url, user_id, rng.choice(items), rng.randrange(3))
             except PermissionDenied:
                 continue
             except Exception as exc:
@@ -96,7 +96,7 @@ def _label_while_reassigning(
     for t in threads:
         t.start()
     time.sleep(0.3)
-    result = ann.reassign(url, name, "A", ["B"])
+    result = store.reassign(url, name, "A", ["B"])
     time.sleep(0.2)
     stop.set()
     for t in threads:
@@ -112,7 +112,7 @@ def test_reassign_during_saves_keeps_or_refuses_every_label(db_url: str) -> None
     for rnd in range(4):
         name = f"round{rnd}"
         items = _dataset(db_url, name, 300)
-        ann.deal(db_url, name, ["A"])
+        store.deal(db_url, name, ["A"])
         acks, result = _label_while_reassigning(db_url, a_id, name, items, rnd * 100)
         with store_session.session_scope(db_url) as s:
             stored = set(s.scalars(select(Label.id).where(Label.user_id == a_id)))
@@ -135,7 +135,7 @@ def test_reassign_during_saves_keeps_or_refuses_every_label(db_url: str) -> None
         moved = [i for i in items if holders.get(i) == {"B"}]
         if moved:
             with pytest.raises(PermissionDenied, match="reassigned"):
-                ann.save_label(db_url, a_id, moved[0], 1)
+                store.save_label(db_url, a_id, moved[0], 1)
 
 
 # -- 11. two saves of one item by one annotator at once -----------------------------------------
@@ -147,7 +147,7 @@ def _save_burst(url: str, user_id: int, item_id: int, n: int, go: Any, out: Any)
     def run() -> None:
         for j in range(n):
             try:
-                ann.save_label(url, user_id, item_id, j % 3, note=str(j))
+                store.save_label(url, user_id, item_id, j % 3, note=str(j))
             except Exception as exc:
                 errors.append(f"{type(exc).__name__}: {exc}")
 
@@ -163,7 +163,7 @@ def test_simultaneous_saves_current_label_is_the_latest(db_url: str) -> None:
     """4 processes x 2 sessions save one item at once: id order and time order agree."""
     (user_id,) = _users(db_url, "A")
     (item_id,) = _dataset(db_url, "one", 1)
-    ann.deal(db_url, "one", ["A"])
+    store.deal(db_url, "one", ["A"])
     ctx = store_processes()  # separate processes, no inherited connections
     go, out = ctx.Event(), ctx.Queue()
     procs = [
@@ -178,12 +178,12 @@ def test_simultaneous_saves_current_label_is_the_latest(db_url: str) -> None:
     for p in procs:
         p.join(timeout=60)
     assert not errors, errors[:5]
-    history = ann.label_history(db_url, "A", item_id)
+    history = store.label_history(db_url, "A", item_id)
     assert len(history) == 4 * 2 * 30
     pairs = zip(history, history[1:], strict=False)
     inversions = [(a.id, b.id) for a, b in pairs if b.created_at < a.created_at]
     assert not inversions, f"{len(inversions)} labels older than the label they replace"
-    current = ann.current_label(db_url, "A", item_id)
+    current = store.current_label(db_url, "A", item_id)
     assert current is not None
     assert current.id == history[-1].id
     assert current.created_at == max(h.created_at for h in history)

@@ -22,10 +22,9 @@ from typing import Any
 from _processes import store_processes
 from sqlalchemy import func, insert, select
 
+from qaeval_core import store
 from qaeval_core.errors import StoreBusy
 from qaeval_core.schema import content_hash
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
 from qaeval_core.store.orm import Assignment, Dataset, Label, User
 from qaeval_core.store.orm import ItemRecord as Item
@@ -54,7 +53,7 @@ def _deal_for_myself(url: str, name: str, go: Any, out: Any) -> None:
     store_session.get_engine(url)  # connect before the start signal: all deal at once
     go.wait(BOUND_S)
     try:
-        result = ann.deal(url, "deal", [name])
+        result = store.deal(url, "deal", [name])
         out.put((name, result.added, None))
     except Exception as exc:  # reported to the parent, which fails the test
         out.put((name, 0, f"{type(exc).__name__}: {exc}"))
@@ -124,8 +123,8 @@ def _write_big_file(path: Path, n: int) -> Path:
 #: killed there.
 _IMPORT = """
 import sys, time
-from qaeval_core.store import repo
-from qaeval_core.store.repo import import_pending
+from qaeval_core import store
+from qaeval_core.store.items import import_pending
 import_pending.IMPORT_CHUNK_ROWS = int(sys.argv[4])
 if sys.argv[3] == "hang":
     stage = import_pending._stage_chunk
@@ -139,7 +138,7 @@ if sys.argv[3] == "hang":
     hang.done = False
     import_pending._stage_chunk = hang
 print("go", flush=True)
-print(repo.import_file(sys.argv[1], sys.argv[2], "big").summary(), flush=True)
+print(store.import_file(sys.argv[1], sys.argv[2], "big").summary(), flush=True)
 """
 
 
@@ -163,7 +162,7 @@ def _labelling_setup(url: str) -> list[tuple[int, list[int]]]:
         s.execute(insert(Item), _items(ds.id, 100 * N_ANNOTATORS, prefix="w"))
         s.add_all(User(name=f"ann{k:02d}", role="annotator") for k in range(N_ANNOTATORS))
     names = [f"ann{k:02d}" for k in range(N_ANNOTATORS)]
-    ann.deal(url, "work", names)
+    store.deal(url, "work", names)
     with store_session.session_scope(url) as s:
         users = dict(s.execute(select(User.name, User.id)).tuples().all())
         queues: dict[int, list[int]] = {users[n]: [] for n in names}
@@ -188,7 +187,7 @@ def test_annotators_keep_saving_during_a_large_import(db_url: str, tmp_path: Pat
             item = items[k % len(items)]
             t0 = time.monotonic()
             try:
-                rec = ann.save_label(db_url, uid, item, k % 3)
+                rec = store.save_label(db_url, uid, item, k % 3)
             except StoreBusy:
                 with lock:
                     busy[0] += 1
@@ -239,10 +238,10 @@ def test_killed_import_leaves_nothing_and_a_rerun_works(db_url: str, tmp_path: P
     assert _counts(db_url)[1] > before[1]  # a chunk is in the items table, hidden
     proc.send_signal(signal.SIGKILL)  # killed holding the write lock, rows staged
     proc.wait(timeout=30)
-    assert repo.list_datasets(db_url) == []  # nothing visible
-    assert repo.current_labels(db_url).empty and repo.frame_items(db_url, None).empty
+    assert store.list_datasets(db_url) == []  # nothing visible
+    assert store.current_labels(db_url).empty and store.frame_items(db_url, None).empty
     store_session.get_engine.cache_clear()
-    report = repo.import_file(db_url, str(big), "big")  # cleans the killed import up first
+    report = store.import_file(db_url, str(big), "big")  # cleans the killed import up first
     assert report.items_added == N_IMPORT_ROWS and report.labels_added == N_IMPORT_ROWS
     assert report.raters_created == ["rater0", "rater1", "rater2"]
     assert _counts(db_url) == (before[0] + 1, before[1] + N_IMPORT_ROWS,

@@ -28,12 +28,12 @@ from typing import Any
 import pytest
 from sqlalchemy import event, func, select, update
 
+from qaeval_core import store
 from qaeval_core.errors import StoreError, ValidationError
 from qaeval_core.io.stream import scan_items
-from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
+from qaeval_core.store.items import import_adopt, import_existing, import_pending
 from qaeval_core.store.orm import IMPORTING_PREFIX, Dataset, ItemRecord, Label, User
-from qaeval_core.store.repo import import_adopt, import_existing, import_pending
 
 CHUNK = 4
 ROWS = 30  # 8 chunks
@@ -65,7 +65,7 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _existing(url: str) -> None:
     """Dataset ``d`` with the file's first KNOWN rows, labelled by r1."""
-    repo.import_items(url, "d", [_row(i) for i in range(KNOWN)], source="first")
+    store.import_items(url, "d", [_row(i) for i in range(KNOWN)], source="first")
 
 
 def _counts(url: str) -> tuple[int, int, int, int]:
@@ -136,22 +136,22 @@ def test_no_write_transaction_holds_more_than_a_chunk(
     rows = [_row(i) for i in range(ROWS)] + [_row(i, rater="r2", label=1) for i in range(KNOWN)]
     path = _write(tmp_path / "more.jsonl", rows)
     with _ItemWrites(db_url) as writes:
-        report = repo.import_file(db_url, str(path), "d")
+        report = store.import_file(db_url, str(path), "d")
     assert (report.items_added, report.items_skipped) == (ROWS - KNOWN, KNOWN)
     # new items' labels + r2's labels on the known items; r1's known labels are already current
     assert (report.labels_added, report.labels_skipped) == (ROWS - KNOWN + KNOWN, KNOWN)
     assert writes.committed and max(writes.committed) <= CHUNK, writes.committed
     assert sum(writes.committed) >= ROWS - KNOWN  # written, then marks cleared: bounded steps
-    labels = repo.current_labels(db_url, "d")
+    labels = store.current_labels(db_url, "d")
     got = {(r.external_id, r.user): int(r.value) for r in labels.itertuples()}
     # binary 1 is stored as "correct" (2)
     want = {(f"q{i}", "r1"): 2 * (i % 2) for i in range(ROWS)}
     want |= {(f"q{i}", "r2"): 2 for i in range(KNOWN)}
     assert got == want
-    assert [d.name for d in repo.list_datasets(db_url)] == ["d"]  # no hidden dataset left
+    assert [d.name for d in store.list_datasets(db_url)] == ["d"]  # no hidden dataset left
     with store_session.session_scope(db_url) as s:
         assert not s.scalars(select(Dataset.name).where(Dataset.name.startswith(".qaeval"))).all()
-    again = repo.import_file(db_url, str(path), "d")  # idempotent
+    again = store.import_file(db_url, str(path), "d")  # idempotent
     assert (again.items_added, again.labels_added) == (0, 0)
 
 
@@ -171,7 +171,7 @@ def test_the_file_is_read_as_a_stream(db_url: str, tmp_path: Path, small_chunks:
     scan.items = counted  # type: ignore[method-assign]
     with _ItemWrites(db_url) as writes:
         writes.on_commit.append(lambda n: read_before_first_write.append(yielded[0]))
-        repo.import_scan(db_url, "d", scan, source="more.jsonl")
+        store.import_scan(db_url, "d", scan, source="more.jsonl")
     assert yielded[0] == ROWS
     assert read_before_first_write[0] <= CHUNK  # not the whole file first
 
@@ -184,7 +184,7 @@ def test_a_conflict_in_the_last_chunk_imports_nothing(
     rows = [_row(i) for i in range(KNOWN, ROWS)] + [_row(1, meta={"changed": True})]
     rows.append({**_row(2), "candidate": "other content"})
     with pytest.raises(ValidationError) as err:
-        repo.import_items(db_url, "d", rows, source="late.jsonl")
+        store.import_items(db_url, "d", rows, source="late.jsonl")
     assert [e.row for e in err.value.errors] == [len(rows) - 1, len(rows)]
     assert "with different meta" in str(err.value) and "different content" in str(err.value)
     assert _counts(db_url) == before  # the written chunks and the hidden dataset are gone
@@ -207,7 +207,7 @@ def test_a_failure_halfway_leaves_the_store_as_it_was(
     monkeypatch.setattr(import_existing, "_write_chunk", fail_on_third)
     rows = [_row(i, rater="new-rater") for i in range(ROWS)]
     with pytest.raises(RuntimeError, match="disk full"):
-        repo.import_items(db_url, "d", rows)
+        store.import_items(db_url, "d", rows)
     assert _counts(db_url) == before  # rater "new-rater" removed too
 
 
@@ -233,9 +233,9 @@ def test_an_import_killed_after_its_commit_point_is_finished_by_the_next_cleanup
     monkeypatch.setattr(import_adopt, "_adopt_chunk", die_after_two)
     rows = [_row(i, rater="r2", label=1) for i in range(ROWS)]
     with pytest.raises(KeyboardInterrupt):
-        repo.import_items(db_url, "d", rows)
+        store.import_items(db_url, "d", rows)
     monkeypatch.setattr(import_adopt, "_adopt_chunk", adopt_chunk)
-    assert len(repo.list_items(db_url, "d")) == ROWS  # committed: all visible, none in part
+    assert len(store.list_items(db_url, "d")) == ROWS  # committed: all visible, none in part
     with store_session.session_scope(db_url) as s:
         marked = select(func.count(ItemRecord.id)).where(ItemRecord.import_id.is_not(None))
         assert s.scalar(marked) > 0  # marks left to clear
@@ -244,11 +244,11 @@ def test_an_import_killed_after_its_commit_point_is_finished_by_the_next_cleanup
         s.execute(
             update(Dataset).where(Dataset.name.startswith(IMPORTING_PREFIX)).values(name=dead)
         )
-    done = repo.cleanup_imports(db_url)
+    done = store.cleanup_imports(db_url)
     assert (done.removed, done.finished) == (0, ("d",))
     assert "Finished 1 committed import(s) of killed processes into 'd'" in done.summary()
-    assert len(repo.list_items(db_url, "d")) == ROWS
-    labels = repo.current_labels(db_url, "d")
+    assert len(store.list_items(db_url, "d")) == ROWS
+    labels = store.current_labels(db_url, "d")
     r2 = {r.external_id: int(r.value) for r in labels.itertuples() if r.user == "r2"}
     assert r2 == {f"q{i}": 2 for i in range(ROWS)}  # binary 1: "correct"
     assert _counts(db_url)[0] == 1  # the hidden dataset is gone
@@ -267,12 +267,12 @@ def test_a_second_import_into_the_same_dataset_meanwhile_is_refused(
     def meanwhile(*args: Any) -> int:
         if not refused:  # while the first import stages its first chunk
             with pytest.raises(StoreError, match="Another import into 'd' is under way") as exc:
-                repo.import_items(db_url, "d", [_row(100)])
+                store.import_items(db_url, "d", [_row(100)])
             refused.append(str(exc.value))
         return stage(*args)
 
     monkeypatch.setattr(import_existing, "_write_chunk", meanwhile)
-    report = repo.import_items(db_url, "d", [_row(i) for i in range(ROWS)])
+    report = store.import_items(db_url, "d", [_row(i) for i in range(ROWS)])
     assert refused and report.items_added == ROWS - KNOWN
     monkeypatch.setattr(import_existing, "_write_chunk", stage)
-    assert repo.import_items(db_url, "d", [_row(100)]).items_added == 1  # now it may
+    assert store.import_items(db_url, "d", [_row(100)]).items_added == 1  # now it may

@@ -26,8 +26,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
+from qaeval_core import store
 from qaeval_core.store import session as store_session
 from qaeval_core.store.orm import INCLUDE_PENDING_IMPORTS, Assignment, ItemRecord, Label, User
 
@@ -48,7 +47,7 @@ def _setup(url: str, tmp_path: Path) -> Path:
     """Dataset ``d`` with KNOWN items labelled by r1, an annotator, and a file that adds NEW
     items labelled by r1 and r2's labels on all KNOWN + NEW items (so it adds labels to items
     the dataset already has, too)."""
-    repo.import_items(url, "d", [_row(i, "r1") for i in range(KNOWN)], source="first")
+    store.import_items(url, "d", [_row(i, "r1") for i in range(KNOWN)], source="first")
     with store_session.write_scope(url) as s:
         s.add(User(name="ann", role="annotator"))
     rows = [_row(i, "r1") for i in range(KNOWN, KNOWN + NEW)]
@@ -64,8 +63,8 @@ def _setup(url: str, tmp_path: Path) -> Path:
 #: ``adopting:k`` after clearing the marks of k chunks.
 _IMPORT = """
 import sys, time
-from qaeval_core.store import repo
-from qaeval_core.store.repo import import_adopt, import_existing
+from qaeval_core import store
+from qaeval_core.store.items import import_adopt, import_existing
 url, path, point, chunk = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 where, k = point.split(":")
 import_existing.EXISTING_IMPORT_CHUNK_ROWS = chunk
@@ -95,7 +94,7 @@ elif where == "committed":
 elif where == "adopting":
     after_k(import_adopt, "_adopt_chunk")
 print("go", flush=True)
-print(repo.import_file(url, path, "d").summary(), flush=True)
+print(store.import_file(url, path, "d").summary(), flush=True)
 """
 
 
@@ -112,12 +111,12 @@ class _Reader(threading.Thread):
 
     def read_once(self) -> None:
         url = self.url
-        n_listed = {d.name: d.n_items for d in repo.list_datasets(url)}["d"]
+        n_listed = {d.name: d.n_items for d in store.list_datasets(url)}["d"]
         self.seen.append(("dataset list", n_listed))
-        self.seen.append(("items", len(repo.load_items(url, "d"))))
-        self.seen.append(("export", len(repo.export_store_records(url, "d", "items"))))
-        self.seen.append(("current labels", len(repo.current_labels(url, "d"))))
-        ann.deal(url, "d", ["ann"])  # the queue gets every item it can see
+        self.seen.append(("items", len(store.load_items(url, "d"))))
+        self.seen.append(("export", len(store.export_store_records(url, "d", "items"))))
+        self.seen.append(("current labels", len(store.current_labels(url, "d"))))
+        store.deal(url, "d", ["ann"])  # the queue gets every item it can see
         self.seen.append(("queued", _assigned(url)))
 
     def run(self) -> None:
@@ -204,7 +203,7 @@ def test_an_import_killed_before_its_commit_point_is_never_seen_and_is_removed(
     _check_readings(reader, BEFORE)
     assert _marked(db_url) == 0
     assert all(n == BEFORE[what] for what, n in reader.seen)  # never the new rows
-    again = repo.import_file(db_url, str(path), "d")  # and importing again works
+    again = store.import_file(db_url, str(path), "d")  # and importing again works
     assert (again.items_added, again.labels_added) == (NEW, NEW + KNOWN + NEW)
     assert again.cleanup == ""
 
@@ -217,7 +216,7 @@ def test_an_import_killed_after_its_commit_point_is_seen_whole_and_finished(
     reader = _Reader(db_url)
     _kill_at(db_url, path, point, reader)
     assert _marked(db_url) > 0  # marks left to clear
-    report = repo.import_file(db_url, str(path), "d")  # the next import finishes it first
+    report = store.import_file(db_url, str(path), "d")  # the next import finishes it first
     reader.halt.set()
     reader.join(timeout=BOUND_S)
     reader.read_once()
@@ -231,13 +230,13 @@ def test_an_import_killed_after_its_commit_point_is_seen_whole_and_finished(
 def test_a_label_of_an_uncommitted_import_is_not_an_annotators_progress(db_url: str) -> None:
     """The annotators' progress count is SQL text on SQLite (an index hint), which the ORM's
     filter of imports not yet committed does not see: it filters them itself."""
-    from qaeval_core.store.annotation.labelling_progress import annotator_counts
     from qaeval_core.store.orm import IMPORT_COMMITTED_SUFFIX, IMPORTING_PREFIX, Dataset
+    from qaeval_core.store.queues.labelling_progress import annotator_counts
 
-    repo.import_items(db_url, "d", [_row(i, "r1") for i in range(3)], source="first")
+    store.import_items(db_url, "d", [_row(i, "r1") for i in range(3)], source="first")
     with store_session.write_scope(db_url) as s:
         s.add(User(name="ann", role="annotator"))
-    ann.deal(db_url, "d", ["ann"])
+    store.deal(db_url, "d", ["ann"])
     with store_session.write_scope(db_url) as s:
         hidden = Dataset(name=IMPORTING_PREFIX + "d:1")
         s.add(hidden)

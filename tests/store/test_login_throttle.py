@@ -17,11 +17,12 @@ from typing import Any
 
 import pytest
 
+from qaeval_core import store
 from qaeval_core.errors import InputError
-from qaeval_core.store import auth, repo
+from qaeval_core.store import auth
 from qaeval_core.store import session as store_session
+from qaeval_core.store import users as accounts
 from qaeval_core.store.orm import LoginThrottle
-from qaeval_core.store.repo import users as accounts
 
 GUESSES = 20
 
@@ -68,7 +69,7 @@ def _fire(url: str, name: str, monkeypatch: pytest.MonkeyPatch) -> tuple[_Gate, 
     def guess(k: int) -> None:
         start.wait()
         try:
-            result: Any = repo.authenticate(url, name, f"wrong-{k}")
+            result: Any = store.authenticate(url, name, f"wrong-{k}")
         except accounts.LoginThrottled as exc:
             gate.arrive(checking=False)
             result = exc
@@ -91,7 +92,7 @@ def test_twenty_guesses_at_once_check_at_most_the_limit(
     db_url: str, monkeypatch: pytest.MonkeyPatch, known: bool
 ) -> None:
     if known:
-        repo.add_user(db_url, "alice", "annotator", "right-password")
+        store.add_user(db_url, "alice", "annotator", "right-password")
     gate, outcomes = _fire(db_url, "alice", monkeypatch)
     errors = [o for o in outcomes if not isinstance(o, accounts.LoginThrottled) and o is not None]
     assert errors == []  # no duplicate-key error, nothing else
@@ -104,14 +105,14 @@ def test_twenty_guesses_at_once_check_at_most_the_limit(
     assert accounts.throttled_until(db_url, "alice") is not None
     monkeypatch.undo()
     with pytest.raises(accounts.LoginThrottled):  # even the right password now waits
-        repo.authenticate(db_url, "alice", "right-password")
+        store.authenticate(db_url, "alice", "right-password")
 
 
 def test_a_nul_in_a_login_name_is_refused_cleanly(db_url: str) -> None:
-    repo.add_user(db_url, "alice", "annotator", "right-password")
+    store.add_user(db_url, "alice", "annotator", "right-password")
     for name in ("ali\x00ce", "\x00", "alice\x00"):
-        assert repo.authenticate(db_url, name, "right-password") is None
+        assert store.authenticate(db_url, name, "right-password") is None
         assert accounts.throttled_until(db_url, name) is None
     with pytest.raises(InputError, match="NUL"):
-        repo.add_user(db_url, "bad\x00name", "annotator", "a-password")
-    assert repo.authenticate(db_url, "alice", "right-password") is not None
+        store.add_user(db_url, "bad\x00name", "annotator", "a-password")
+    assert store.authenticate(db_url, "alice", "right-password") is not None

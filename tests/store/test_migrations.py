@@ -81,7 +81,7 @@ def test_0010_hands_rows_left_staged_by_killed_imports_to_the_cleanup(db_url: st
 
     from sqlalchemy import text
 
-    from qaeval_core.store import repo
+    from qaeval_core import store
     from qaeval_core.store.orm import IMPORTING_PREFIX, utcnow
 
     store_session.downgrade(db_url, "0009")
@@ -130,16 +130,16 @@ def test_0010_hands_rows_left_staged_by_killed_imports_to_the_cleanup(db_url: st
                 )
     store_session.upgrade(db_url)
     assert not {"import_stage_items", "import_stage_labels"} & tables(db_url)
-    items = set(repo.list_items(db_url, "d")["external_id"])
+    items = set(store.list_items(db_url, "d")["external_id"])
     assert items == {"old", "moving"}  # the committed import whole, the other not at all
-    labels = repo.current_labels(db_url, "d")
+    labels = store.current_labels(db_url, "d")
     assert sorted(zip(labels["external_id"], labels["value"], strict=True)) == [
         ("moving", 0),
         ("old", 0),
     ]
-    done = repo.cleanup_imports(db_url)
+    done = store.cleanup_imports(db_url)
     assert (done.removed, done.finished) == (1, ("d",))
-    assert set(repo.list_items(db_url, "d")["external_id"]) == {"old", "moving"}
+    assert set(store.list_items(db_url, "d")["external_id"]) == {"old", "moving"}
     with store_session.session_scope(db_url) as s:
         assert s.scalar(text("SELECT COUNT(*) FROM items WHERE import_id IS NOT NULL")) == 0
         assert s.scalar(text("SELECT COUNT(*) FROM labels WHERE import_id IS NOT NULL")) == 0

@@ -13,12 +13,10 @@ from typing import Any
 
 import pytest
 
-from qaeval_core import io
+from qaeval_core import io, store
 from qaeval_core.errors import InputError, QAEvalError
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
+from qaeval_core.store.answer_knowledge import knowledge_decisions
 from qaeval_core.store.nul_guard import nul_message
-from qaeval_core.store.repo.answer_knowledge import knowledge_decisions
 from qaeval_core.workflows import answer_knowledge as wf
 
 ROLES = ("researcher", "admin")
@@ -36,11 +34,11 @@ def _store(url: str) -> list[int]:
          "candidate": "London", "meta": {"qid": "1"},
          "human": {"scale": "three", "raters": [{"rater": "ann", "label": 0}]}},
     ]  # fmt: skip
-    repo.import_items(url, "ds", rows, source="test")
-    repo.add_user(url, "ann1", "annotator", "pw-ann1-long")
-    repo.add_user(url, "res", "researcher", "pw-res-long")
-    ann.deal(url, "ds", ["ann1"], base=1)
-    return [e.item_id for e in ann.queue_entries(url, "ann1", "ds", "pending")]
+    store.import_items(url, "ds", rows, source="test")
+    store.add_user(url, "ann1", "annotator", "pw-ann1-long")
+    store.add_user(url, "res", "researcher", "pw-res-long")
+    store.deal(url, "ds", ["ann1"], options=store.DealOptions(base=1))
+    return [e.item_id for e in store.queue_entries(url, "ann1", "ds", "pending")]
 
 
 def _alias(url: str) -> Any:
@@ -49,7 +47,7 @@ def _alias(url: str) -> Any:
 
 
 def _guidelines(url: str, text: str) -> Any:
-    return repo.save_guidelines(
+    return store.save_guidelines(
         url, "ds", "res", text=text, rules=[{"name": "Exact"}],
         label_keys={"correct": "j", "unclear": "k", "incorrect": "l"}, idle_cap_seconds=30,
         roles=ROLES,
@@ -58,41 +56,41 @@ def _guidelines(url: str, text: str) -> Any:
 
 def _resolve(url: str, ids: list[int], text: str) -> None:
     """Resolve the open flag (made first if there is none) with ``text``."""
-    open_flags = repo.list_flags(url, "ds")
+    open_flags = store.list_flags(url, "ds")
     if open_flags.empty:
-        flag_id = int(ann.flag_item(url, "ann1", ids[1], "two answers").id)
+        flag_id = int(store.flag_item(url, "ann1", ids[1], "two answers").id)
     else:
         flag_id = int(open_flags["flag_id"].iloc[0])
-    repo.resolve_flag(url, flag_id, "res", text, roles=ROLES)
+    store.resolve_flag(url, flag_id, "res", text, roles=ROLES)
 
 
 def _stage_item(url: str, text: str) -> Any:
     """An item handed to the store as a validated row, so only the store can refuse it."""
     row = io.ItemRow(rows=[1], external_id="x1", question=text, references=["a"], candidate="a")
-    return repo.import_items(url, "other", [row], source="test")
+    return store.import_items(url, "other", [row], source="test")
 
 
 #: (what is written, how; a reader that shows whether it was saved)
 DOORS: list[tuple[str, Callable[[str, list[int], str], Any], Callable[[str], Any]]] = [
     (
         "a label's note",
-        lambda u, ids, t: ann.save_label(u, "ann1", ids[0], 2, note=t),
-        lambda u: len(repo.label_history_frame(u, "ds")),
+        lambda u, ids, t: store.save_label(u, "ann1", ids[0], 2, note=t),
+        lambda u: len(store.label_history_frame(u, "ds")),
     ),
     (
         "a flag's reason",
-        lambda u, ids, t: ann.flag_item(u, "ann1", ids[0], t),
-        lambda u: len(repo.list_flags(u, "ds")),
+        lambda u, ids, t: store.flag_item(u, "ann1", ids[0], t),
+        lambda u: len(store.list_flags(u, "ds")),
     ),
     (
         "a flag's resolution",
         lambda u, ids, t: _resolve(u, ids, t),
-        lambda u: int(repo.list_flags(u, "ds", open_only=False)["resolution"].notna().sum()),
+        lambda u: int(store.list_flags(u, "ds", open_only=False)["resolution"].notna().sum()),
     ),
     (
         "an adjudication's reason",
-        lambda u, ids, t: repo.add_adjudication(u, ids[0], "res", 2, t, roles=ROLES),
-        lambda u: len(repo.adjudication_rows(u, "ds")),
+        lambda u, ids, t: store.add_adjudication(u, ids[0], "res", 2, t, roles=ROLES),
+        lambda u: len(store.adjudication_rows(u, "ds")),
     ),
     (
         "a taught answer's note",
@@ -102,32 +100,32 @@ DOORS: list[tuple[str, Callable[[str, list[int], str], Any], Callable[[str], Any
     (
         "a guidelines text",
         lambda u, ids, t: _guidelines(u, t),
-        lambda u: repo.get_guidelines(u, "ds").version,
+        lambda u: store.get_guidelines(u, "ds").version,
     ),
     (
         "a dataset name",
-        lambda u, ids, t: repo.create_dataset(u, t),
-        lambda u: len(repo.list_datasets(u)),
+        lambda u, ids, t: store.create_dataset(u, t),
+        lambda u: len(store.list_datasets(u)),
     ),
     (
         "a dataset description",
-        lambda u, ids, t: repo.create_dataset(u, "described", description=t),
-        lambda u: len(repo.list_datasets(u)),
+        lambda u, ids, t: store.create_dataset(u, "described", description=t),
+        lambda u: len(store.list_datasets(u)),
     ),
     (
         "a user name",
-        lambda u, ids, t: repo.add_user(u, t, "annotator", "pw-long-enough"),
-        lambda u: len(repo.list_users(u)),
+        lambda u, ids, t: store.add_user(u, t, "annotator", "pw-long-enough"),
+        lambda u: len(store.list_users(u)),
     ),
     (
         "an imported item's text",
         lambda u, ids, t: _stage_item(u, t),
-        lambda u: len(repo.list_datasets(u)),
+        lambda u: len(store.list_datasets(u)),
     ),
     (
         "a calibration's name",
-        lambda u, ids, t: repo.save_calibration(u, t, {"kind": "x"}),
-        lambda u: len(repo.list_calibrations(u)),
+        lambda u, ids, t: store.save_calibration(u, t, {"kind": "x"}),
+        lambda u: len(store.list_calibrations(u)),
     ),
 ]
 
@@ -149,7 +147,7 @@ def test_a_nul_is_refused_in_one_message_and_nothing_is_saved(
 def test_the_message_names_the_field(db_url: str) -> None:
     ids = _store(db_url)
     with pytest.raises(InputError) as caught:
-        ann.save_label(db_url, "ann1", ids[0], 2, note=BAD)
+        store.save_label(db_url, "ann1", ids[0], 2, note=BAD)
     assert str(caught.value) == nul_message("labels.note")
     with pytest.raises(InputError, match=r"^answer_knowledge\.note contains a NUL"):
         wf.decide(db_url, "ds", "res", _alias(db_url), "accepted", note=BAD)
@@ -160,4 +158,4 @@ def test_reads_with_a_nul_are_refused_alike(db_url: str) -> None:
     Both now give the one message, never a driver traceback."""
     _store(db_url)
     with pytest.raises(QAEvalError, match="NUL character"):
-        repo.get_dataset(db_url, "d\x00s")
+        store.get_dataset(db_url, "d\x00s")

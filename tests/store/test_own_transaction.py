@@ -1,8 +1,9 @@
 """One calling style for the store (issue 25): the store first, as ``db``.
 
-The annotation and login-session functions always run their own short transaction (a label is
-committed when ``save_label`` returns), so unlike :mod:`qaeval_core.store.repo` they cannot join
-a caller's Session: passing one is refused up front, naming the function, and writes nothing.
+The functions marked ``@own_transaction`` (labelling, deals, imports, login sessions) always run
+their own short transaction (a label is committed when ``save_label`` returns), so unlike the
+others they cannot join a caller's Session: passing one is refused up front, naming the
+function, and writes nothing.
 """
 
 from __future__ import annotations
@@ -15,21 +16,28 @@ import pytest
 from _annotation_store import make_store
 from sqlalchemy import func, select
 
+from qaeval_core import store
 from qaeval_core.errors import InputError
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import login_sessions, repo
 from qaeval_core.store.orm import Label
+from qaeval_core.store.own_transaction import owns_transaction
 from qaeval_core.store.session import session_scope
 
-ANNOTATION_FUNCTIONS = [
-    getattr(ann, name) for name in ann.__all__ if inspect.isfunction(getattr(ann, name))
+PUBLIC_FUNCTIONS = [
+    getattr(store, name) for name in store.__all__ if inspect.isfunction(getattr(store, name))
 ]
-LOGIN_FUNCTIONS = [
-    login_sessions.open_session,
-    login_sessions.resume_session,
-    login_sessions.close_session,
-]
-OWN_TRANSACTION = ANNOTATION_FUNCTIONS + LOGIN_FUNCTIONS
+#: The functions marked ``@own_transaction``: the mark, not a folder, says which they are.
+OWN_TRANSACTION = [function for function in PUBLIC_FUNCTIONS if owns_transaction(function)]
+#: Functions that must run their own transaction (they commit before returning).
+MUST_OWN = {
+    "deal", "reassign", "release_queue", "save_label", "skip_item", "flag_item", "next_item",
+    "import_items", "import_file", "import_scan", "open_session", "resume_session",
+    "close_session",
+}  # fmt: skip
+
+
+def test_the_functions_that_commit_on_return_are_marked() -> None:
+    assert {function.__name__ for function in OWN_TRANSACTION} >= MUST_OWN
+    assert not owns_transaction(store.list_datasets)  # joins a caller's Session
 
 
 def _name(function: Callable[..., Any]) -> str:
@@ -52,7 +60,7 @@ def test_a_session_is_refused_naming_the_function(
         f"^{function.__name__} runs its own transaction: pass a store URL or None as db, "
         "not a Session"
     )
-    with repo.session_for(sqlite_url) as session:
+    with store.store_scope(sqlite_url) as session:
         with pytest.raises(InputError, match=expected) as positional:
             function(session)
         with pytest.raises(InputError, match=expected):
@@ -62,14 +70,14 @@ def test_a_session_is_refused_naming_the_function(
 
 def test_a_label_given_a_session_is_not_written(db_url: str) -> None:
     items = make_store(db_url, n_items=2)
-    ann.deal(db_url, "ds", ["ann1"])
+    store.deal(db_url, "ds", ["ann1"])
     with (
-        repo.session_for(db_url) as session,
+        store.store_scope(db_url) as session,
         pytest.raises(InputError, match="save_label runs its own transaction"),
     ):
-        ann.save_label(session, "ann1", items[0], 2)
+        store.save_label(session, "ann1", items[0], 2)
     with session_scope(db_url) as s:
         assert s.scalar(select(func.count()).select_from(Label)) == 0
     # The same call with the URL saves (and is committed when it returns).
-    ann.save_label(db_url, "ann1", items[0], 2)
-    assert ann.current_label(db_url, "ann1", items[0]).value == 2  # type: ignore[union-attr]
+    store.save_label(db_url, "ann1", items[0], 2)
+    assert store.current_label(db_url, "ann1", items[0]).value == 2  # type: ignore[union-attr]

@@ -1,4 +1,4 @@
-"""The store API (qaeval_core.store.repo) on SQLite and, when available, PostgreSQL."""
+"""The store API (qaeval_core.store) on SQLite and, when available, PostgreSQL."""
 
 from __future__ import annotations
 
@@ -15,14 +15,12 @@ import pytest
 from _paths import SHARED_DATA, TEST_DATA
 from sqlalchemy import func, insert, select, update
 
-from qaeval_core import io
+from qaeval_core import io, store
 from qaeval_core.errors import ConfigError, NotFoundError, StoreError, ValidationError
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
-from qaeval_core.store.annotation.lookups import lookup_dataset
+from qaeval_core.store.datasets import find_dataset
+from qaeval_core.store.items import import_pending
 from qaeval_core.store.orm import IMPORTING_PREFIX, Dataset, Label, Score, User, utcnow
 from qaeval_core.store.orm import ItemRecord as Item
-from qaeval_core.store.repo import import_pending
 from qaeval_core.store.session import session_scope, write_scope
 
 DATA = TEST_DATA
@@ -38,7 +36,7 @@ def counts(url: str) -> tuple[int, int, int, int]:
 
 
 def label_map(url: str, dataset: str) -> dict[tuple[str, str], tuple]:
-    frame = repo.current_labels(url, dataset)
+    frame = store.current_labels(url, dataset)
     return {
         (r.external_id, r.user): (
             r.value,
@@ -51,30 +49,30 @@ def label_map(url: str, dataset: str) -> dict[tuple[str, str], tuple]:
 
 
 def test_import_adds_items_labels_and_external_raters(db_url: str):
-    report = repo.import_file(db_url, str(DATA / "shared_form.jsonl"), "toy")
+    report = store.import_file(db_url, str(DATA / "shared_form.jsonl"), "toy")
     assert report.dataset_created
     assert (report.rows, report.items_added, report.items_skipped) == (5, 5, 0)
     assert report.labels_added == 2 + 2 + 1 + 4 + 1
     assert sorted(report.raters_created) == ["ann1", "ann2", "gold", "r1", "r2", "r3", "r4"]
-    assert {u.role for u in repo.list_users(db_url)} == {"external"}
-    info = repo.get_dataset(db_url, "toy")
+    assert {u.role for u in store.list_users(db_url)} == {"external"}
+    info = store.get_dataset(db_url, "toy")
     assert info.n_items == 5 and info.source == str(DATA / "shared_form.jsonl")
-    items = repo.list_items(db_url, "toy")
-    assert list(items.columns) == repo.ITEM_COLUMNS
+    items = store.list_items(db_url, "toy")
+    assert list(items.columns) == store.ITEM_COLUMNS
     first = items.iloc[0]
     assert first.external_id == "q1-a"
     assert first.references == ["Paris", "Paris, France"]
     assert first.qa_model == "sysA | sysB"
-    labels = repo.current_labels(db_url, "toy")
+    labels = store.current_labels(db_url, "toy")
     assert set(labels.source) == {"import"}
     assert label_map(db_url, "toy")[("q3-a", "r2")][0] == 1
 
 
 def test_reimport_adds_nothing_and_new_raters_add_only_their_labels(db_url: str, tmp_path: Path):
-    first = repo.import_file(db_url, str(DATA / "long_format.tsv"), "long", label_scale="three")
+    first = store.import_file(db_url, str(DATA / "long_format.tsv"), "long", label_scale="three")
     assert (first.items_added, first.labels_added) == (2, 3)
     before = counts(db_url)
-    again = repo.import_file(db_url, str(DATA / "long_format.tsv"), "long", label_scale="three")
+    again = store.import_file(db_url, str(DATA / "long_format.tsv"), "long", label_scale="three")
     assert (again.items_added, again.items_skipped, again.labels_added) == (0, 2, 0)
     assert again.labels_skipped == 3 and not again.dataset_created
     assert counts(db_url) == before
@@ -84,13 +82,13 @@ def test_reimport_adds_nothing_and_new_raters_add_only_their_labels(db_url: str,
         "a1\twho painted the mona lisa\tLeonardo da Vinci\tda Vinci\tcarol\t0\n"
         "a1\twho painted the mona lisa\tLeonardo da Vinci\tda Vinci\talice\t2\n"
     )
-    third = repo.import_file(db_url, str(more), "long", label_scale="three")
+    third = store.import_file(db_url, str(more), "long", label_scale="three")
     assert (third.items_added, third.labels_added, third.labels_skipped) == (0, 1, 1)
     assert third.raters_created == ["carol"]
 
 
 def test_a_failure_halfway_leaves_the_store_unchanged(db_url: str, monkeypatch):
-    repo.import_file(db_url, str(DATA / "long_format.tsv"), "existing", label_scale="three")
+    store.import_file(db_url, str(DATA / "long_format.tsv"), "existing", label_scale="three")
     before = counts(db_url)
 
     stage = import_pending._stage_chunk
@@ -102,13 +100,13 @@ def test_a_failure_halfway_leaves_the_store_unchanged(db_url: str, monkeypatch):
 
     monkeypatch.setattr(import_pending, "_stage_chunk", explode)
     with pytest.raises(RuntimeError, match="disk full"):
-        repo.import_file(db_url, str(DATA / "shared_form.jsonl"), "new-dataset")
+        store.import_file(db_url, str(DATA / "shared_form.jsonl"), "new-dataset")
     assert counts(db_url) == before
-    assert [d.name for d in repo.list_datasets(db_url)] == ["existing"]
+    assert [d.name for d in store.list_datasets(db_url)] == ["existing"]
 
 
 def test_changed_content_under_a_known_id_is_rejected(db_url: str):
-    repo.import_items(
+    store.import_items(
         db_url, "d", [{"id": "x", "question": "q", "references": ["a"], "candidate": "a"}]
     )
     before = counts(db_url)
@@ -119,7 +117,7 @@ def test_changed_content_under_a_known_id_is_rejected(db_url: str):
     with pytest.raises(
         ValidationError, match=r"row 2: id 'x' is already in dataset 'd' with different"
     ):
-        repo.import_items(db_url, "d", rows, source="second.jsonl")
+        store.import_items(db_url, "d", rows, source="second.jsonl")
     assert counts(db_url) == before
 
 
@@ -129,22 +127,22 @@ def test_invalid_rows_import_nothing(db_url: str):
         {"id": "2", "question": "q", "references": [], "candidate": "a"},
     ]
     with pytest.raises(ValidationError, match="row 2: references is empty"):
-        repo.import_items(db_url, "d", rows)
+        store.import_items(db_url, "d", rows)
     assert counts(db_url) == (0, 0, 0, 0)
 
 
 def test_items_sharing_content_under_different_ids_stay_distinct(db_url: str):
     row = {"question": "q", "references": ["a"], "candidate": "a", "label": 1}
-    report = repo.import_items(db_url, "d", [row | {"id": "1"}, row | {"id": "2"}, row])
+    report = store.import_items(db_url, "d", [row | {"id": "1"}, row | {"id": "2"}, row])
     assert report.items_added == 3
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
 def test_export_import_round_trip_loses_nothing(db_url: str, tmp_path: Path, suffix: str):
-    repo.import_file(db_url, str(DATA / "shared_form.jsonl"), "src")
-    repo.import_file(db_url, str(DATA / "common_layout.csv"), "src")
-    repo.add_user(db_url, "ann", "annotator", "pw")
-    items = repo.list_items(db_url, "src")
+    store.import_file(db_url, str(DATA / "shared_form.jsonl"), "src")
+    store.import_file(db_url, str(DATA / "common_layout.csv"), "src")
+    store.add_user(db_url, "ann", "annotator", "pw")
+    items = store.list_items(db_url, "src")
     with session_scope(db_url) as s:  # app-style labels: rule, note, seconds, a changed mind
         uid = s.execute(select(User.id).where(User.name == "ann")).scalar_one()
         first, second = (int(i) for i in items.item_id[:2])
@@ -158,82 +156,82 @@ def test_export_import_round_trip_loses_nothing(db_url: str, tmp_path: Path, suf
             ],
         )  # fmt: skip
     out = io.write_records(
-        io.items_to_records(items, repo.current_labels(db_url, "src")), tmp_path / f"x{suffix}"
+        io.items_to_records(items, store.current_labels(db_url, "src")), tmp_path / f"x{suffix}"
     )
-    report = repo.import_items(db_url, "copy", io.read_items(out), source=str(out))
+    report = store.import_items(db_url, "copy", io.read_items(out), source=str(out))
     assert report.items_added == len(items)
     columns = ["external_id", "question", "references", "candidate", "context", "choices",
                "wrong_answers", "qa_model", "meta"]  # fmt: skip
-    copy = repo.list_items(db_url, "copy")
+    copy = store.list_items(db_url, "copy")
     assert copy[columns].to_dict("records") == items[columns].to_dict("records")
     assert label_map(db_url, "copy") == label_map(db_url, "src")
     assert label_map(db_url, "copy")[("q1-a", "ann")] == (2, 4, 'ok, "more"', 12.5)
     # re-importing the export into its source dataset adds nothing either
-    again = repo.import_items(db_url, "src", io.read_items(out))
+    again = store.import_items(db_url, "src", io.read_items(out))
     assert (again.items_added, again.labels_added) == (0, 0)
 
 
 def test_current_labels_and_history(db_url: str):
-    repo.import_file(db_url, str(DATA / "long_format.tsv"), "d", label_scale="three")
+    store.import_file(db_url, str(DATA / "long_format.tsv"), "d", label_scale="three")
     with session_scope(db_url) as s:
         alice = s.execute(select(User.id).where(User.name == "alice")).scalar_one()
         item = s.execute(select(Item.id).where(Item.external_id == "a1")).scalar_one()
         s.execute(insert(Label).values(item_id=item, user_id=alice, value=0, source="app"))
-    history = repo.label_history_frame(db_url, "d")
-    current = repo.current_labels(db_url, "d")
-    assert list(history.columns) == repo.LABEL_COLUMNS
+    history = store.label_history_frame(db_url, "d")
+    current = store.current_labels(db_url, "d")
+    assert list(history.columns) == store.LABEL_COLUMNS
     assert len(history) == 4 and len(current) == 3
     a1 = current[(current.external_id == "a1") & (current.user == "alice")]
     assert a1.value.tolist() == [0] and a1.source.tolist() == ["app"]
     assert history.label_id.is_monotonic_increasing
     # a re-import restores the file's label as the newest one (the file disagrees with "now")
-    report = repo.import_file(db_url, str(DATA / "long_format.tsv"), "d", label_scale="three")
+    report = store.import_file(db_url, str(DATA / "long_format.tsv"), "d", label_scale="three")
     assert report.labels_added == 1
-    assert len(repo.current_labels(db_url)) == 3 and len(repo.label_history_frame(db_url)) == 5
+    assert len(store.current_labels(db_url)) == 3 and len(store.label_history_frame(db_url)) == 5
 
 
 def test_datasets(db_url: str):
-    assert repo.list_datasets(db_url) == []
-    info = repo.create_dataset(db_url, "  a ", description="first")
+    assert store.list_datasets(db_url) == []
+    info = store.create_dataset(db_url, "  a ", description="first")
     assert info.name == "a"
     with pytest.raises(StoreError, match="already exists"):
-        repo.create_dataset(db_url, "a")
-    assert repo.create_dataset(db_url, "a", exist_ok=True).id == info.id
+        store.create_dataset(db_url, "a")
+    assert store.create_dataset(db_url, "a", exist_ok=True).id == info.id
     with pytest.raises(NotFoundError, match="No dataset named 'b' \\(known datasets: a\\)"):
-        repo.get_dataset(db_url, "b")
+        store.get_dataset(db_url, "b")
     with pytest.raises(ConfigError, match="must not be empty"):
-        repo.create_dataset(db_url, " ")
-    repo.import_file(db_url, str(DATA / "long_format.tsv"), "a", label_scale="three")
-    assert [(d.name, d.n_items) for d in repo.list_datasets(db_url)] == [("a", 2)]
-    repo.delete_dataset(db_url, "a")
+        store.create_dataset(db_url, " ")
+    store.import_file(db_url, str(DATA / "long_format.tsv"), "a", label_scale="three")
+    assert [(d.name, d.n_items) for d in store.list_datasets(db_url)] == [("a", 2)]
+    store.delete_dataset(db_url, "a")
     assert counts(db_url)[:3] == (0, 0, 0)
 
 
 def test_users_and_authentication(db_url: str):
-    alice = repo.add_user(db_url, "alice", "annotator", "s3cret")
+    alice = store.add_user(db_url, "alice", "annotator", "s3cret")
     assert (alice.role, alice.has_password, alice.active) == ("annotator", True, True)
-    ext = repo.add_user(db_url, "rater7", "external")
+    ext = store.add_user(db_url, "rater7", "external")
     assert not ext.has_password
-    assert repo.authenticate(db_url, "alice", "s3cret") == repo.get_user(db_url, "alice")
-    assert repo.authenticate(db_url, "alice", "wrong") is None
-    assert repo.authenticate(db_url, "nobody", "s3cret") is None
-    assert repo.authenticate(db_url, "rater7", "") is None
-    repo.set_password(db_url, "alice", "new")
-    assert repo.authenticate(db_url, "alice", "new") is not None
-    assert [u.name for u in repo.list_users(db_url, role="external")] == ["rater7"]
+    assert store.authenticate(db_url, "alice", "s3cret") == store.get_user(db_url, "alice")
+    assert store.authenticate(db_url, "alice", "wrong") is None
+    assert store.authenticate(db_url, "nobody", "s3cret") is None
+    assert store.authenticate(db_url, "rater7", "") is None
+    store.set_password(db_url, "alice", "new")
+    assert store.authenticate(db_url, "alice", "new") is not None
+    assert [u.name for u in store.list_users(db_url, role="external")] == ["rater7"]
     with pytest.raises(StoreError, match="already exists"):
-        repo.add_user(db_url, "alice", "admin", "x")
+        store.add_user(db_url, "alice", "admin", "x")
     with pytest.raises(ConfigError, match="Unknown role 'boss'"):
-        repo.add_user(db_url, "bob", "boss", "x")
+        store.add_user(db_url, "bob", "boss", "x")
     with pytest.raises(ConfigError, match="needs a password"):
-        repo.add_user(db_url, "bob", "researcher")
+        store.add_user(db_url, "bob", "researcher")
     with pytest.raises(NotFoundError, match="No user named 'bob'"):
-        repo.get_user(db_url, "bob")
+        store.get_user(db_url, "bob")
 
 
 def test_scores_upsert(db_url: str):
-    repo.import_file(db_url, str(DATA / "long_format.tsv"), "d", label_scale="three")
-    ids = repo.list_items(db_url, "d").item_id.tolist()
+    store.import_file(db_url, str(DATA / "long_format.tsv"), "d", label_scale="three")
+    ids = store.list_items(db_url, "d").item_id.tolist()
     import numpy as np
 
     rows = [
@@ -241,50 +239,50 @@ def test_scores_upsert(db_url: str):
          "decision": np.bool_(True), "details": {"best": "x", "n": np.int64(3)}}
         for i in ids
     ]  # fmt: skip
-    assert repo.add_scores(db_url, rows) == 2
-    repo.add_scores(db_url, [rows[0] | {"value": 1.0, "decision": False, "details": None}])
-    repo.add_scores(db_url, [rows[0] | {"config_hash": "h2"}])
-    frame = repo.scores(db_url, "d", metric_id="em", config_hash="h1")
-    assert list(frame.columns) == repo.SCORE_COLUMNS
+    assert store.add_scores(db_url, rows) == 2
+    store.add_scores(db_url, [rows[0] | {"value": 1.0, "decision": False, "details": None}])
+    store.add_scores(db_url, [rows[0] | {"config_hash": "h2"}])
+    frame = store.scores(db_url, "d", metric_id="em", config_hash="h1")
+    assert list(frame.columns) == store.SCORE_COLUMNS
     assert frame.value.tolist() == [1.0, 0.5]
     assert frame.decision.tolist() == [False, True]
     assert frame.details.tolist() == [None, {"best": "x", "n": 3}]
-    assert len(repo.scores(db_url)) == 3
+    assert len(store.scores(db_url)) == 3
     with pytest.raises(StoreError, match="finite"):
-        repo.add_scores(db_url, [rows[0] | {"value": float("nan")}])
+        store.add_scores(db_url, [rows[0] | {"value": float("nan")}])
 
 
 def test_calibrations(db_url: str):
-    repo.create_dataset(db_url, "d")
-    repo.add_user(db_url, "res", "researcher", "pw")
-    saved = repo.save_calibration(db_url, "judge-1", {"metric": "em", "threshold": 0.5},
+    store.create_dataset(db_url, "d")
+    store.add_user(db_url, "res", "researcher", "pw")
+    saved = store.save_calibration(db_url, "judge-1", {"metric": "em", "threshold": 0.5},
                                   dataset="d", created_by="res")  # fmt: skip
     assert (saved.dataset, saved.created_by) == ("d", "res")
     with pytest.raises(StoreError, match="already exists"):
-        repo.save_calibration(db_url, "judge-1", {})
-    repo.save_calibration(db_url, "judge-1", {"threshold": 0.7}, overwrite=True)
-    repo.save_calibration(db_url, "judge-2", {"threshold": 0.1})
-    got = repo.get_calibration(db_url, "judge-1")
+        store.save_calibration(db_url, "judge-1", {})
+    store.save_calibration(db_url, "judge-1", {"threshold": 0.7}, overwrite=True)
+    store.save_calibration(db_url, "judge-2", {"threshold": 0.1})
+    got = store.get_calibration(db_url, "judge-1")
     assert got.config == {"threshold": 0.7} and got.dataset is None
-    assert {c.name for c in repo.list_calibrations(db_url)} == {"judge-1", "judge-2"}
+    assert {c.name for c in store.list_calibrations(db_url)} == {"judge-1", "judge-2"}
     with pytest.raises(NotFoundError, match="saved: "):
-        repo.get_calibration(db_url, "nope")
+        store.get_calibration(db_url, "nope")
     with pytest.raises(ConfigError, match="not plain JSON"):
-        repo.save_calibration(db_url, "bad", {"f": object()})
+        store.save_calibration(db_url, "bad", {"f": object()})
 
 
 def test_functions_join_a_callers_session(db_url: str):
     with pytest.raises(RuntimeError), session_scope(db_url) as s:
-        repo.create_dataset(s, "inside")
-        repo.add_user(s, "u", "external")
-        assert [d.name for d in repo.list_datasets(s)] == ["inside"]
+        store.create_dataset(s, "inside")
+        store.add_user(s, "u", "external")
+        assert [d.name for d in store.list_datasets(s)] == ["inside"]
         raise RuntimeError("roll back")
-    assert repo.list_datasets(db_url) == []
+    assert store.list_datasets(db_url) == []
 
 
 def test_load_items_for_metrics(db_url: str):
-    repo.import_file(db_url, str(DATA / "common_layout.csv"), "d")
-    items = repo.load_items(db_url, "d")
+    store.import_file(db_url, str(DATA / "common_layout.csv"), "d")
+    items = store.load_items(db_url, "d")
     assert items[1].references == ("blue", "azure")
     assert items[1].choices == ("blue", "green")
     assert isinstance(items[0].meta["item_id"], int)
@@ -292,20 +290,20 @@ def test_load_items_for_metrics(db_url: str):
 
 def test_load_item_gives_one_item_as_load_items_does(db_url: str):
     """One item by its store id, every field a metric may read (the Explorer's trace)."""
-    repo.import_file(db_url, str(DATA / "common_layout.csv"), "d")
-    items = repo.load_items(db_url, "d")
-    assert [repo.load_item(db_url, it.meta["item_id"]) for it in items] == items
-    assert repo.load_item(db_url, items[1].meta["item_id"]).choices == ("blue", "green")
+    store.import_file(db_url, str(DATA / "common_layout.csv"), "d")
+    items = store.load_items(db_url, "d")
+    assert [store.load_item(db_url, it.meta["item_id"]) for it in items] == items
+    assert store.load_item(db_url, items[1].meta["item_id"]).choices == ("blue", "green")
     with session_scope(db_url) as s:  # in a caller's transaction too
-        assert repo.load_item(s, items[0].meta["item_id"]) == items[0]
+        assert store.load_item(s, items[0].meta["item_id"]) == items[0]
     missing = max(it.meta["item_id"] for it in items) + 1
     with pytest.raises(NotFoundError, match=f"No item with id {missing}"):
-        repo.load_item(db_url, missing)
+        store.load_item(db_url, missing)
 
 
 def test_missing_schema_is_a_clear_error(tmp_path: Path):
     with pytest.raises(StoreError, match="qaeval db upgrade"):
-        repo.list_datasets(f"sqlite:///{tmp_path / 'empty.sqlite'}")
+        store.list_datasets(f"sqlite:///{tmp_path / 'empty.sqlite'}")
 
 
 def test_the_large_shared_file_imports_once(db_url: str):
@@ -313,9 +311,9 @@ def test_the_large_shared_file_imports_once(db_url: str):
     if not path.exists():
         pytest.skip(f"{path} is not available")
     # Its speed is bench/bench_import.py's to measure (a time bound fails at random on CI).
-    report = repo.import_file(db_url, str(path), "pedants")
+    report = store.import_file(db_url, str(path), "pedants")
     assert (report.items_added, report.labels_added) == (15077, 15077)
-    again = repo.import_file(db_url, str(path), "pedants")
+    again = store.import_file(db_url, str(path), "pedants")
     assert (again.items_added, again.labels_added) == (0, 0)
 
 
@@ -347,38 +345,38 @@ def _hidden_dataset(url: str, name: str, *, raters: tuple[str, ...] = ()) -> int
 
 
 def test_a_dataset_being_imported_is_invisible_everywhere(db_url: str):
-    repo.import_file(db_url, str(DATA / "long_format.tsv"), "seen", label_scale="three")
+    store.import_file(db_url, str(DATA / "long_format.tsv"), "seen", label_scale="three")
     with write_scope(db_url) as s:
         s.add(User(name="ann", role="annotator"))
     hidden = f"{IMPORTING_PREFIX}elsewhere:1:abc"
     item_id = _hidden_dataset(db_url, hidden, raters=("hidden-rater",))
-    assert [d.name for d in repo.list_datasets(db_url)] == ["seen"]
-    for read in (repo.get_dataset, repo.list_items, repo.current_labels, repo.scores):
+    assert [d.name for d in store.list_datasets(db_url)] == ["seen"]
+    for read in (store.get_dataset, store.list_items, store.current_labels, store.scores):
         with pytest.raises(NotFoundError, match="known datasets: seen"):
             read(db_url, hidden)
-    for what in repo.STORE_EXPORTS:
+    for what in store.STORE_EXPORTS:
         with pytest.raises(NotFoundError):
-            repo.export_store_records(db_url, hidden, what)
-    for frame in (repo.current_labels, repo.label_history_frame, repo.scores):
+            store.export_store_records(db_url, hidden, what)
+    for frame in (store.current_labels, store.label_history_frame, store.scores):
         assert set(frame(db_url)["dataset"]) <= {"seen"}
-    assert len(repo.current_labels(db_url)) > 0
-    assert set(repo.frame_items(db_url, None)["dataset"]) == {"seen"}
-    assert item_id not in set(repo.frame_labels(db_url, None)["item_id"])
-    assert repo.frame_scores(db_url, None, ["c" * 64]).empty
-    assert repo.score_config_rows(db_url).empty
-    assert repo.item_row(db_url, item_id) is None
+    assert len(store.current_labels(db_url)) > 0
+    assert set(store.frame_items(db_url, None)["dataset"]) == {"seen"}
+    assert item_id not in set(store.frame_labels(db_url, None)["item_id"])
+    assert store.frame_scores(db_url, None, ["c" * 64]).empty
+    assert store.score_config_rows(db_url).empty
+    assert store.item_row(db_url, item_id) is None
     with pytest.raises(NotFoundError, match="No item with id"):
-        repo.load_item(db_url, item_id)
-    with pytest.raises(NotFoundError, match="Known datasets: seen"):
-        ann.deal(db_url, hidden, ["ann"])
+        store.load_item(db_url, item_id)
+    with pytest.raises(NotFoundError, match="known datasets: seen"):
+        store.deal(db_url, hidden, ["ann"])
     with session_scope(db_url) as s:
         ds_id = s.scalar(select(Dataset.id).where(Dataset.name == hidden))
         with pytest.raises(NotFoundError):
-            lookup_dataset(s, ds_id)
+            find_dataset(s, ds_id)
     with pytest.raises(ConfigError, match="marks imports in progress"):
-        repo.create_dataset(db_url, hidden)
+        store.create_dataset(db_url, hidden)
     with pytest.raises(ConfigError, match="marks imports in progress"):
-        repo.import_items(db_url, hidden, [{"question": "q", "references": "a", "candidate": "a"}])
+        store.import_items(db_url, hidden, [{"question": "q", "references": "a", "candidate": "a"}])
 
 
 def test_cleanup_removes_only_abandoned_imports(db_url: str):
@@ -393,7 +391,7 @@ def test_cleanup_removes_only_abandoned_imports(db_url: str):
     with write_scope(db_url) as s:
         old = utcnow() - import_pending.STALE_AFTER - timedelta(minutes=1)
         s.execute(update(Dataset).where(Dataset.name.endswith(":stale")).values(created_at=old))
-    assert repo.cleanup_imports(db_url).removed == 2
+    assert store.cleanup_imports(db_url).removed == 2
     with session_scope(db_url) as s:
         left = set(s.scalars(select(Dataset.name)))
         users = set(s.scalars(select(User.name)))
@@ -407,7 +405,7 @@ def test_a_killed_import_is_cleaned_up_by_the_next_one(db_url: str):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], text=True,
                           capture_output=True, check=True).stdout.strip()  # fmt: skip
     _hidden_dataset(db_url, f"{IMPORTING_PREFIX}{host}:{dead}:killed", raters=("r-killed",))
-    report = repo.import_file(db_url, str(DATA / "shared_form.jsonl"), "fresh")
+    report = store.import_file(db_url, str(DATA / "shared_form.jsonl"), "fresh")
     assert report.dataset_created and report.items_added
     with session_scope(db_url) as s:
         assert list(s.scalars(select(Dataset.name))) == ["fresh"]

@@ -28,13 +28,11 @@ from _triage_store import (
 )
 from sqlalchemy import func, select
 
-from qaeval_core import io, workflows
+from qaeval_core import io, store, workflows
 from qaeval_core.cli.main import main
 from qaeval_core.errors import ConfigError, InputError, NotFoundError, QAEvalError
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
-from qaeval_core.store.annotation.sampled import audit_sample_ids
 from qaeval_core.store.orm import Assignment, Label
+from qaeval_core.store.queues.sampled import audit_sample_ids
 from qaeval_core.store.session import session_scope
 
 # ------------------------------------------------------------------ fixtures and helpers
@@ -45,24 +43,26 @@ from qaeval_core.store.session import session_scope
 
 def test_every_deal_is_recorded_and_reassignment_keeps_the_deal(db_url: str) -> None:
     ids = make_store(db_url, n_items=6)
-    result = ann.deal(db_url, "ds", ["ann1", "ann2"], seed=3, created_by="boss")
+    result = store.deal(
+        db_url, "ds", ["ann1", "ann2"], options=store.DealOptions(seed=3, created_by="boss")
+    )
     assert result.kind == "queue" and result.deal_id is not None
-    deals = repo.list_deals(db_url, "ds")
+    deals = store.list_deals(db_url, "ds")
     assert deals[["kind", "seed", "n_items", "added", "created_by"]].values.tolist() == [
         ["queue", 3, 6, 6, "boss"]
     ]
     assert deals["params"][0]["annotators"] == ["ann1", "ann2"]
     assert {d for _, _, d in assignment_rows(db_url)} == {result.deal_id}
-    assert repo.deal_item_rows(db_url, "ds").empty  # a queue deal covers the whole dataset
-    ann.reassign(db_url, "ds", "ann1", ["ann3"])
+    assert store.deal_item_rows(db_url, "ds").empty  # a queue deal covers the whole dataset
+    store.reassign(db_url, "ds", "ann1", ["ann3"])
     moved = [(i, d) for i, n, d in assignment_rows(db_url) if n == "ann3"]
     assert len(moved) == 3 and {d for _, d in moved} == {result.deal_id}
     # Re-dealing is still recorded (it adds nothing); an unknown author changes nothing.
-    ann.deal(db_url, "ds", ["ann1", "ann2"])
-    assert repo.list_deals(db_url, "ds")["added"].tolist() == [6, 0]
+    store.deal(db_url, "ds", ["ann1", "ann2"])
+    assert store.list_deals(db_url, "ds")["added"].tolist() == [6, 0]
     before = counts(db_url)
-    with pytest.raises(NotFoundError, match="No user 'ghost'"):
-        ann.deal(db_url, "ds", ["ann1"], created_by="ghost")
+    with pytest.raises(NotFoundError, match="No user named 'ghost'"):
+        store.deal(db_url, "ds", ["ann1"], options=store.DealOptions(created_by="ghost"))
     assert counts(db_url) == before
     assert sorted(i for i, _, _ in assignment_rows(db_url)) == sorted(ids)
 
@@ -72,26 +72,36 @@ def test_every_deal_is_recorded_and_reassignment_keeps_the_deal(db_url: str) -> 
 
 def test_audit_sample_is_seeded_and_recorded_as_audit(db_url: str) -> None:
     ids = make_store(db_url, n_items=40)
-    first = ann.deal_audit_sample(db_url, "ds", ["ann1", "ann2"], n=10, seed=5, created_by="boss")
+    first = store.deal(
+        db_url,
+        "ds",
+        ["ann1", "ann2"],
+        store.AuditSample(n=10),
+        store.DealOptions(seed=5, created_by="boss"),
+    )
     assert first.kind == "audit" and first.items == 10 and first.added == 10
     assert list(first.item_ids) == audit_sample_ids(ids, 10, 5)
     assert set(first.item_ids) <= set(ids)
     # Same seed: same items, nothing added; another seed: another sample.
-    again = ann.deal_audit_sample(db_url, "ds", ["ann1", "ann2"], n=10, seed=5)
+    again = store.deal(
+        db_url, "ds", ["ann1", "ann2"], store.AuditSample(n=10), store.DealOptions(seed=5)
+    )
     assert again.item_ids == first.item_ids and again.added == 0
-    other = ann.deal_audit_sample(db_url, "ds", ["ann1", "ann2"], fraction=0.25, seed=6)
+    other = store.deal(
+        db_url, "ds", ["ann1", "ann2"], store.AuditSample(fraction=0.25), store.DealOptions(seed=6)
+    )
     assert len(other.item_ids) == 10 and set(other.item_ids) != set(first.item_ids)
-    deals = repo.list_deals(db_url, "ds")
+    deals = store.list_deals(db_url, "ds")
     assert deals["kind"].tolist() == ["audit"] * 3
     assert deals["seed"].tolist() == [5, 5, 6]
     assert deals["params"][0]["n"] == 10 and deals["params"][2]["fraction"] == 0.25
     assert deals["created_by"].tolist()[0] == "boss"
-    drawn = repo.deal_item_rows(db_url, "ds", kind="audit")
+    drawn = store.deal_item_rows(db_url, "ds", kind="audit")
     assert sorted(drawn.loc[drawn.deal_id == first.deal_id, "item_id"]) == sorted(first.item_ids)
     # Dealt with base=1 and served in the sample's random order (a labelled prefix is random).
     per_item = Counter(i for i, _, _ in assignment_rows(db_url))
     assert set(per_item.values()) == {1}
-    served = ann.next_item(db_url, "ann1", "ds")
+    served = store.next_item(db_url, "ann1", "ds")
     assert served is not None and served.id == first.item_ids[0]
 
 
@@ -106,14 +116,16 @@ def test_audit_sample_is_uniform() -> None:
 
 def test_audit_sample_keeps_items_already_queued_and_counts_them(db_url: str) -> None:
     ids = make_store(db_url, n_items=10)
-    ann.deal(db_url, "ds", ["ann1"])  # every item queued already
-    audit = ann.deal_audit_sample(db_url, "ds", ["ann2", "ann3"], fraction=0.5, seed=1)
+    store.deal(db_url, "ds", ["ann1"])  # every item queued already
+    audit = store.deal(
+        db_url, "ds", ["ann2", "ann3"], store.AuditSample(fraction=0.5), store.DealOptions(seed=1)
+    )
     assert audit.items == 5 and audit.added == 0  # existing assignments count (base=1)
-    drawn = repo.deal_item_rows(db_url, "ds", kind="audit")
+    drawn = store.deal_item_rows(db_url, "ds", kind="audit")
     assert sorted(drawn["item_id"]) == sorted(audit.item_ids)
     # ... and they are the random sample once labelled, whoever labelled them.
     for item_id in ids:
-        ann.save_label(db_url, "ann1", item_id, 2)
+        store.save_label(db_url, "ann1", item_id, 2)
     final = workflows.final_labels(db_url, "ds")
     random_items = set(final.loc[final.label_sample == "random", "item_id"])
     assert random_items == set(audit.item_ids)
@@ -132,11 +144,11 @@ def test_audit_sample_keeps_items_already_queued_and_counts_them(db_url: str) ->
         ({"fraction": -0.1}, InputError, r"fraction must be in \(0, 1\]"),
         ({}, InputError, "not neither"),
         ({"n": 2, "fraction": 0.5}, InputError, "not both"),
-        ({"n": 2, "dataset": "nope"}, NotFoundError, "No dataset 'nope'"),
-        ({"n": 2, "users": ["ghost"]}, NotFoundError, "No user 'ghost'"),
+        ({"n": 2, "dataset": "nope"}, NotFoundError, "No dataset named 'nope'"),
+        ({"n": 2, "users": ["ghost"]}, NotFoundError, "No user named 'ghost'"),
         ({"n": 2, "users": ["ext"]}, ConfigError, "role 'external'"),
         ({"n": 2, "base": 3}, ConfigError, "base must be between 1"),
-        ({"n": 2, "created_by": "ghost"}, NotFoundError, "No user 'ghost'"),
+        ({"n": 2, "created_by": "ghost"}, NotFoundError, "No user named 'ghost'"),
     ],
 )
 def test_audit_sample_refuses_bad_input_and_changes_nothing(
@@ -148,7 +160,8 @@ def test_audit_sample_refuses_bad_input_and_changes_nothing(
     dataset = kwargs.pop("dataset", "ds")
     users = kwargs.pop("users", ["ann1", "ann2"])
     with pytest.raises(error, match=match) as info:
-        ann.deal_audit_sample(db_url, dataset, users, seed=0, **kwargs)
+        sample = store.AuditSample(n=kwargs.pop("n", None), fraction=kwargs.pop("fraction", None))
+        store.deal(db_url, dataset, users, sample, store.DealOptions(seed=0, **kwargs))
     assert "\n" not in str(info.value)
     assert counts(db_url) == before
 
@@ -165,7 +178,7 @@ def test_route_uncertain_deals_exactly_the_uncertain_items(
     probs = {ids[1]: 0.45, ids[3]: 0.55, ids[4]: 0.5, ids[7]: 0.6, ids[9]: 0.4}
     fake_judgments(monkeypatch, probs, uncertain)
     import_label(db_url, ids[3], 2)  # already labelled (an imported rater)
-    ann.deal_triage(db_url, "ds", ["ann3"], [ids[9]])  # already in a queue
+    store.deal(db_url, "ds", ["ann3"], store.TriageItems([ids[9]]))  # already in a queue
     result = workflows.route_uncertain(
         db_url, "ds", "cal", ["ann1", "ann2"], seed=1, created_by="boss"
     )
@@ -176,11 +189,11 @@ def test_route_uncertain_deals_exactly_the_uncertain_items(
     assert result.skipped == {"labelled": [ids[3]], "queued": [ids[9]]}
     dealt_to = Counter(i for i, n, d in assignment_rows(db_url) if d == result.deal.deal_id)
     assert dealt_to == Counter({ids[1]: 1, ids[4]: 1, ids[7]: 1})
-    deals = repo.list_deals(db_url, "ds")
+    deals = store.list_deals(db_url, "ds")
     last = deals.iloc[-1]
     assert last["kind"] == "triage" and last["created_by"] == "boss" and last["seed"] == 1
     assert last["params"]["calibration"] == "cal" and last["params"]["selection"] == "band"
-    drawn = repo.deal_item_rows(db_url, "ds", kind="triage")
+    drawn = store.deal_item_rows(db_url, "ds", kind="triage")
     assert sorted(drawn.loc[drawn.deal_id == result.deal.deal_id, "item_id"]) == sorted(
         result.dealt
     )
@@ -188,7 +201,7 @@ def test_route_uncertain_deals_exactly_the_uncertain_items(
     # Running it again routes nothing twice, and records no empty deal.
     again = workflows.route_uncertain(db_url, "ds", "cal", ["ann1", "ann2"])
     assert again.dealt == [] and again.deal.deal_id is None
-    assert len(repo.list_deals(db_url, "ds")) == len(deals)
+    assert len(store.list_deals(db_url, "ds")) == len(deals)
 
 
 def test_route_n_most_uncertain_and_overlap(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -203,7 +216,7 @@ def test_route_n_most_uncertain_and_overlap(db_url: str, monkeypatch: pytest.Mon
     assert result.dealt == [ids[2], ids[5], ids[8]]
     per_item = Counter(i for i, _, _ in assignment_rows(db_url))
     assert per_item == Counter({ids[2]: 2, ids[5]: 2, ids[8]: 2})
-    assert repo.list_deals(db_url, "ds")["params"][0]["n_most_uncertain"] == 3
+    assert store.list_deals(db_url, "ds")["params"][0]["n_most_uncertain"] == 3
 
 
 def test_route_uncertain_with_the_real_judge(db_url: str) -> None:
@@ -230,7 +243,7 @@ def test_route_uncertain_with_the_real_judge(db_url: str) -> None:
     [
         (("nope", "cal", ["ann1"]), {}, NotFoundError, "No dataset named 'nope'"),
         (("ds", "nocal", ["ann1"]), {}, NotFoundError, "No calibration named 'nocal'"),
-        (("ds", "cal", ["ghost"]), {}, NotFoundError, "No user 'ghost'"),
+        (("ds", "cal", ["ghost"]), {}, NotFoundError, "No user named 'ghost'"),
         (("ds", "cal", ["ext"]), {}, ConfigError, "role 'external'"),
         (("ds", "cal", ["ann1"]), {"base": 2}, ConfigError, "base must be between 1"),
         (("ds", "cal", ["ann1"]), {"created_by": "ghost"}, NotFoundError, "No user named"),
@@ -267,7 +280,7 @@ def test_a_band_routing_nothing_asks_for_a_share(db_url: str) -> None:
 
 def test_route_uncertain_needs_a_url_not_a_session(sqlite_url: str) -> None:
     make_store(sqlite_url, n_items=2)
-    with repo.session_for(sqlite_url) as s, pytest.raises(InputError, match="store URL"):
+    with store.store_scope(sqlite_url) as s, pytest.raises(InputError, match="store URL"):
         workflows.route_uncertain(s, "ds", "cal", ["ann1"])
 
 
@@ -276,14 +289,17 @@ def test_route_uncertain_needs_a_url_not_a_session(sqlite_url: str) -> None:
 
 def test_concurrent_audit_and_triage_deals_over_assign_nothing(db_url: str) -> None:
     ids = make_store(db_url, n_items=300)
+    sample = store.AuditSample(fraction=0.3)
     for rnd in range(2):
         # Two audits with overlapping samples (30% each) at once: base=1 means one holder each.
         a, b = at_once(
-            lambda r=rnd: ann.deal_audit_sample(db_url, "ds", ["ann1", "ann2"], fraction=0.3,
-                                                seed=10 + r),
-            lambda r=rnd: ann.deal_audit_sample(db_url, "ds", ["ann2", "ann3"], fraction=0.3,
-                                                seed=20 + r),
-        )  # fmt: skip
+            lambda r=rnd: store.deal(
+                db_url, "ds", ["ann1", "ann2"], sample, store.DealOptions(seed=10 + r)
+            ),
+            lambda r=rnd: store.deal(
+                db_url, "ds", ["ann2", "ann3"], sample, store.DealOptions(seed=20 + r)
+            ),
+        )
         per_item = Counter(i for i, _, _ in assignment_rows(db_url))
         assert max(per_item.values()) == 1
         assert set(a.item_ids) | set(b.item_ids) <= set(per_item)
@@ -291,8 +307,8 @@ def test_concurrent_audit_and_triage_deals_over_assign_nothing(db_url: str) -> N
     free = [i for i in ids if i not in {i for i, _, _ in assignment_rows(db_url)}]
     assert free
     x, y = at_once(
-        lambda: ann.deal_triage(db_url, "ds", ["ann1", "ann2"], free),
-        lambda: ann.deal_triage(db_url, "ds", ["ann3"], free),
+        lambda: store.deal(db_url, "ds", ["ann1", "ann2"], store.TriageItems(free)),
+        lambda: store.deal(db_url, "ds", ["ann3"], store.TriageItems(free)),
     )
     per_item = Counter(i for i, _, _ in assignment_rows(db_url))
     assert max(per_item.values()) == 1 and set(free) <= set(per_item)
@@ -310,19 +326,19 @@ def test_final_labels_follow_the_precedence(db_url: str, monkeypatch: pytest.Mon
     ids = make_store(db_url, n_items=8)
     save_judge(db_url)
     fake_judgments(monkeypatch, {ids[4]: 0.8, ids[5]: 0.3, ids[6]: 0.45}, {ids[6]})
-    ann.deal(db_url, "ds", ["ann1", "ann2"], base=2)
+    store.deal(db_url, "ds", ["ann1", "ann2"], options=store.DealOptions(base=2))
     # 0: annotators disagree, adjudicated 0; 1: majority 2; 2: a tie (1); 3: one label of 1
-    ann.save_label(db_url, "ann1", ids[0], 2)
-    ann.save_label(db_url, "ann2", ids[0], 2)
-    repo.add_adjudication(db_url, ids[0], "boss", 0, "wrong year", roles=("researcher",))
-    ann.save_label(db_url, "ann1", ids[1], 2)
-    ann.save_label(db_url, "ann2", ids[1], 2)
+    store.save_label(db_url, "ann1", ids[0], 2)
+    store.save_label(db_url, "ann2", ids[0], 2)
+    store.add_adjudication(db_url, ids[0], "boss", 0, "wrong year", roles=("researcher",))
+    store.save_label(db_url, "ann1", ids[1], 2)
+    store.save_label(db_url, "ann2", ids[1], 2)
     import_label(db_url, ids[1], 0)
-    ann.save_label(db_url, "ann1", ids[2], 2)
-    ann.save_label(db_url, "ann2", ids[2], 0)
-    ann.save_label(db_url, "ann1", ids[3], 1)
+    store.save_label(db_url, "ann1", ids[2], 2)
+    store.save_label(db_url, "ann2", ids[2], 0)
+    store.save_label(db_url, "ann1", ids[3], 1)
     # 7: adjudicated with no rater label
-    repo.add_adjudication(db_url, ids[7], "boss", 2, "checked", roles=("researcher",))
+    store.add_adjudication(db_url, ids[7], "boss", 2, "checked", roles=("researcher",))
 
     final = workflows.final_labels(db_url, "ds", "cal").set_index("item_id")
     assert list(final.reset_index().columns) == workflows.triage.FINAL_COLUMNS
@@ -356,12 +372,12 @@ def test_label_sample_is_random_only_for_audit_items(
     fake_judgments(monkeypatch, {}, {ids[0], ids[1]})
     triaged = workflows.route_uncertain(db_url, "ds", "cal", ["ann1"])
     assert sorted(triaged.dealt) == [ids[0], ids[1]]
-    audit = ann.deal_audit_sample(db_url, "ds", ["ann2"], n=3, seed=4)
-    queued = ann.deal(db_url, "ds", ["ann3"])
+    audit = store.deal(db_url, "ds", ["ann2"], store.AuditSample(n=3), store.DealOptions(seed=4))
+    queued = store.deal(db_url, "ds", ["ann3"])
     assert queued.added == 12 - len({ids[0], ids[1]} | set(audit.item_ids))
     for user in ANNOTATORS:
-        while (item := ann.next_item(db_url, user, "ds")) is not None:
-            ann.save_label(db_url, user, item.id, 2)
+        while (item := store.next_item(db_url, user, "ds")) is not None:
+            store.save_label(db_url, user, item.id, 2)
     spare = next(i for i in ids if i not in audit.item_ids and i not in (ids[0], ids[1]))
     final = workflows.final_labels(db_url, "ds", "cal").set_index("item_id")
     samples = final["label_sample"].to_dict()
@@ -375,7 +391,7 @@ def test_label_sample_is_random_only_for_audit_items(
     assert samples[spare] == "queue"
     # An imported label on an item of no deal says where it came from.
     make_store(db_url, n_items=2, dataset="other")
-    other = repo.list_items(db_url, "other")["item_id"].tolist()
+    other = store.list_items(db_url, "other")["item_id"].tolist()
     import_label(db_url, other[0], 2)
     samples = workflows.final_labels(db_url, "other")["label_sample"].tolist()
     assert samples == ["import", ""]
@@ -385,9 +401,9 @@ def test_estimation_frame_feeds_the_estimator(db_url: str, monkeypatch: pytest.M
     ids = make_store(db_url, n_items=40)
     save_judge(db_url)
     fake_judgments(monkeypatch, {i: (0.8 if k % 3 else 0.3) for k, i in enumerate(ids)}, set())
-    audit = ann.deal_audit_sample(db_url, "ds", ["ann1"], n=24, seed=2)
-    while (item := ann.next_item(db_url, "ann1", "ds")) is not None:
-        ann.save_label(db_url, "ann1", item.id, 2 if item.id % 2 else 0)
+    audit = store.deal(db_url, "ds", ["ann1"], store.AuditSample(n=24), store.DealOptions(seed=2))
+    while (item := store.next_item(db_url, "ann1", "ds")) is not None:
+        store.save_label(db_url, "ann1", item.id, 2 if item.id % 2 else 0)
     import_label(db_url, next(i for i in ids if i not in audit.item_ids), 1)
     frame = workflows.estimation_frame(db_url, "ds", "cal")
     assert list(frame.columns) == workflows.triage.ESTIMATION_COLUMNS
@@ -423,9 +439,9 @@ def test_export_final_writes_every_format(
 ) -> None:
     ids = make_store(db_url, n_items=6)
     save_judge(db_url)
-    ann.deal_audit_sample(db_url, "ds", ["ann1"], n=2, seed=0)
-    while (item := ann.next_item(db_url, "ann1", "ds")) is not None:
-        ann.save_label(db_url, "ann1", item.id, 1)
+    store.deal(db_url, "ds", ["ann1"], store.AuditSample(n=2), store.DealOptions(seed=0))
+    while (item := store.next_item(db_url, "ann1", "ds")) is not None:
+        store.save_label(db_url, "ann1", item.id, 1)
     expected = workflows.final_labels(db_url, "ds", "cal")
     assert set(expected["source"]) == {"annotators", "judge"}
     for suffix in (".jsonl", ".json", ".csv", ".tsv", ".parquet"):
@@ -474,7 +490,7 @@ def test_export_final_errors_are_one_line(
 
 def test_export_records_offers_final_beside_the_store_exports(sqlite_url: str) -> None:
     make_store(sqlite_url, n_items=3)
-    assert (*repo.STORE_EXPORTS, "final") == workflows.EXPORTS
+    assert (*store.STORE_EXPORTS, "final") == workflows.EXPORTS
     assert len(workflows.export_records(sqlite_url, "ds", "final")) == 3
     assert len(workflows.export_records(sqlite_url, "ds", "items")) == 3
     with pytest.raises(ConfigError, match="only applies to the 'final' export"):
@@ -487,8 +503,48 @@ def test_export_records_offers_final_beside_the_store_exports(sqlite_url: str) -
 
 def test_store_readers_of_deals_name_unknown_datasets(sqlite_url: str) -> None:
     make_store(sqlite_url, n_items=1)
-    for reader in (repo.list_deals, repo.deal_item_rows, repo.label_origins):
+    for reader in (store.list_deals, store.deal_item_rows, store.label_origins):
         with pytest.raises(NotFoundError, match="No dataset named 'nope'"):
             reader(sqlite_url, "nope")
     with session_scope(sqlite_url) as s:
         assert s.scalar(select(func.count()).select_from(Label)) == 0
+
+
+# ------------------------------------------------------------------ one deal function
+
+
+def test_one_deal_function_takes_a_selection_and_frozen_options(db_url: str) -> None:
+    """The five deal functions became ``deal(db, dataset, annotators, selection, options)``
+    (issue 34): the old names are gone, the options are frozen, an order a selection cannot
+    serve is refused by name, and a selection that needs a seed refuses none, all before
+    anything is written."""
+    ids = make_store(db_url, n_items=12)
+    for old in ("deal_batch", "deal_audit_sample", "deal_triage", "deal_triage_by_chance"):
+        assert not hasattr(store, old)
+    options = store.DealOptions(base=1, seed=4)
+    with pytest.raises(AttributeError):
+        options.base = 2  # type: ignore[misc]
+    before = counts(db_url)
+    with pytest.raises(InputError, match="order does not apply to a triage deal") as info:
+        store.deal(
+            db_url, "ds", ["ann1"], store.TriageItems(ids[:2]), store.DealOptions(order="shuffled")
+        )
+    assert info.value.param == "order"
+    with pytest.raises(InputError, match="order does not apply to a deal drawn by chance"):
+        store.deal(
+            db_url,
+            "ds",
+            ["ann1"],
+            store.TriageByChance({}),
+            store.DealOptions(seed=1, order="dataset"),
+        )
+    with pytest.raises(InputError, match="seed must be an integer, got None"):
+        store.deal(db_url, "ds", ["ann1"], store.AuditSample(n=3))
+    assert counts(db_url) == before
+    # The default selection is every item, the default options today's defaults.
+    every = store.deal(db_url, "ds", ["ann1"])
+    assert every.kind == "queue" and every.items == 12 and every.added == 12
+    audit = store.deal(db_url, "ds", ["ann2"], store.AuditSample(n=3), options)
+    assert audit.kind == "audit" and list(audit.item_ids) == audit_sample_ids(ids, 3, 4)
+    deals = store.list_deals(db_url, "ds")
+    assert deals["seed"].tolist() == [0, 4]

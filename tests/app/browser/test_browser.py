@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 from _browser import chromium_context, log_in, need_browser, streamlit_app
 
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
+from qaeval_core import store
 from qaeval_core.store import session as store_session
 
 pytestmark = pytest.mark.browser
@@ -40,9 +39,9 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
     need_browser()
     url = f"sqlite:///{tmp_path / 'browser.sqlite'}"
     store_session.upgrade(url)
-    repo.import_items(url, "ds", ROWS, source="browser test")
-    repo.add_user(url, "ann1", "annotator", "pw-ann1")
-    ann.deal(url, "ds", ["ann1"])
+    store.import_items(url, "ds", ROWS, source="browser test")
+    store.add_user(url, "ann1", "annotator", "pw-ann1")
+    store.deal(url, "ds", ["ann1"])
     with streamlit_app(url, tmp_path) as base:
         yield base, url
 
@@ -141,7 +140,7 @@ def test_label_three_items_with_the_keyboard_only(served: tuple[str, str], tmp_p
         assert page.get_by_text("Deal items").count() == 0
 
     assert not dialogs, f"a script ran in the page: {dialogs}"
-    labels = repo.label_history_frame(url, "ds")
+    labels = store.label_history_frame(url, "ds")
     labels = labels.astype(object).where(labels.notna(), None)
     got = [(r.external_id, int(r.value), r.rule, r.note) for r in labels.itertuples()]
     assert got == [("b0", 2, 1, None), ("b1", 0, 6, "wrong city"), ("b2", 1, None, None)]

@@ -16,8 +16,8 @@ import pytest
 from _browser import chromium_context, log_in, need_browser, settled, streamlit_app
 from _paths import TEST_DATA
 
+from qaeval_core import store
 from qaeval_core.cli.main import main as cli_main
-from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
 
 pytestmark = pytest.mark.browser
@@ -34,13 +34,13 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
     need_browser()
     url = f"sqlite:///{tmp_path / 'data.sqlite'}"
     store_session.upgrade(url)
-    repo.add_user(url, "res", "researcher", "pw-res")
+    store.add_user(url, "res", "researcher", "pw-res")
     with streamlit_app(url, tmp_path) as base:
         yield base, url
 
 
 def _items(url: str, dataset: str) -> list[tuple[Any, ...]]:
-    frame = repo.list_items(url, dataset)
+    frame = store.list_items(url, dataset)
     return sorted(
         (r["external_id"], r["question"], tuple(r["references"]), r["candidate"], r["qa_model"],
          r["meta"]["qid"])

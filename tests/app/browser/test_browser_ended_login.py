@@ -19,10 +19,9 @@ from typing import Any
 import pytest
 from _browser import chromium_context, log_in, need_browser, streamlit_app
 
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
+from qaeval_core import store
 from qaeval_core.store import session as store_session
-from qaeval_core.store.repo import users as accounts
+from qaeval_core.store import users as accounts
 
 pytestmark = pytest.mark.browser
 
@@ -44,18 +43,18 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
     tmp = tmp_path_factory.mktemp("ended")
     url = f"sqlite:///{tmp / 'ended.sqlite'}"
     store_session.upgrade(url)
-    repo.import_items(url, "ds", ROWS, source="browser test")
-    repo.add_user(url, "boss", "admin", "pw-boss-long")
+    store.import_items(url, "ds", ROWS, source="browser test")
+    store.add_user(url, "boss", "admin", "pw-boss-long")
     names = [f"ann{k}" for k in range(len(ENDINGS))]
     for name in names:
-        repo.add_user(url, name, "annotator", f"pw-{name}")
-    ann.deal(url, "ds", names, base=len(names))
+        store.add_user(url, name, "annotator", f"pw-{name}")
+    store.deal(url, "ds", names, options=store.DealOptions(base=len(names)))
     with streamlit_app(url, tmp) as base:
         yield base, url
 
 
 def _labels(url: str, name: str) -> list[tuple[str, int]]:
-    frame = repo.label_history_frame(url, "ds")
+    frame = store.label_history_frame(url, "ds")
     return [(r.external_id, int(r.value)) for r in frame.itertuples() if r.user == name]
 
 

@@ -21,8 +21,7 @@ from typing import Any
 import pytest
 from _browser import chromium_context, log_in, need_browser, streamlit_app
 
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
+from qaeval_core import store
 from qaeval_core.store import session as store_session
 
 pytestmark = pytest.mark.browser
@@ -48,18 +47,18 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str,
     tmp = tmp_path_factory.mktemp("keys")
     url = f"sqlite:///{tmp / 'keys.sqlite'}"
     store_session.upgrade(url)
-    repo.import_items(url, "keys", _rows("k", TRIES + 40), source="browser test")
-    repo.import_items(url, "alpha", _rows("a", 5), source="browser test")
-    repo.import_items(url, "beta", _rows("z", 5), source="browser test")
-    repo.import_items(url, "race", _rows("r", 40), source="browser test")
-    repo.import_items(url, "acks", _rows("c", 12), source="browser test")
+    store.import_items(url, "keys", _rows("k", TRIES + 40), source="browser test")
+    store.import_items(url, "alpha", _rows("a", 5), source="browser test")
+    store.import_items(url, "beta", _rows("z", 5), source="browser test")
+    store.import_items(url, "race", _rows("r", 40), source="browser test")
+    store.import_items(url, "acks", _rows("c", 12), source="browser test")
     for name in ("typist", "mover", "racer", "acker"):
-        repo.add_user(url, name, "annotator", f"pw-{name}")
-    ann.deal(url, "keys", ["typist"])
-    ann.deal(url, "alpha", ["mover"])
-    ann.deal(url, "beta", ["mover"])
-    ann.deal(url, "race", ["racer"])
-    ann.deal(url, "acks", ["acker"])
+        store.add_user(url, name, "annotator", f"pw-{name}")
+    store.deal(url, "keys", ["typist"])
+    store.deal(url, "alpha", ["mover"])
+    store.deal(url, "beta", ["mover"])
+    store.deal(url, "race", ["racer"])
+    store.deal(url, "acks", ["acker"])
     with streamlit_app(url, tmp) as base:
         yield base, url, tmp
 
@@ -95,7 +94,7 @@ def _wait_item(page: Any, external_id: str, timeout: float = 30.0) -> None:
 
 
 def _labels(url: str, dataset: str) -> list[tuple[str, int]]:
-    frame = repo.label_history_frame(url, dataset)
+    frame = store.label_history_frame(url, dataset)
     return [(r.external_id, int(r.value)) for r in frame.itertuples()]
 
 

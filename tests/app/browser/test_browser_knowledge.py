@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 from _browser import chromium_context, log_in, need_browser, pick, streamlit_app
 
-from qaeval_core.store import repo
+from qaeval_core import store
 from qaeval_core.store import session as store_session
-from qaeval_core.store.repo.answer_knowledge import knowledge_decisions
+from qaeval_core.store.answer_knowledge import knowledge_decisions
 
 pytestmark = pytest.mark.browser
 DATASET = "capitals"
@@ -52,8 +52,8 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
     need_browser()
     url = f"sqlite:///{tmp_path / 'knowledge.sqlite'}"
     store_session.upgrade(url)
-    repo.import_items(url, DATASET, ROWS, source="browser knowledge test")
-    repo.add_user(url, "res", "researcher", "pw-res")
+    store.import_items(url, DATASET, ROWS, source="browser knowledge test")
+    store.add_user(url, "res", "researcher", "pw-res")
     with streamlit_app(url, tmp_path) as base:
         yield base, url
 

@@ -34,10 +34,9 @@ import pytest
 from _browser import MOVED_JS, READY_JS, chromium_context, log_in, need_browser, pick, streamlit_app
 from _paths import TEST_DATA
 
-from qaeval_core import workflows
+from qaeval_core import store, workflows
 from qaeval_core.calibrate.options import CostPolicy, CrossValidation
 from qaeval_core.cli.demo import DEMO_DATASET, install_demo, install_loop_dataset
-from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
 
 pytestmark = pytest.mark.browser
@@ -71,7 +70,9 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
         cv=CrossValidation(n_splits=2, n_boot=100), cost_policy=CostPolicy(inputs="all"),
         name=CAL,
     )  # fmt: skip
-    repo.save_calibration(url, CAL, fit.judge.to_config(), dataset=DEMO_DATASET, created_by="admin")
+    store.save_calibration(
+        url, CAL, fit.judge.to_config(), dataset=DEMO_DATASET, created_by="admin"
+    )
     with streamlit_app(url, tmp_path) as base:
         yield base, url
 

@@ -20,8 +20,7 @@ from typing import Any
 import pytest
 from _browser import chromium_context, log_in, need_browser, streamlit_app
 
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
+from qaeval_core import store
 from qaeval_core.store import session as store_session
 
 pytestmark = pytest.mark.browser
@@ -55,12 +54,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
     tmp = tmp_path_factory.mktemp("screens")
     url = f"sqlite:///{tmp / 'screens.sqlite'}"
     store_session.upgrade(url)
-    repo.import_items(url, "fold", _rows("f", 5), source="browser test")
-    repo.import_items(url, "skips", _rows("s", 2), source="browser test")
+    store.import_items(url, "fold", _rows("f", 5), source="browser test")
+    store.import_items(url, "skips", _rows("s", 2), source="browser test")
     for name in ("laptop", "skipper"):
-        repo.add_user(url, name, "annotator", f"pw-{name}")
-    ann.deal(url, "fold", ["laptop"])
-    ann.deal(url, "skips", ["skipper"])
+        store.add_user(url, name, "annotator", f"pw-{name}")
+    store.deal(url, "fold", ["laptop"])
+    store.deal(url, "skips", ["skipper"])
     with streamlit_app(url, tmp) as base:
         yield base, url
 
@@ -130,7 +129,7 @@ def test_save_and_status_are_on_screen_at_1366x768_after_a_keyboard_label(
         if not inside:
             off[what] = box
     assert off == {}, f"off screen at {WIDTH}x{HEIGHT}: {off}"
-    saved = repo.label_history_frame(url, "fold")
+    saved = store.label_history_frame(url, "fold")
     assert list(zip(saved["external_id"], saved["value"].astype(int), strict=True)) == [("f0", 1)]
 
 
@@ -152,12 +151,12 @@ def test_reopened_skipped_item_does_not_show_the_previous_items_saved_status(
     status = page.locator("[data-qp=status]")
     expect(status).to_contain_text("skipped item(s) are back in your queue")
     assert "Saved" not in (status.text_content() or "")
-    assert ann.current_label(url, "skipper", repo_item_id(url, "skips", "s0")) is None
+    assert store.current_label(url, "skipper", repo_item_id(url, "skips", "s0")) is None
 
 
 def repo_item_id(url: str, dataset: str, external_id: str) -> int:
     """The store id of an item, found by its external id."""
-    items = repo.load_items(url, dataset)
+    items = store.load_items(url, dataset)
     return next(int(it.meta["item_id"]) for it in items if it.id == external_id)
 
 
@@ -186,7 +185,7 @@ def test_tab_in_the_new_password_form_skips_the_show_password_buttons(
     from playwright.sync_api import expect
 
     base, url = served
-    repo.add_user(url, "fresh", "annotator", "temporary-pw", must_change_password=True)
+    store.add_user(url, "fresh", "annotator", "temporary-pw", must_change_password=True)
     page.goto(base)
     expect(page.get_by_text("No account yet?")).to_be_visible(timeout=120_000)
     page.get_by_label("User name").fill("fresh")
@@ -221,7 +220,7 @@ def test_assign_inputs_the_items_choice_ignores_are_disabled_in_the_browser(
     from playwright.sync_api import expect
 
     base, url = served
-    repo.add_user(url, "boss", "researcher", "pw-boss")
+    store.add_user(url, "boss", "researcher", "pw-boss")
     log_in(page, "boss", "pw-boss", base=base)
     page.locator('[data-testid="stSidebarNav"]').get_by_text("Assign", exact=True).click()
     n = page.get_by_role("spinbutton", name="N", exact=True)

@@ -44,10 +44,8 @@ from _browser import (
     streamlit_app,
 )
 
-from qaeval_core import analysis
+from qaeval_core import analysis, store
 from qaeval_core.cli.demo import DEMO_DATASET, install_demo
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
 
 pytestmark = pytest.mark.browser
@@ -72,8 +70,8 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
     url = f"sqlite:///{tmp_path / 'walk.sqlite'}"
     store_session.upgrade(url)
     install_demo(url, ADMIN_TEMP)
-    start = repo.get_guidelines(url, DEMO_DATASET)
-    repo.save_guidelines(
+    start = store.get_guidelines(url, DEMO_DATASET)
+    store.save_guidelines(
         url, DEMO_DATASET, "admin", text=start.text, rules=start.rules,
         label_keys=start.label_keys, idle_cap_seconds=start.idle_cap_seconds, roles=("admin",),
     )  # fmt: skip
@@ -189,7 +187,7 @@ def test_a_new_team_walks_through_the_app(served: tuple[str, str]) -> None:
             add.get_by_role("button", name="Add user").click()
             expect(admin.get_by_text(f"Created annotator '{name}'")).to_be_visible()
         for name in TEAM:
-            assert repo.get_user(url, name).role == "annotator"
+            assert store.get_user(url, name).role == "annotator"
 
         # 2. ... and deals the next 40 items to both, 20% of them to both (the defaults).
         admin.get_by_role("link", name="Assign").click()
@@ -217,7 +215,7 @@ def test_a_new_team_walks_through_the_app(served: tuple[str, str]) -> None:
         summary = admin.get_by_text(re.compile(r"Dealt 48 new assignment\(s\) over 40 items"))
         expect(summary).to_be_visible()
         expect(summary).to_contain_text("maya: +24, theo: +24")
-        queues = {n: ann.queue_entries(url, n, DEMO_DATASET, "pending") for n in TEAM}
+        queues = {n: store.queue_entries(url, n, DEMO_DATASET, "pending") for n in TEAM}
         overlap = {e.external_id for e in queues["maya"]} & {e.external_id for e in queues["theo"]}
         assert len(overlap) == 8
         if shots:
@@ -262,7 +260,7 @@ def test_a_new_team_walks_through_the_app(served: tuple[str, str]) -> None:
             expect(person.page.get_by_text("24 of 24 labelled")).to_be_visible()
 
         # 4. The admin settles a disagreement between them ...
-        labels = repo.label_history_frame(url, DEMO_DATASET)
+        labels = store.label_history_frame(url, DEMO_DATASET)
         ours = labels[labels["user"].isin(list(TEAM))]
         split = ours.groupby("external_id")["value"].nunique()
         disputed = sorted(split[split > 1].index)
@@ -312,7 +310,7 @@ def test_a_new_team_walks_through_the_app(served: tuple[str, str]) -> None:
         expect(admin.get_by_text("Editing version 1")).to_be_visible()
         _settled(admin)
         text = admin.get_by_label("Guidelines (markdown)")
-        text.fill(f"{repo.get_guidelines(url, DEMO_DATASET).text}\n{GUIDE_V2}\n")
+        text.fill(f"{store.get_guidelines(url, DEMO_DATASET).text}\n{GUIDE_V2}\n")
         text.press("Control+Enter")  # commit the text area, as the preview shows
         expect(admin.get_by_test_id("stMarkdown").filter(has_text=GUIDE_V2)).to_be_visible()
         admin.get_by_role("button", name="Save as a new version").click()
@@ -349,7 +347,7 @@ def test_a_new_team_walks_through_the_app(served: tuple[str, str]) -> None:
 
     assert not dialogs, f"a script ran in the page: {dialogs}"
     # Every label is the one pressed for the item on screen, one per item, nothing else.
-    labels = repo.label_history_frame(url, DEMO_DATASET)
+    labels = store.label_history_frame(url, DEMO_DATASET)
     for person in team:
         mine = labels[labels["user"] == person.name]
         assert dict(zip(mine["external_id"], mine["value"].astype(int), strict=True)) == (
@@ -358,11 +356,11 @@ def test_a_new_team_walks_through_the_app(served: tuple[str, str]) -> None:
         assert len(mine) == len(person.pressed) == 24
         assert set(mine["external_id"]) == {e.external_id for e in queues[person.name]}
         assert (mine["seconds"] > 0).all()
-        progress = ann.user_progress(url, person.name, DEMO_DATASET)
+        progress = store.user_progress(url, person.name, DEMO_DATASET)
         assert (progress.assigned, progress.labelled) == (24, 24)
     history = analysis.adjudication_history(url, item_id)
     assert history[["user", "value"]].values.tolist() == [["admin", decided]]
     assert history["reason"].iloc[0] == "Most raters saw it so."
-    guide_now = repo.get_guidelines(url, DEMO_DATASET)
+    guide_now = store.get_guidelines(url, DEMO_DATASET)
     assert guide_now.version == 2 and GUIDE_V2 in guide_now.text
     assert guide_now.created_by == "admin"

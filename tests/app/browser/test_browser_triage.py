@@ -24,10 +24,8 @@ import pytest
 from _browser import chromium_context, log_in, need_browser, pick, streamlit_app
 from _paths import REPO_ROOT
 
-from qaeval_core import workflows
+from qaeval_core import store, workflows
 from qaeval_core.calibrate.options import CrossValidation, TriagePolicy
-from qaeval_core.store import annotation as ann
-from qaeval_core.store import repo
 from qaeval_core.store import session as store_session
 
 pytestmark = pytest.mark.browser
@@ -44,15 +42,21 @@ def _make_store(url: str) -> None:
     for k, row in enumerate(rows):
         if k % 10 == 3:
             row.pop("human", None)
-    repo.import_items(url, DATASET, rows, source="browser triage test")
+    store.import_items(url, DATASET, rows, source="browser triage test")
     for name, role in (("res", "researcher"), ("ann1", "annotator"), ("ann2", "annotator")):
-        repo.add_user(url, name, role, f"pw-{name}")
+        store.add_user(url, name, role, f"pw-{name}")
     fit = workflows.calibrate_dataset(
         url, DATASET, metrics=["em", "f1", "contains"], candidates=["threshold", "fusion"],
         cv=CrossValidation(n_splits=3, n_boot=200), triage=TriagePolicy(human_share=0.2), name=CAL,
     )  # fmt: skip
-    repo.save_calibration(url, CAL, fit.judge.to_config(), dataset=DATASET, created_by="res")
-    ann.deal_audit_sample(url, DATASET, ["ann2"], fraction=0.4, seed=0, created_by="res")
+    store.save_calibration(url, CAL, fit.judge.to_config(), dataset=DATASET, created_by="res")
+    store.deal(
+        url,
+        DATASET,
+        ["ann2"],
+        store.AuditSample(fraction=0.4),
+        store.DealOptions(seed=0, created_by="res"),
+    )
 
 
 @pytest.fixture
@@ -107,7 +111,7 @@ def test_route_label_and_estimate_in_the_browser(served: tuple[str, str], tmp_pa
         expect(annotators).to_contain_text("ann1")
         form.get_by_role("button", name="Route", exact=True).click()
         expect(page.get_by_text(re.compile(r"Routed \d+ of \d+ selected item"))).to_be_visible()
-        dealt = ann.user_progress(url, "ann1", DATASET).assigned
+        dealt = store.user_progress(url, "ann1", DATASET).assigned
         assert dealt >= 1
         expect(tile("Dealt")).to_contain_text(str(dealt))
         expect(tile("Skipped: labelled")).to_be_visible()
@@ -184,7 +188,7 @@ def test_route_label_and_estimate_in_the_browser(served: tuple[str, str], tmp_pa
             )  # fmt: skip
 
     assert not dialogs, f"a script ran in the page: {dialogs}"
-    labels = repo.label_history_frame(url, DATASET)
+    labels = store.label_history_frame(url, DATASET)
     mine = labels[labels["user"] == "ann1"]
     assert len(mine) == dealt and set(mine["value"].astype(int)) <= {0, 2}
     routed = workflows.final_labels(url, DATASET, CAL)
