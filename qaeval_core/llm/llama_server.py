@@ -89,7 +89,8 @@ class LlamaSlot:
     """A llama.cpp server with one slot, its lock, and the record of its cache.
 
     ``requests`` counts what was sent, by kind (``instruction``, ``question``, ``item``,
-    ``redo``): how often a prompt had to be computed again is visible to tests and benchmarks.
+    ``redo``, ``whole``): how often a prompt had to be computed again is visible to tests and
+    benchmarks.
     """
 
     def __init__(self, server: Any) -> None:
@@ -143,11 +144,20 @@ class LlamaSlot:
         self.held.at_instruction, self.held.fresh = False, True
 
     def complete(
-        self, conversation: Sequence[Message], head: str | None, **options: Any
+        self,
+        conversation: Sequence[Message],
+        head: str | None,
+        *,
+        whole: bool = False,
+        **options: Any,
     ) -> dict[str, Any]:
         """The server's answer to ``conversation``, computed from the canonical state: the
         instruction's end, or the question's end where ``head`` (the last message's text up to
-        the candidate) is given. Call with :attr:`lock` held."""
+        the candidate) is given; with ``whole``, the whole prompt from an empty cache (as a
+        server without prompt caching computes it). Call with :attr:`lock` held."""
+        if whole:
+            self.held = _Held()  # the instruction was computed inside a longer batch
+            return self._send("whole", conversation, cache_prompt=False, **options)
         if self.held.instruction != json.dumps(_instruction_of(conversation)):
             self._instruction(conversation)
         if head is None or not conversation[-1]["content"].startswith(head):

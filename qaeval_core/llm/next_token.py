@@ -157,9 +157,12 @@ class LlamaCppBackend:
     were no faster on a 2-core CPU and mix items into one batch, so there is one slot.
     """
 
-    def __init__(self, path: str, *, ctx: int = 4096) -> None:
+    def __init__(self, path: str, *, ctx: int = 4096, reuse: bool = True) -> None:
         self.path = path
         self.ctx = ctx
+        #: False: every prompt computed whole from an empty cache, as a llama.cpp server
+        #: without prompt caching does (to compare like with like; slower)
+        self.reuse = reuse
 
     @property
     def name(self) -> str:
@@ -189,6 +192,7 @@ class LlamaCppBackend:
                 payload = slot.complete(
                     conversations[i],
                     heads[i],
+                    whole=not self.reuse,
                     max_tokens=1,
                     logprobs=True,
                     top_logprobs=TOP_K,
