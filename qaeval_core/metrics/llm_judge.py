@@ -141,6 +141,19 @@ class LLMJudge(Metric):
         device = choose_device(self.device).split(":")[0]
         return f"{resolved.fingerprint}|transformers@{device}"
 
+    def cache_identity(self) -> str:
+        """What the verdict cache keys besides prompt and messages: the fingerprint, and for
+        llama.cpp how a verdict is computed. Since issue 35 it is cached instruction + cached
+        question + the candidate's tokens, which rounds otherwise than the whole item after the
+        instruction did (up to 0.025 in P on NQ301 rows), so those verdicts get their own
+        entries and a cache never mixes the two. (Not part of :meth:`config`: stored scores and
+        judge files stay valid.)"""
+        fingerprint = self.fingerprint()
+        resolved = resolve_llm(self.model, url=self.url, assemble=False)
+        if resolved.kind == "gguf" and not self._gguf_through_transformers(resolved.kind):
+            return f"{fingerprint}|llama.cpp:question-prefix"
+        return fingerprint
+
     def backend(self) -> Any:
         from qaeval_core.llm.next_token import (
             EndpointBackend,
@@ -179,7 +192,7 @@ class LLMJudge(Metric):
             todo[i] = ("", messages, cut)
         if not todo:
             return MetricResult(scores, self.decide(scores), details)
-        fingerprint = self.fingerprint()
+        fingerprint = self.cache_identity()
         keys = {i: verdict_key(fingerprint, prompt.key, m) for i, (_, m, _) in todo.items()}
         store = VerdictCache() if self.cache else None
         # A cached entry without a probability (written before no-verdicts were kept out) is

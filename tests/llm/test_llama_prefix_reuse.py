@@ -169,3 +169,19 @@ def test_the_packaged_model_reads_a_question_once_and_gives_the_same_p_in_any_or
     assert counts["question"] < len(ITEMS)  # the questions were read fewer times than items
     # and it still knows something: the right answers above the wrong ones
     assert grouped[0] > grouped[1] and grouped[3] > grouped[4] and grouped[6] > grouped[7]
+
+
+def test_llama_cpp_verdicts_are_cached_apart_from_the_whole_item_ones(tmp_path):
+    """The question-prefix computation rounds otherwise than before: its verdicts get their own
+    cache entries; an endpoint's (computed as before) and the metric's config do not change."""
+    from qaeval_core.metrics.base import get_metric
+
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF" + b"1" * 100)
+    local = get_metric("llm_judge", model=str(gguf))
+    assert local.cache_identity() == local.fingerprint() + "|llama.cpp:question-prefix"
+    assert "question-prefix" not in str(local.config())
+    served = get_metric("llm_judge", model="qwen", url="http://127.0.0.1:9/v1")
+    assert served.cache_identity() == served.fingerprint()
+    torch = get_metric("llm_judge", model=str(gguf), runtime="transformers", device="cpu")
+    assert torch.cache_identity() == torch.fingerprint()
