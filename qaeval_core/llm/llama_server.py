@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +40,7 @@ from qaeval_core.llm.prompts import Message
 
 __all__ = ["LlamaSlot", "llama_slot"]
 
-_SLOTS: dict[tuple[str, int, int], LlamaSlot] = {}
+_SLOTS: dict[tuple[str, int], LlamaSlot] = {}
 _SLOTS_LOCK = threading.Lock()
 
 
@@ -179,9 +179,10 @@ class LlamaSlot:
         return payload
 
 
-def llama_slot(path: str, ctx: int, threads: int) -> LlamaSlot:
-    """The process's llama.cpp server (one slot) for (file, context, threads)."""
-    key = (path, ctx, threads)
+def llama_slot(path: str, ctx: int, threads: Callable[[], int]) -> LlamaSlot:
+    """The process's llama.cpp server (one slot) for (file, context); ``threads`` is asked
+    once, when it is loaded (one model in memory, whatever the load does later)."""
+    key = (path, ctx)
     with _SLOTS_LOCK:
         if key in _SLOTS:
             return _SLOTS[key]
@@ -196,8 +197,9 @@ def llama_slot(path: str, ctx: int, threads: int) -> LlamaSlot:
         params.model.path = path
         params.n_parallel = 1
         params.n_ctx = ctx
-        params.cpuparams.n_threads = threads
-        params.cpuparams_batch.n_threads = threads
+        n_threads = threads()
+        params.cpuparams.n_threads = n_threads
+        params.cpuparams_batch.n_threads = n_threads
         params.cache_prompt = True
         params.cache_ram_mib = 0  # no host-memory state cache: it would restore other items
         params.warmup = False

@@ -72,10 +72,21 @@ class NextTokenBackend(Protocol):
 
 
 def _threads() -> int:
+    """llama.cpp's threads: ``QAEVAL_LLM_THREADS``, else every CPU the process may use, or one
+    when the machine is already oversubscribed (1-minute load average >= CPUs). llama.cpp's
+    threads spin-wait for each other at every step, so on a loaded machine two threads wait
+    for one another's time slices: 12 NQ301 items took 56 s with one thread and 171-217 s with
+    two on the 2-core machine at load 15-24, to the same bits (each output element is computed
+    by one thread, whatever their number). Decided once, when the model is loaded."""
     env = os.environ.get("QAEVAL_LLM_THREADS")
     if env and env.isdigit() and int(env) > 0:
         return int(env)
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+    cpus = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+    try:
+        loaded = os.getloadavg()[0] >= cpus
+    except OSError:  # no load average on this platform
+        loaded = False
+    return 1 if loaded else cpus
 
 
 def _first_choice(payload: Any) -> dict[str, Any]:
@@ -169,7 +180,7 @@ class LlamaCppBackend:
         return f"llama.cpp:{os.path.basename(self.path)}"
 
     def slot(self) -> LlamaSlot:
-        return llama_slot(self.path, self.ctx, _threads())
+        return llama_slot(self.path, self.ctx, _threads)
 
     def load(self) -> tuple[Any, threading.Lock]:
         slot = self.slot()

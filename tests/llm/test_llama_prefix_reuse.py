@@ -185,3 +185,20 @@ def test_llama_cpp_verdicts_are_cached_apart_from_the_whole_item_ones(tmp_path):
     assert served.cache_identity() == served.fingerprint()
     torch = get_metric("llm_judge", model=str(gguf), runtime="transformers", device="cpu")
     assert torch.cache_identity() == torch.fingerprint()
+
+
+def test_llama_cpp_takes_one_thread_on_an_oversubscribed_machine(monkeypatch):
+    """Two spin-waiting threads on a loaded 2-core machine were 3-4x slower than one (same
+    bits); a quiet machine gets every CPU, and QAEVAL_LLM_THREADS decides when set."""
+    import os
+
+    from qaeval_core.llm import next_token
+
+    monkeypatch.delenv("QAEVAL_LLM_THREADS", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.3, 0.2, 0.1))
+    assert next_token._threads() == 2
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.0, 5.0, 5.0))
+    assert next_token._threads() == 1
+    monkeypatch.setenv("QAEVAL_LLM_THREADS", "2")
+    assert next_token._threads() == 2
