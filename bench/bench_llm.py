@@ -20,7 +20,8 @@ Usage::
     QAEVAL_QAM_PYTHON=/tmp/qam-venv/bin/python .venv/bin/python bench/bench_llm.py
     .venv/bin/python bench/bench_llm.py --rows 600 --llm-items 50 --no-anchor   # a quick look
 
-Threads: llama.cpp uses every CPU the process may run on (``QAEVAL_LLM_THREADS`` overrides).
+Threads: llama.cpp uses every CPU the process may run on, or one when the machine is already
+oversubscribed as the model loads (``QAEVAL_LLM_THREADS`` overrides; the value is in the output).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def llm_alone(rows_file: str) -> dict[str, Any]:
         "items_per_s": (len(items) - 1) / seconds,
         "median_item_s": sorted(d["seconds"] for d in result.details)[len(result.details) // 2],
         "peak_rss_mib": _peak_mib(),
-        "threads": os.environ.get("QAEVAL_LLM_THREADS") or len(os.sched_getaffinity(0)),
+        "threads": slot().threads if callable(slot) else os.environ.get("QAEVAL_LLM_THREADS"),
     }
 
 

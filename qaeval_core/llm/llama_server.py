@@ -98,6 +98,8 @@ class LlamaSlot:
         self.lock = threading.Lock()
         self.held = _Held()
         self.requests: Counter[str] = Counter()
+        #: llama.cpp's thread count, decided when the model was loaded (0: not known)
+        self.threads = 0
 
     def forget(self) -> None:
         """Another kind of request is about to use the server (LAVE's completions): nothing is
@@ -209,4 +211,5 @@ def llama_slot(path: str, ctx: int, threads: Callable[[], int]) -> LlamaSlot:
         except Exception as exc:  # one clear message for any loader failure
             raise ModelLoadError(f"llama.cpp could not load {path!r}: {exc}") from exc
         _SLOTS[key] = LlamaSlot(server)
+        _SLOTS[key].threads = n_threads
         return _SLOTS[key]
