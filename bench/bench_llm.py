@@ -6,7 +6,8 @@ packaged model is assembled and hash-checked inside the clock, and no verdict is
 
 1. **LLM tier alone**: ``llm_judge`` (packaged Qwen2.5-Coder-1.5B through llama.cpp) on the
    first ``--llm-items`` NQ301 rows: model load (assembly + llama.cpp), items per second on
-   the items (the instruction cached once, one item at a time), peak RSS.
+   the items (the instruction cached once, each question once for its candidates: issue 35),
+   peak RSS, and the llama.cpp requests by kind. ``--llm-only`` stops after this part.
 2. **The cascade, cold**: the cheap judge is calibrated on 300 NQ301 labels as
    ``bench_judge.py`` does (defaults, cost-aware), the LLM tier is fitted on the same rows
    (``add_llm_tier``; its LLM verdicts come from the default cache when present: calibration
@@ -19,7 +20,8 @@ Usage::
     QAEVAL_QAM_PYTHON=/tmp/qam-venv/bin/python .venv/bin/python bench/bench_llm.py
     .venv/bin/python bench/bench_llm.py --rows 600 --llm-items 50 --no-anchor   # a quick look
 
-Threads: llama.cpp uses every CPU the process may run on (``QAEVAL_LLM_THREADS`` overrides).
+Threads: llama.cpp uses every CPU the process may run on, or one when the machine is already
+oversubscribed as the model loads (``QAEVAL_LLM_THREADS`` overrides; the value is in the output).
 """
 
 from __future__ import annotations
@@ -64,14 +66,19 @@ def llm_alone(rows_file: str) -> dict[str, Any]:
     t0 = time.perf_counter()
     result = metric.score_batch(items[1:])
     seconds = time.perf_counter() - t0
+    slot = getattr(metric.backend(), "slot", None)  # the llama.cpp requests, by kind (issue 35)
+    requests = dict(slot().requests) if callable(slot) else None
     return {
+        "requests": requests,
+        "questions": len({(it.question, it.references) for it in items[1:]}),
+        "probabilities": [float(s) for s in result.scores],
         "items": len(items) - 1,
         "load_s": t_load,
         "seconds": seconds,
         "items_per_s": (len(items) - 1) / seconds,
         "median_item_s": sorted(d["seconds"] for d in result.details)[len(result.details) // 2],
         "peak_rss_mib": _peak_mib(),
-        "threads": os.environ.get("QAEVAL_LLM_THREADS") or len(os.sched_getaffinity(0)),
+        "threads": slot().threads if callable(slot) else os.environ.get("QAEVAL_LLM_THREADS"),
     }
 
 
@@ -136,6 +143,9 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=3000)
     ap.add_argument("--llm-items", type=int, default=100)
     ap.add_argument("--no-anchor", action="store_true")
+    ap.add_argument(
+        "--llm-only", action="store_true", help="only part 1 (the LLM tier alone), then stop"
+    )
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     rows = load_rows(max(args.rows, args.llm_items))
@@ -146,6 +156,9 @@ def main() -> None:
         llm_file.write_text("".join(json.dumps(r) + "\n" for r in nq), "utf-8")
         result["llm_alone"] = _child("--_llm", str(llm_file))
         print(json.dumps(result["llm_alone"]), flush=True)
+        if args.llm_only:
+            print(json.dumps(result, default=str))
+            return
 
         judge_path = Path(tmp) / "judge.json"
         info = calibrate(rows, 300, "cheap", None, judge_path)

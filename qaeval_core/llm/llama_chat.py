@@ -68,11 +68,13 @@ class LlamaCppChat:
     def generate(self, conversations: Sequence[Sequence[Message]]) -> list[str]:
         if not conversations:
             return []
-        server, lock = self._server.load()
+        slot = self._server.slot()
+        server = slot.server
         out: list[str] = []
         for conv in conversations:
             conv = list(conv)
-            with lock:
+            with slot.lock:
+                slot.forget()  # the verdicts' record of the cache no longer holds
                 if self.shared_prefix is not None and conv:
                     head = {**conv[-1], "content": self.shared_prefix(conv[-1]["content"])}
                     server.handle_chat_completions(self._request([*conv[:-1], head], 1))

@@ -5,9 +5,9 @@ the top-k (token, log-probability) pairs of the first answer token, or only the 
 where an endpoint gives no log-probabilities. Nothing is sampled (temperature 0, one token).
 
 * :class:`LlamaCppBackend`: a GGUF file through llama.cpp (``xllamacpp``, CPU wheel, no
-  torch). The server keeps each slot's key/value cache, so the instruction every item shares is
-  evaluated once per slot and only the item's own tokens cost time; ``parallel`` slots are
-  filled at once and the server batches them (continuous batching).
+  torch). The server keeps its key/value cache, so the instruction every item shares is
+  evaluated once, the question and references once per question, and only each candidate's
+  own tokens cost time (:mod:`qaeval_core.llm.llama_server`).
 * :class:`TransformersBackend`: any causal LM by folder, ``.gguf`` file or hub name (CUDA in
   bfloat16 when there is one). The default batch is 1, which makes the value independent of
   which other items share a batch; a larger batch is length-sorted and left-padded, faster on a
@@ -19,6 +19,7 @@ where an endpoint gives no log-probabilities. Nothing is sampled (temperature 0,
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import threading
@@ -29,10 +30,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
 
-from qaeval_core.errors import ModelLoadError
 from qaeval_core.llm.chat_clients import OpenAIChatClient
 from qaeval_core.llm.endpoint_http import LLMEndpointError
-from qaeval_core.llm.prompts import Message
+from qaeval_core.llm.llama_server import LlamaSlot, llama_slot
+from qaeval_core.llm.prompts import Message, question_prefix
 
 __all__ = [
     "EndpointBackend",
@@ -71,10 +72,21 @@ class NextTokenBackend(Protocol):
 
 
 def _threads() -> int:
+    """llama.cpp's threads: ``QAEVAL_LLM_THREADS``, else every CPU the process may use, or one
+    when the machine is already oversubscribed (1-minute load average >= CPUs). llama.cpp's
+    threads spin-wait for each other at every step, so on a loaded machine two threads wait
+    for one another's time slices: 12 NQ301 items took 56 s with one thread and 171-217 s with
+    two on the 2-core machine at load 15-24, to the same bits (each output element is computed
+    by one thread, whatever their number). Decided once, when the model is loaded."""
     env = os.environ.get("QAEVAL_LLM_THREADS")
     if env and env.isdigit() and int(env) > 0:
         return int(env)
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+    cpus = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+    try:
+        loaded = os.getloadavg()[0] >= cpus
+    except OSError:  # no load average on this platform
+        loaded = False
+    return 1 if loaded else cpus
 
 
 def _first_choice(payload: Any) -> dict[str, Any]:
@@ -144,98 +156,89 @@ def _text_from_openai(payload: Any) -> str:
 
 
 # -- llama.cpp --------------------------------------------------------------------------------
-_SERVERS: dict[tuple[str, int, int], Any] = {}
-_SERVER_LOCK = threading.Lock()
-
-
-def _llama_server(path: str, ctx: int, threads: int) -> tuple[Any, threading.Lock]:
-    """One llama.cpp server (one slot) per (file, context, threads) in a process, with the lock
-    that keeps its requests in sequence."""
-    key = (path, ctx, threads)
-    with _SERVER_LOCK:
-        if key in _SERVERS:
-            return _SERVERS[key]
-        try:
-            import xllamacpp as xlc
-        except ImportError:
-            raise ModelLoadError(
-                "A GGUF LLM judge needs llama.cpp's Python bindings: pip install 'qaeval[llm]' "
-                "(xllamacpp, a CPU wheel)."
-            ) from None
-        params = xlc.CommonParams()
-        params.model.path = path
-        params.n_parallel = 1
-        params.n_ctx = ctx
-        params.cpuparams.n_threads = threads
-        params.cpuparams_batch.n_threads = threads
-        params.cache_prompt = True
-        params.cache_ram_mib = 0  # no host-memory state cache: it would restore other items
-        params.warmup = False
-        params.verbosity = -1
-        try:
-            server = xlc.Server(params)
-        except Exception as exc:  # one clear message for any loader failure
-            raise ModelLoadError(f"llama.cpp could not load {path!r}: {exc}") from exc
-        _SERVERS[key] = (server, threading.Lock())
-        return _SERVERS[key]
-
-
 class LlamaCppBackend:
-    """A GGUF model through llama.cpp, with the shared instruction evaluated once.
+    """A GGUF model through llama.cpp, reading each question once for all its candidates.
 
-    Why one sequence at a time, with a reset between items: llama.cpp reuses the longest
-    common prefix of a new prompt and the slot's cached tokens. Two items of the same question
-    share more than the instruction, so a plain cache would start item B's computation wherever
-    item A left off, and the kernels chosen for a different number of new tokens round
-    differently (up to 0.03 in P(correct) seen here). Before each item a "reset" prompt, the
-    instruction with an empty user turn, leaves exactly the instruction's tokens in the cache;
-    every item then computes its own tokens from the same point on the same cached state, so its
-    value does not depend on the items before it. Several slots batched together were no faster
-    on a 2-core CPU and mix items into one batch, so there is one slot.
+    The conversations are grouped by question (their instruction and
+    :func:`~qaeval_core.llm.prompts.question_prefix`) and each is computed as cached
+    instruction + cached question + its own tokens (:class:`~qaeval_core.llm.llama_server
+    .LlamaSlot` says how), so its value does not depend on the items before it or beside it,
+    while the question and references cost once per question. Within a question, candidates
+    that start alike are kept apart (fewer question resets). Several slots batched together
+    were no faster on a 2-core CPU and mix items into one batch, so there is one slot.
     """
 
-    def __init__(self, path: str, *, ctx: int = 4096) -> None:
+    def __init__(self, path: str, *, ctx: int = 4096, reuse: bool = True) -> None:
         self.path = path
         self.ctx = ctx
+        #: False: every prompt computed whole from an empty cache, as a llama.cpp server
+        #: without prompt caching does (to compare like with like; slower)
+        self.reuse = reuse
 
     @property
     def name(self) -> str:
         return f"llama.cpp:{os.path.basename(self.path)}"
 
-    def load(self) -> tuple[Any, threading.Lock]:
-        return _llama_server(self.path, self.ctx, _threads())
+    def slot(self) -> LlamaSlot:
+        return llama_slot(self.path, self.ctx, _threads)
 
-    @staticmethod
-    def _request(messages: Sequence[Message]) -> dict[str, Any]:
-        return {
-            "messages": list(messages),
-            "max_tokens": 1,
-            "temperature": 0,
-            "logprobs": True,
-            "top_logprobs": TOP_K,
-            "cache_prompt": True,
-        }
+    def load(self) -> tuple[Any, threading.Lock]:
+        slot = self.slot()
+        return slot.server, slot.lock
 
     def next_tokens(
         self, conversations: Sequence[Sequence[Message]], progress: Progress | None = None
     ) -> list[NextToken]:
         if not conversations:
             return []
-        server, lock = self.load()
-        out: list[NextToken] = []
-        for conv in conversations:
-            reset = [m if m["role"] == "system" else {**m, "content": ""} for m in conv]
+        slot = self.slot()
+        heads = [
+            question_prefix(c[-1]["content"]) if c and c[-1]["role"] == "user" else None
+            for c in conversations
+        ]
+        out: list[NextToken | None] = [None] * len(conversations)
+        for i in _by_question(conversations, heads):
             started = time.perf_counter()
-            with lock:
-                server.handle_chat_completions(self._request(reset))
-                payload = server.handle_chat_completions(self._request(conv))
-            if isinstance(payload, dict) and "error" in payload and "choices" not in payload:
-                raise ModelLoadError(f"llama.cpp refused a request: {str(payload['error'])[:300]}")
+            with slot.lock:
+                payload = slot.complete(
+                    conversations[i],
+                    heads[i],
+                    whole=not self.reuse,
+                    max_tokens=1,
+                    logprobs=True,
+                    top_logprobs=TOP_K,
+                )
             seconds = time.perf_counter() - started
-            out.append(NextToken(_top_from_openai(payload), _text_from_openai(payload), seconds))
+            out[i] = NextToken(_top_from_openai(payload), _text_from_openai(payload), seconds)
             if progress is not None:
                 progress(1)
-        return out
+        return [o for o in out if o is not None]
+
+
+def _by_question(
+    conversations: Sequence[Sequence[Message]], heads: Sequence[str | None]
+) -> list[int]:
+    """The order to compute in: each question's conversations together (questions in their
+    first appearance), and within one, candidates starting with another character than the one
+    before first where there is one (two that start alike may share a first token, which costs
+    a question reset; the values are the same in any order)."""
+    groups: dict[tuple[str, str | None], list[int]] = {}
+    for i, conv in enumerate(conversations):
+        key = (json.dumps(list(conv[:-1])), heads[i])
+        groups.setdefault(key, []).append(i)
+    order: list[int] = []
+    for (_, head), members in groups.items():
+        if head is None:
+            order.extend(members)
+            continue
+        left = list(members)
+        last = ""
+        while left:
+            starts = [conversations[i][-1]["content"][len(head) :].lstrip()[:1] for i in left]
+            pick = next((k for k, s in enumerate(starts) if s != last), 0)
+            last = starts[pick]
+            order.append(left.pop(pick))
+    return order
 
 
 # -- transformers -----------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """What the LLM judge is asked, and how its answer is read as a probability.
 
 Two prompts, each a versioned pair of chat messages. The instruction (system message) is the
-same for every item, so a backend that keeps its key/value cache evaluates it once; only the
-user message (question, references, candidate) is new per item.
+same for every item, and the user message puts what the items of one question share first
+(question, references) and the candidate after it, so a backend that keeps its key/value cache
+evaluates the instruction once and the question once per question
+(:func:`question_prefix`); only the candidate's tokens are new per item.
 
 * ``naqt`` (default): the NAQT-derived rules the annotators use (:data:`qaeval_core.schema
   .RULES`, condensed), then "Is the candidate answer correct? Answer yes or no." P(correct) is
@@ -30,6 +32,7 @@ __all__ = [
     "get_prompt",
     "probability_from_logprobs",
     "probability_from_text",
+    "question_prefix",
 ]
 
 Message = dict[str, str]
@@ -40,6 +43,8 @@ Message = dict[str, str]
 #: answer at the start or the end.
 MAX_CANDIDATE_CHARS = 2000
 MAX_REFERENCE_CHARS = 1000
+#: The line that introduces the candidate: everything before its colon is the question's part.
+_CANDIDATE_LINE = "\nCandidate answer:"
 
 _NAQT_SYSTEM = """You grade answers to questions. Decide whether the candidate answer is \
 correct, using the reference answers and what you know.
@@ -93,7 +98,7 @@ class VerdictPrompt:
         user = (
             f"Question: {question}\n"
             f"Reference answers: {' | '.join(refs)}\n"
-            f"Candidate answer: {candidate}\n"
+            f"{_CANDIDATE_LINE[1:]} {candidate}\n"
             f"{self.question_line}"
         )
         return [{"role": "system", "content": self.system}, {"role": "user", "content": user}], cut
@@ -115,6 +120,18 @@ PROMPTS: dict[str, VerdictPrompt] = {
         {"1": 0.0, "2": 0.5, "3": 1.0},
     ),
 }
+
+
+def question_prefix(content: str) -> str | None:
+    """The part of a user message every candidate of its question shares: the text up to and
+    including "Candidate answer:" (question and references are on one line each, so the first
+    such line is the candidate's). None for a message without it (another layout).
+
+    >>> question_prefix("Question: q\\nReference answers: a\\nCandidate answer: b\\nOk?")
+    'Question: q\\nReference answers: a\\nCandidate answer:'
+    """
+    at = content.find(_CANDIDATE_LINE)
+    return None if at < 0 else content[: at + len(_CANDIDATE_LINE)]
 
 
 def get_prompt(name: str) -> VerdictPrompt:
