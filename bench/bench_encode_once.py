@@ -68,8 +68,10 @@ def load_items(n: int, source: str) -> list[Any]:
 def _metrics() -> list[tuple[str, Any]]:
     from qaeval_core.metrics.base import get_metric
 
-    return [(col, get_metric("extract" if col == "extract_f1" else col, device="cpu", **p))
-            for col, p in METRICS]  # fmt: skip
+    return [
+        (col, get_metric("extract" if col == "extract_f1" else col, device="cpu", **p))
+        for col, p in METRICS
+    ]
 
 
 def _fresh_store(base: Path, k: int) -> None:

@@ -164,8 +164,9 @@ def main() -> None:
         info = calibrate(rows, 300, "cheap", None, judge_path)
         result["calibration"] = {k: v for k, v in info.items() if k != "train_ids"}
         print("fitting the LLM tier on the 300 calibration rows ...", flush=True)
-        result["tier_fit_s"] = add_tier(judge_path, [r for r in rows if r["id"] in set(
-            info["train_ids"])])  # fmt: skip
+        result["tier_fit_s"] = add_tier(
+            judge_path, [r for r in rows if r["id"] in set(info["train_ids"])]
+        )
         judge = Judge.from_config(judge_path)
         tier = judge.cascade
         result["tier"] = {

@@ -35,10 +35,13 @@ def long_items(n: int) -> list[Item]:
                 rows.append(json.loads(line))
     rows.sort(key=lambda r: -len(r.get("candidate") or ""))
     return [
-        Item(question=r["question"], references=tuple(map(str, r["references"])),
-             candidate=r["candidate"] or "")
+        Item(
+            question=r["question"],
+            references=tuple(map(str, r["references"])),
+            candidate=r["candidate"] or "",
+        )
         for r in rows[:n]
-    ]  # fmt: skip
+    ]
 
 
 def main() -> None:

@@ -128,14 +128,18 @@ def main() -> None:
     ap.add_argument("--sizes", nargs="+", type=int, default=[300])
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument(
-        "--first-seed", type=int, default=0,
+        "--first-seed",
+        type=int,
+        default=0,
         help="Seed of the first split (fresh splits for checking a rule chosen on earlier ones).",
-    )  # fmt: skip
+    )
     ap.add_argument("--out", default="cost_aware", help="Name of the results files.")
     ap.add_argument(
-        "--cost-tolerance", type=float, default=None,
+        "--cost-tolerance",
+        type=float,
+        default=None,
         help="Accuracy points a cheaper set may lose (default: fit_judge's default, 0.3).",
-    )  # fmt: skip
+    )
     ap.add_argument("--remeasure-costs", action="store_true")
     args = ap.parse_args()
     specs = metric_specs(None)
@@ -147,9 +151,11 @@ def main() -> None:
             data = load_data(name)
             scores = cached_scores(data, log=lambda m: print(m, flush=True))
             costs = tables[name] = costs_for(
-                name, data.items, remeasure=args.remeasure_costs,
+                name,
+                data.items,
+                remeasure=args.remeasure_costs,
                 log=lambda m: print(m, flush=True),
-            )  # fmt: skip
+            )
             print(f"{name}: family costs {costs.family_costs()}", flush=True)
             for size in args.sizes:
                 for seed in range(args.first_seed, args.first_seed + args.seeds):
@@ -164,10 +170,14 @@ def main() -> None:
                     for rule, kwargs in rules:
                         t0 = time.time()
                         judge, rep = fit_judge(
-                            Xtr, data.y[tr], features, groups=data.groups[tr],
+                            Xtr,
+                            data.y[tr],
+                            features,
+                            groups=data.groups[tr],
                             texts=items_frame([data.items[i] for i in tr]),
-                            cv=CrossValidation(n_boot=200, seed=seed), **kwargs,
-                        )  # fmt: skip
+                            cv=CrossValidation(n_boot=200, seed=seed),
+                            **kwargs,
+                        )
                         fit_s = time.time() - t0
                         path = judge.save(Path(tmp) / f"j_{name}_{size}_{seed}.json")
                         loaded = Judge.from_config(path)
@@ -175,11 +185,18 @@ def main() -> None:
                         acc = float(np.mean(pred == data.y[te]))
                         cost = costs.cost_of(loaded.columns)
                         rows.append(
-                            {"dataset": name, "size": size, "seed": seed, "rule": rule,
-                             "accuracy": acc, "cost_s_per_1000": cost,
-                             "inputs": ",".join(costs.families_of(loaded.columns)),
-                             "winner": rep.winner, "fit_s": fit_s}
-                        )  # fmt: skip
+                            {
+                                "dataset": name,
+                                "size": size,
+                                "seed": seed,
+                                "rule": rule,
+                                "accuracy": acc,
+                                "cost_s_per_1000": cost,
+                                "inputs": ",".join(costs.families_of(loaded.columns)),
+                                "winner": rep.winner,
+                                "fit_s": fit_s,
+                            }
+                        )
                         print(
                             f"  {name} N={size} seed={seed} {rule}: {100 * acc:.1f}% "
                             f"{cost:.2f} s/1000 [{rows[-1]['inputs']}] {fit_s:.0f}s",

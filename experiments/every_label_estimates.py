@@ -105,15 +105,21 @@ def run(name: str) -> list[dict]:
                         continue
                     t = truth[model]
                     rows.append(
-                        {"dataset": name, "seed": seed, "share": share, "draw": draw,
-                         "model": model, "labels": int(a["n_labelled"]),
-                         "aware_covers": a["ppi_ci_low"] <= t <= a["ppi_ci_high"],
-                         "aware_width": a["ppi_ci_high"] - a["ppi_ci_low"],
-                         "human_covers": b["human_only_ci_low"] <= t <= b["human_only_ci_high"],
-                         "human_width": b["human_only_ci_high"] - b["human_only_ci_low"],
-                         "uniform_ppi_covers": b["ppi_ci_low"] <= t <= b["ppi_ci_high"],
-                         "uniform_ppi_width": b["ppi_ci_high"] - b["ppi_ci_low"]}
-                    )  # fmt: skip
+                        {
+                            "dataset": name,
+                            "seed": seed,
+                            "share": share,
+                            "draw": draw,
+                            "model": model,
+                            "labels": int(a["n_labelled"]),
+                            "aware_covers": a["ppi_ci_low"] <= t <= a["ppi_ci_high"],
+                            "aware_width": a["ppi_ci_high"] - a["ppi_ci_low"],
+                            "human_covers": b["human_only_ci_low"] <= t <= b["human_only_ci_high"],
+                            "human_width": b["human_only_ci_high"] - b["human_only_ci_low"],
+                            "uniform_ppi_covers": b["ppi_ci_low"] <= t <= b["ppi_ci_high"],
+                            "uniform_ppi_width": b["ppi_ci_high"] - b["ppi_ci_low"],
+                        }
+                    )
     return rows
 
 

@@ -83,9 +83,15 @@ def _oracle_share(d: np.ndarray, right: np.ndarray, target: float) -> float:
 
 def _walk(d: np.ndarray, right: np.ndarray, target: float, estimate: bool, groups=None):
     return fit_guarantee(
-        d, right, CURVE_SHARES, band_thresholds(d, CURVE_SHARES), guarantee=target, risk=RISK,
-        estimate_labels=estimate, groups=groups,
-    )  # fmt: skip
+        d,
+        right,
+        CURVE_SHARES,
+        band_thresholds(d, CURVE_SHARES),
+        guarantee=target,
+        risk=RISK,
+        estimate_labels=estimate,
+        groups=groups,
+    )
 
 
 def _split_row(d, right, cal, rest, walk) -> dict:
@@ -117,23 +123,35 @@ def run_dataset(name: str) -> tuple[list[dict], list[dict]]:
             oracle = _oracle_share(d, right, target)
             for by, draw in itertools.product(DRAWN_BY, range(DRAWS)):
                 by_question = groups if by == "question" else None
-                cal, rest = held_out_split(len(te), N_CAL, groups=by_question,
-                                           seed=1000 * seed + draw)  # fmt: skip
+                cal, rest = held_out_split(
+                    len(te), N_CAL, groups=by_question, seed=1000 * seed + draw
+                )
                 for test in TESTS:
                     estimate = draw == 0 and by == "question" and test == "design effect"
                     by_group = groups[cal] if test == "design effect" else None
                     walk = _walk(d[cal], right[cal], target, estimate, groups=by_group)
-                    splits.append({
-                        "dataset": name, "drawn_by": by, "test": test, "seed": seed,
-                        "draw": draw, "target": target, "n_cal": len(cal), "n_rest": len(rest),
-                        "supported": walk.supported, "more_labels": walk.more_labels,
-                        "oracle_decided": oracle, **_split_row(d, right, cal, rest, walk),
-                    })  # fmt: skip
+                    splits.append(
+                        {
+                            "dataset": name,
+                            "drawn_by": by,
+                            "test": test,
+                            "seed": seed,
+                            "draw": draw,
+                            "target": target,
+                            "n_cal": len(cal),
+                            "n_rest": len(rest),
+                            "supported": walk.supported,
+                            "more_labels": walk.more_labels,
+                            "oracle_decided": oracle,
+                            **_split_row(d, right, cal, rest, walk),
+                        }
+                    )
             # As `qaeval calibrate` runs it: out-of-fold doubt on the 300 fitting rows.
             tr, p_cal = fit["tr"], fit["p_cal"]
             v_cal = p_cal >= 0.5
-            walk = _walk(doubt(p_cal, v_cal), v_cal == data.y[tr], target, False,
-                         groups=data.groups[tr])  # fmt: skip
+            walk = _walk(
+                doubt(p_cal, v_cal), v_cal == data.y[tr], target, False, groups=data.groups[tr]
+            )
             g = walk.guarantee
             entry = {"dataset": name, "seed": seed, "target": target, "supported": g is not None}
             if g is not None:

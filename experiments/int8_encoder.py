@@ -174,16 +174,25 @@ def run_dataset(data: Data, args: argparse.Namespace) -> dict[str, Any]:
         accs = {}
         for name, X, feats in (("float", X_float, feats_float), ("int8", X_int8, feats_int8)):
             judge, rep = fit_judge(
-                X, data.y, feats, groups=data.groups, texts=texts,
+                X,
+                data.y,
+                feats,
+                groups=data.groups,
+                texts=texts,
                 cv=CrossValidation(n_boot=200, seed=seed),
-            )  # fmt: skip
+            )
             accs[name] = (float(rep.to_dict()["cv_accuracy"]), rep.winner)
             if name == "float":
                 on_float = judge.judge_scores(X[judge.columns])["judge_correct"].to_numpy()
                 on_int8 = judge.judge_scores(X_int8[judge.columns])["judge_correct"].to_numpy()
                 judge_agreement.append(float(np.mean(on_float == on_int8)))
-        cv_rows.append({"seed": seed, **{f"{k}_cv": v[0] for k, v in accs.items()},
-                        **{f"{k}_winner": v[1] for k, v in accs.items()}})  # fmt: skip
+        cv_rows.append(
+            {
+                "seed": seed,
+                **{f"{k}_cv": v[0] for k, v in accs.items()},
+                **{f"{k}_winner": v[1] for k, v in accs.items()},
+            }
+        )
         print(f"  CV seed {seed}: {accs}", flush=True)
     held = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -193,10 +202,13 @@ def run_dataset(data: Data, args: argparse.Namespace) -> dict[str, Any]:
             for name, X, feats in (("float", X_float, feats_float), ("int8", X_int8, feats_int8)):
                 Xtr = X.iloc[tr].reset_index(drop=True)
                 judge, _ = fit_judge(
-                    Xtr, data.y[tr], feats, groups=data.groups[tr],
+                    Xtr,
+                    data.y[tr],
+                    feats,
+                    groups=data.groups[tr],
                     texts=items_frame([items[i] for i in tr]),
                     cv=CrossValidation(n_boot=200, seed=seed),
-                )  # fmt: skip
+                )
                 loaded = Judge.from_config(judge.save(Path(tmp) / f"{name}_{seed}.json"))
                 Xte = X.iloc[te].reset_index(drop=True)
                 pred = loaded.judge_scores(Xte[loaded.columns])["judge_correct"].to_numpy()
@@ -315,9 +327,11 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default="int8_encoder")
     ap.add_argument(
-        "--merge", nargs="+", default=None,
+        "--merge",
+        nargs="+",
+        default=None,
         help="write the report from these results .json files (runs nothing)",
-    )  # fmt: skip
+    )
     args = ap.parse_args()
     results: list[dict[str, Any]] = []
     if args.merge:
@@ -332,8 +346,14 @@ def main() -> None:
         data = load_data(name)
         if args.rows:
             keep = slice(0, args.rows)
-            data = Data(data.name, data.rows[keep], data.items[keep], data.y[keep],
-                        data.groups[keep], data.sha256)  # fmt: skip
+            data = Data(
+                data.name,
+                data.rows[keep],
+                data.items[keep],
+                data.y[keep],
+                data.groups[keep],
+                data.sha256,
+            )
         print(f"{name}: {len(data.items)} rows", flush=True)
         results.append(run_dataset(data, args))
         RESULTS.mkdir(parents=True, exist_ok=True)

@@ -257,16 +257,26 @@ def run(configs: list[str], datasets: list[str], seeds: range) -> pd.DataFrame:
                 )
                 y, g = data.y[te], data.groups[te]
                 est, lo, hi = bootstrap_ci(y, verdict, "accuracy", n_boot=1000, seed=seed, groups=g)
-                row = {"key": key, "config": config, "dataset": name, "seed": seed,
-                       "accuracy": est, "lo": lo, "hi": hi}  # fmt: skip
+                row = {
+                    "key": key,
+                    "config": config,
+                    "dataset": name,
+                    "seed": seed,
+                    "accuracy": est,
+                    "lo": lo,
+                    "hi": hi,
+                }
                 for t in _triage_rows(data, te, out, seed):
                     if t["share"] > 0:
                         row[f"triage_{round(100 * t['share'])}"] = t["combined"]
                 row["seconds"] = round(time.time() - t0, 1)
                 rows.append(row)
                 pd.DataFrame(rows).to_csv(runs_path, index=False)
-                print(f"{key}: acc {100 * est:.1f} triage20 {100 * row['triage_20']:.1f} "
-                      f"({row['seconds']} s)", flush=True)  # fmt: skip
+                print(
+                    f"{key}: acc {100 * est:.1f} triage20 {100 * row['triage_20']:.1f} "
+                    f"({row['seconds']} s)",
+                    flush=True,
+                )
     return pd.DataFrame(rows)
 
 
@@ -281,9 +291,14 @@ def paired(
         te = a["te"]
         assert np.array_equal(te, b["te"])
         r = paired_bootstrap(
-            data.y[te], a["verdict"], b["verdict"], "accuracy", n_boot=1000, seed=seed,
+            data.y[te],
+            a["verdict"],
+            b["verdict"],
+            "accuracy",
+            n_boot=1000,
+            seed=seed,
             groups=data.groups[te],
-        )  # fmt: skip
+        )
         diffs.append(r)
     mean = [float(np.mean([d[k] for d in diffs])) for k in ("diff", "lo", "hi", "p_not_better")]
     better = sum(d["diff"] > 0 for d in diffs) - sum(d["diff"] < 0 for d in diffs)

@@ -29,8 +29,14 @@ from typing import Any
 
 DATA = Path("/work/shared/data")
 SETS = ("kamalloo_nq301", "answer_matching_mmlu_pro")
-SHAPE = ("number_match", "number_agree", "brevity", "no_hedge", "number_closeness",
-         "number_closeness_scaled")  # fmt: skip
+SHAPE = (
+    "number_match",
+    "number_agree",
+    "brevity",
+    "no_hedge",
+    "number_closeness",
+    "number_closeness_scaled",
+)
 SETTINGS: dict[str, dict[str, Any]] = {
     "spaced": {},
     "robust": {"normalize": "robust"},

@@ -40,9 +40,22 @@ from qaeval_core.calibrate.cost import CostTable, InputCost, input_family
 from qaeval_core.calibrate.inputs import metric_specs
 from qaeval_core.judge import FeatureSpec, Judge, items_frame
 
-CHEAP = ["em", "contains", "f1", "precision", "recall", "word_match", "vqa_accuracy",
-         "soft_vqa_accuracy", "number_match", "number_agree", "brevity", "no_hedge",
-         "number_closeness", "number_closeness_scaled"]  # fmt: skip
+CHEAP = [
+    "em",
+    "contains",
+    "f1",
+    "precision",
+    "recall",
+    "word_match",
+    "vqa_accuracy",
+    "soft_vqa_accuracy",
+    "number_match",
+    "number_agree",
+    "brevity",
+    "no_hedge",
+    "number_closeness",
+    "number_closeness_scaled",
+]
 STATIC = ["static_cosine", "static_keyword"]
 MINILM = ["embed_cosine", "smile_paper", "avert"]
 SINGLE = ["f1", "panda", "embed_cosine", "smile", "avert", *STATIC, "pedants"]
@@ -87,9 +100,11 @@ def main() -> None:
             speed.append(f"| {name} | {len(data.items)} | {per_1000:.3f} | {load:.2f} |")
             costs = CostTable(
                 inputs=tuple(c for c in legacy.inputs if c.column not in missing) + tuple(st),
-                rows=legacy.rows, machine=legacy.machine, method=legacy.method,
+                rows=legacy.rows,
+                machine=legacy.machine,
+                method=legacy.method,
                 measured_at=legacy.measured_at,
-            )  # fmt: skip
+            )
             for col in SINGLE:
                 if col not in scores.columns:
                     continue
@@ -109,33 +124,50 @@ def main() -> None:
                     tr, te = held_out_split(len(data.y), args.size, groups=data.groups, seed=seed)
                     kw = {"costs": costs} if rule == "defaults" else {}
                     judge, _ = fit_judge(
-                        scores[cols].iloc[tr].reset_index(drop=True), data.y[tr],
-                        [features[c] for c in cols], groups=data.groups[tr],
+                        scores[cols].iloc[tr].reset_index(drop=True),
+                        data.y[tr],
+                        [features[c] for c in cols],
+                        groups=data.groups[tr],
                         texts=items_frame([data.items[i] for i in tr]),
-                        cv=CrossValidation(n_boot=200, seed=seed), **kw,
-                    )  # fmt: skip
+                        cv=CrossValidation(n_boot=200, seed=seed),
+                        **kw,
+                    )
                     loaded = Judge.from_config(judge.save(Path(tmp) / f"{name}{rule}{seed}.json"))
                     Xte = scores[loaded.columns].iloc[te].reset_index(drop=True)
                     pred = loaded.judge_scores(Xte)["judge_correct"].to_numpy()
                     accs.append(float(np.mean(pred == data.y[te])))
                     chosen.append("+".join(costs.families_of(loaded.columns)))
-                    print(f"{name} {rule} seed {seed}: {100 * accs[-1]:.1f}% [{chosen[-1]}]",
-                          flush=True)  # fmt: skip
+                    print(
+                        f"{name} {rule} seed {seed}: {100 * accs[-1]:.1f}% [{chosen[-1]}]",
+                        flush=True,
+                    )
                 judges.append(
                     f"| {name} | {rule} | {100 * np.mean(accs):.1f} ± {100 * np.std(accs):.1f} "
                     f"| {'; '.join(chosen)} |"
                 )
     lines += [
         f"Every labelled row; held-out accuracy over {args.seeds} seeds of N={args.size} labels "
-        "drawn by question (mean ± sd, %). Written by `experiments/static_inputs.py`.", "",
-        "## Single inputs (default decision)", "",
-        "| dataset | input | ROC AUC (all rows) | held-out accuracy % |", "|---|---|---:|---:|",
-        *singles, "", "## Judges (fit_judge on N labels, saved, loaded, applied to the rest)", "",
-        "| dataset | inputs | held-out accuracy % | families per seed |", "|---|---|---:|---|",
-        *judges, "", "## Static pair speed (this process, after a warm-up)", "",
-        "| dataset | rows | s per 1,000 rows (both inputs) | load s |", "|---|---:|---:|---:|",
-        *speed, "",
-    ]  # fmt: skip
+        "drawn by question (mean ± sd, %). Written by `experiments/static_inputs.py`.",
+        "",
+        "## Single inputs (default decision)",
+        "",
+        "| dataset | input | ROC AUC (all rows) | held-out accuracy % |",
+        "|---|---|---:|---:|",
+        *singles,
+        "",
+        "## Judges (fit_judge on N labels, saved, loaded, applied to the rest)",
+        "",
+        "| dataset | inputs | held-out accuracy % | families per seed |",
+        "|---|---|---:|---|",
+        *judges,
+        "",
+        "## Static pair speed (this process, after a warm-up)",
+        "",
+        "| dataset | rows | s per 1,000 rows (both inputs) | load s |",
+        "|---|---:|---:|---:|",
+        *speed,
+        "",
+    ]
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "static_inputs.md").write_text("\n".join(lines), "utf-8")
     print("\n".join(lines))

@@ -82,9 +82,15 @@ def _triage_rows(data: Data, te: np.ndarray, out: pd.DataFrame, seed: int) -> li
         combined = np.where(routed, y, verdict)
         est, lo, hi = bootstrap_ci(y, combined, "accuracy", n_boot=1000, seed=seed, groups=g)
         rows.append(
-            {"seed": seed, "share": share, "combined": est, "lo": lo, "hi": hi,
-             "random": share + (1 - share) * judge_acc}
-        )  # fmt: skip
+            {
+                "seed": seed,
+                "share": share,
+                "combined": est,
+                "lo": lo,
+                "hi": hi,
+                "random": share + (1 - share) * judge_acc,
+            }
+        )
     return rows
 
 
@@ -115,13 +121,18 @@ def _ppi_rows(data: Data, te: np.ndarray, out: pd.DataFrame, seed: int) -> list[
                     continue
                 true = truth[r.model]
                 rows.append(
-                    {"seed": seed, "n": n, "draw": draw, "model": r.model,
-                     "overall": r.model == ALL_MODELS,
-                     "ppi_covers": r.ppi_ci_low <= true <= r.ppi_ci_high,
-                     "human_covers": r.human_only_ci_low <= true <= r.human_only_ci_high,
-                     "ppi_width": r.ppi_ci_high - r.ppi_ci_low,
-                     "human_width": r.human_only_ci_high - r.human_only_ci_low}
-                )  # fmt: skip
+                    {
+                        "seed": seed,
+                        "n": n,
+                        "draw": draw,
+                        "model": r.model,
+                        "overall": r.model == ALL_MODELS,
+                        "ppi_covers": r.ppi_ci_low <= true <= r.ppi_ci_high,
+                        "human_covers": r.human_only_ci_low <= true <= r.human_only_ci_high,
+                        "ppi_width": r.ppi_ci_high - r.ppi_ci_low,
+                        "human_width": r.human_only_ci_high - r.human_only_ci_low,
+                    }
+                )
     return rows
 
 

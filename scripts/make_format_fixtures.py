@@ -60,23 +60,51 @@ QUESTIONS: list[tuple[str, list[str]]] = [
 #: undercounts it (the ranking flip the report must show).
 ANSWERS: dict[str, list[str]] = {
     "acme/qa-small": [
-        "Paris", "Shakespeare", "7", "Saturn", "da Vinci", "Ag", "1989", "Nile",
-        "Buzz Aldrin", "100", "hydrogen", "yen",
+        "Paris",
+        "Shakespeare",
+        "7",
+        "Saturn",
+        "da Vinci",
+        "Ag",
+        "1989",
+        "Nile",
+        "Buzz Aldrin",
+        "100",
+        "hydrogen",
+        "yen",
     ],
     "acme/qa-large": [
-        "It is Paris", "William Shakespeare", "There are seven continents", "Jupiter",
-        "Leonardo da Vinci painted it", "Au", "It fell in 1989", "The Nile River",
-        "Neil Armstrong", "100 degrees", "Hydrogen", "The Japanese yen",
+        "It is Paris",
+        "William Shakespeare",
+        "There are seven continents",
+        "Jupiter",
+        "Leonardo da Vinci painted it",
+        "Au",
+        "It fell in 1989",
+        "The Nile River",
+        "Neil Armstrong",
+        "100 degrees",
+        "Hydrogen",
+        "The Japanese yen",
     ],
-}  # fmt: skip
+}
 TRIVIA: list[tuple[str, dict[str, Any], str]] = [
-    ("Which planet is known as the Red Planet",
-     {"value": "Mars", "aliases": ["Mars", "Planet Mars"]}, "Mars"),
-    ("What is the hardest natural substance",
-     {"value": "Diamond", "aliases": ["Diamond", "Diamonds"]}, "diamonds"),
-    ("Which ocean is the largest",
-     {"value": "Pacific", "aliases": ["Pacific", "Pacific Ocean"]}, "Atlantic"),
-]  # fmt: skip
+    (
+        "Which planet is known as the Red Planet",
+        {"value": "Mars", "aliases": ["Mars", "Planet Mars"]},
+        "Mars",
+    ),
+    (
+        "What is the hardest natural substance",
+        {"value": "Diamond", "aliases": ["Diamond", "Diamonds"]},
+        "diamonds",
+    ),
+    (
+        "Which ocean is the largest",
+        {"value": "Pacific", "aliases": ["Pacific", "Pacific Ocean"]},
+        "Atlantic",
+    ),
+]
 
 
 def _versions(update: dict[str, str]) -> None:
@@ -463,10 +491,17 @@ def _helm() -> None:
         if model == "acme/qa-small":  # a row without a correct reference: refused by number
             states[-1]["instance"]["references"] = [{"output": {"text": "n/a"}, "tags": []}]
         spec = {
-            "method": "generation", "instructions": "", "input_prefix": "Question: ",
-            "output_prefix": "Answer: ", "max_train_instances": 0, "model_deployment": model,
-            "model": model, "temperature": 0.0, "max_tokens": 30, "stop_sequences": ["\n"],
-        }  # fmt: skip
+            "method": "generation",
+            "instructions": "",
+            "input_prefix": "Question: ",
+            "output_prefix": "Answer: ",
+            "max_train_instances": 0,
+            "model_deployment": model,
+            "model": model,
+            "temperature": 0.0,
+            "max_tokens": 30,
+            "stop_sequences": ["\n"],
+        }
         for name, data in (
             ("scenario_state.json", {"adapter_spec": spec, "request_states": states}),
             ("run_spec.json", {"name": run, "adapter_spec": spec, "groups": ["natural_qa"]}),

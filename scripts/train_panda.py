@@ -135,8 +135,10 @@ def main(argv: list[str] | None = None) -> int:
         "n_iter": final.n_iter_,
     }
     final.save(args.out, metadata)
-    print(f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KiB, "
-          f"{len(final.vocabulary_)} terms)")  # fmt: skip
+    print(
+        f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KiB, "
+        f"{len(final.vocabulary_)} terms)"
+    )
     return 0
 
 

@@ -42,6 +42,11 @@ def send(
 ) -> AppTest:
     """One picker message for the item and view on screen (or those of ``stale``)."""
     data = stale or picker_data(at)
-    msg = {"action": action, "nonce": f"test-{next(_NONCES)}", "view": data["view"],
-           "item_id": data["item"]["id"], **fields}  # fmt: skip
+    msg = {
+        "action": action,
+        "nonce": f"test-{next(_NONCES)}",
+        "view": data["view"],
+        "item_id": data["item"]["id"],
+        **fields,
+    }
     return send_raw(at, msg)

@@ -41,10 +41,15 @@ def build_triage_store(folder: Path) -> Path:
     (built once per test module; each test works on a copy, see :func:`private_copy`)."""
     path, url = build_demo_store(folder)
     fit = workflows.calibrate_dataset(
-        url, DEMO, metrics=METRICS, candidates=["threshold"],
-        cv=CrossValidation(n_splits=3, n_boot=200), triage=TriagePolicy(human_share=0.2),
-        name=CAL, cost_policy=CostPolicy(inputs="all"),
-    )  # fmt: skip
+        url,
+        DEMO,
+        metrics=METRICS,
+        candidates=["threshold"],
+        cv=CrossValidation(n_splits=3, n_boot=200),
+        triage=TriagePolicy(human_share=0.2),
+        name=CAL,
+        cost_policy=CostPolicy(inputs="all"),
+    )
     store.save_calibration(url, CAL, fit.judge.to_config(), dataset=DEMO, created_by="res")
     fresh = []
     for k, row in enumerate(demo_rows()[:40]):

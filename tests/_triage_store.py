@@ -73,16 +73,30 @@ def make_judge(*, band: bool = True, share: float = 0.25) -> Judge:
         pd.DataFrame({"f1": [0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.0]}), [0, 0, 0, 0, 1, 1, 1, 1]
     )
     curve = [
-        {"share": s, "threshold": t, "combined_accuracy": 0.9, "combined_lo": 0.8,
-         "combined_hi": 0.95, "random_accuracy": 0.85, "random_lo": 0.8, "random_hi": 0.9,
-         "confident_accuracy": 0.88}
+        {
+            "share": s,
+            "threshold": t,
+            "combined_accuracy": 0.9,
+            "combined_lo": 0.8,
+            "combined_hi": 0.95,
+            "random_accuracy": 0.85,
+            "random_lo": 0.8,
+            "random_hi": 0.9,
+            "confident_accuracy": 0.88,
+        }
         for s, t in ((0.0, 1.0), (0.25, 0.2), (0.5, 0.1))
-    ]  # fmt: skip
+    ]
     triage = (
-        TriageBand(threshold=0.2, share=share, cv_accuracy_confident=0.9,
-                   cv_accuracy_combined=0.95, curve=curve)
-        if band else None
-    )  # fmt: skip
+        TriageBand(
+            threshold=0.2,
+            share=share,
+            cv_accuracy_confident=0.9,
+            cv_accuracy_combined=0.95,
+            curve=curve,
+        )
+        if band
+        else None
+    )
     return Judge(
         [FeatureSpec.from_metric(get_metric("f1"))],
         clf,
@@ -112,9 +126,12 @@ def fake_judgments(monkeypatch: pytest.MonkeyPatch, probs: dict[int, float], unc
         outcome = np.where(correct, "correct", "incorrect").astype(object)
         outcome[[int(i) in uncertain for i in frame["item_id"]]] = "uncertain"
         out = frame.assign(
-            judge_score=p, judge_correct=correct, judge_probability=p, judge_doubt=doubt,
+            judge_score=p,
+            judge_correct=correct,
+            judge_probability=p,
+            judge_doubt=doubt,
             judge_outcome=outcome,
-        )  # fmt: skip
+        )
         return out, {}
 
     monkeypatch.setattr(triage_mod, "judge_dataset", fake)

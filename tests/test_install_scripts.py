@@ -33,10 +33,21 @@ def test_the_wheel_builds_without_package_would_be_ignored_banners(tmp_path: Pat
     if link.is_symlink():
         link.unlink()
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w",
-         str(tmp_path / "dist"), str(src)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path / "dist"),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     log = done.stdout + done.stderr
     assert done.returncode == 0, log[-2000:]
     assert "would be ignored" not in log and "absent from the `packages`" not in log, log
@@ -90,16 +101,24 @@ def test_start_with_llm_installs_the_llm_extra(tmp_path: Path) -> None:
     base = {k: v for k, v in os.environ.items() if k != "QAEVAL_EXTRAS"}
     done = subprocess.run(
         ["bash", str(root / "scripts" / "start.sh"), "--with-llm", "--server.port", "9"],
-        capture_output=True, text=True, check=False, env=base, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+        env=base,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stderr
     assert "EXTRAS=models,postgres,onnx,dev,llm" in done.stdout
     assert "qaeval app --server.port 9" in done.stdout  # --with-llm is not passed on
     # Without a terminal to ask in, and without the flag, the LLM is left out.
     plain = subprocess.run(
         ["bash", str(root / "scripts" / "start.sh")],
-        capture_output=True, text=True, check=False, env=base, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+        env=base,
+        stdin=subprocess.DEVNULL,
+    )
     assert plain.returncode == 0, plain.stderr
     assert "EXTRAS=models,postgres,onnx,dev\n" in plain.stdout
     assert "qaeval demo" in plain.stdout and "qaeval app" in plain.stdout

@@ -274,11 +274,14 @@ def test_one_meaning_per_public_name() -> None:
 
 def test_sqlalchemy_is_imported_only_under_store() -> None:
     outside = {
-        name: sorted(m for m in _imported(name, path, type_checking=True) if m == "sqlalchemy"
-                     or m.startswith("sqlalchemy."))
+        name: sorted(
+            m
+            for m in _imported(name, path, type_checking=True)
+            if m == "sqlalchemy" or m.startswith("sqlalchemy.")
+        )
         for name, path in MODULES.items()
         if not name.startswith("qaeval_core.store")
-    }  # fmt: skip
+    }
     assert {name: mods for name, mods in outside.items() if mods} == {}
 
 
@@ -317,9 +320,12 @@ def _fit_toy_judge(tmp_path: Path) -> Path:
 def test_applying_a_saved_judge_loads_no_training_code_or_store(tmp_path: Path) -> None:
     config = _fit_toy_judge(tmp_path)
     frame = pd.DataFrame(
-        {"question": ["capital?", "capital?"], "references": [["Paris"], ["Paris"]],
-         "candidate": ["Paris", "Lyon"]}
-    )  # fmt: skip
+        {
+            "question": ["capital?", "capital?"],
+            "references": [["Paris"], ["Paris"]],
+            "candidate": ["Paris", "Lyon"],
+        }
+    )
     data = tmp_path / "frame.json"
     frame.to_json(data, orient="records")
     code = f"""

@@ -36,25 +36,47 @@ CONCEPTS = ("wilson", "logit", "kappa", "majority")
 #: not a second definition and the stats function it must call.
 NAMED_WRAPPERS: dict[tuple[str, str], tuple[str, str]] = {
     ("qaeval_core/judge/triage.py", "score_logit"): (
-        "logit", "names the clip a saved judge applies to combiner scores (SCORE_EPS)"),
+        "logit",
+        "names the clip a saved judge applies to combiner scores (SCORE_EPS)",
+    ),
     ("qaeval_core/judge/cascade.py", "llm_logit"): (
-        "logit", "names the clip a saved cascade applies to LLM probabilities (LLM_EPS)"),
+        "logit",
+        "names the clip a saved cascade applies to LLM probabilities (LLM_EPS)",
+    ),
     ("qaeval_core/analysis/agreement.py", "pairwise_kappa"): (
-        "cohen_kappa", "the kappa of every pair of raters: a table, not a kappa"),
+        "cohen_kappa",
+        "the kappa of every pair of raters: a table, not a kappa",
+    ),
     ("app/views/agreement.py", "_kappa_heatmap"): (
-        "", "a chart of kappas it is given; computes none"),
-}  # fmt: skip
+        "",
+        "a chart of kappas it is given; computes none",
+    ),
+}
 
 #: Library calls that compute a shared statistic: only ``stats`` makes them.
 WRAPPED_CALLS = ("cohen_kappa_score", "proportion_ci", "proportion_confint")
 
 #: Keys of the judge file's parts (docs: :mod:`qaeval_core.judge.judge`) that only the judge
 #: package reads: top-level parts, and the fields pages showed from them.
-JUDGE_FILE_KEYS = frozenset({
-    "quality", "fitted_on", "triage", "cascade", "guarantee", "knowledge", "checksum",
-    "schema_version", "cv_accuracy_ci", "winner", "llm_seconds_per_item", "judge_s_per_1000",
-    "judge_load_s", "inputs_rule", "evaluated",
-})  # fmt: skip
+JUDGE_FILE_KEYS = frozenset(
+    {
+        "quality",
+        "fitted_on",
+        "triage",
+        "cascade",
+        "guarantee",
+        "knowledge",
+        "checksum",
+        "schema_version",
+        "cv_accuracy_ci",
+        "winner",
+        "llm_seconds_per_item",
+        "judge_s_per_1000",
+        "judge_load_s",
+        "inputs_rule",
+        "evaluated",
+    }
+)
 
 
 def _modules(*roots: Path) -> list[Path]:

@@ -265,9 +265,12 @@ def test_the_nan_policy_is_the_same_from_score_calibrate_and_a_judge(sqlite_url:
     metric = _NaNOnOddRows()
     items = _nan_items()
     frame = pd.DataFrame(
-        {"question": [it.question for it in items], "references": [["Paris"]] * len(items),
-         "candidate": [it.candidate for it in items]}
-    )  # fmt: skip
+        {
+            "question": [it.question for it in items],
+            "references": [["Paris"]] * len(items),
+            "candidate": [it.candidate for it in items],
+        }
+    )
 
     scored = score(frame, [metric])
     _policy_holds(scored["f1"].to_numpy(), scored["f1_correct"].to_numpy())

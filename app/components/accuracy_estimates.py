@@ -43,8 +43,13 @@ _NO_CI = "no valid CI"
 #: The table's column of reasons for no estimate (shown under the grid, not in it).
 REASON = "Why no estimate"
 #: estimate_accuracy's column arguments for an estimation frame.
-COLUMNS = {"prediction": "judge_probability", "label": "gold_label", "model": "qa_model",
-           "sample": "label_sample", "probability": "sample_probability"}  # fmt: skip
+COLUMNS = {
+    "prediction": "judge_probability",
+    "label": "gold_label",
+    "model": "qa_model",
+    "sample": "label_sample",
+    "probability": "sample_probability",
+}
 
 
 def _ci(est: Any, lo: Any, hi: Any) -> str:
@@ -65,31 +70,44 @@ def estimates_table(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
         if weighted
         else {"Random labels": ranked["n_labelled"].astype(int)}
     )
-    return pd.DataFrame({
-        "Rank": [str(r) if pd.notna(r) else "" for r in ranked["rank"]],
-        "QA model": ranked["model"].map(tw.cell),
-        "Items": ranked["n_items"].astype(int),
-        **used,
-        "Not used": ranked["n_not_random"].astype(int),
-        f"PPI accuracy [{level}]": [
-            _ci(*r) for r in ranked[["ppi_estimate", "ppi_ci_low", "ppi_ci_high"]].to_numpy()],
-        f"Labels only [{level}]": [
-            _ci(*r) for r in
-            ranked[["human_only_estimate", "human_only_ci_low", "human_only_ci_high"]].to_numpy()],
-        "Judge accuracy": [aui.fmt(v) if pd.notna(v) else ""
-                           for v in ranked["judge_accuracy"]],
-        "Judge mean P": [aui.fmt(v) if pd.notna(v) else ""
-                             for v in ranked["judge_mean_probability"]],
-        REASON: ranked["reason"].map(tw.cell),
-    }).reset_index(drop=True)  # fmt: skip
+    return pd.DataFrame(
+        {
+            "Rank": [str(r) if pd.notna(r) else "" for r in ranked["rank"]],
+            "QA model": ranked["model"].map(tw.cell),
+            "Items": ranked["n_items"].astype(int),
+            **used,
+            "Not used": ranked["n_not_random"].astype(int),
+            f"PPI accuracy [{level}]": [
+                _ci(*r) for r in ranked[["ppi_estimate", "ppi_ci_low", "ppi_ci_high"]].to_numpy()
+            ],
+            f"Labels only [{level}]": [
+                _ci(*r)
+                for r in ranked[
+                    ["human_only_estimate", "human_only_ci_low", "human_only_ci_high"]
+                ].to_numpy()
+            ],
+            "Judge accuracy": [aui.fmt(v) if pd.notna(v) else "" for v in ranked["judge_accuracy"]],
+            "Judge mean P": [
+                aui.fmt(v) if pd.notna(v) else "" for v in ranked["judge_mean_probability"]
+            ],
+            REASON: ranked["reason"].map(tw.cell),
+        }
+    ).reset_index(drop=True)
 
 
 #: Pixel widths of the estimates grid's columns (:func:`_show_table`): each header shows whole
 #: and together they fit the page's 904 px at a 1366 px screen (issue 32.9; the browser walk
 #: measures it). The interval columns take what their cells need.
-WIDTHS = {"Rank": 48, "QA model": 140, "Items": 52, "Random labels": 100,
-          "Weighted labels": 100, "Not used": 72,
-          "Judge accuracy": 108, "Judge mean P": 100}  # fmt: skip
+WIDTHS = {
+    "Rank": 48,
+    "QA model": 140,
+    "Items": 52,
+    "Random labels": 100,
+    "Weighted labels": 100,
+    "Not used": 72,
+    "Judge accuracy": 108,
+    "Judge mean P": 100,
+}
 
 
 def reasons_text(shown: pd.DataFrame) -> str:
@@ -109,9 +127,13 @@ def _show_table(shown: pd.DataFrame) -> None:
     1366 px (issue 32.9: the judge column was cut there); the reasons for no estimate and the
     ranking rule under it."""
     widths = {c: st.column_config.Column(width=WIDTHS[c]) for c in shown.columns if c in WIDTHS}
-    st.dataframe(shown.drop(columns=REASON), hide_index=True, key="estimates_table",
-                 column_config=widths,
-                 height=min(35 * (len(shown) + 1) + 3, 738))  # fmt: skip
+    st.dataframe(
+        shown.drop(columns=REASON),
+        hide_index=True,
+        key="estimates_table",
+        column_config=widths,
+        height=min(35 * (len(shown) + 1) + 3, 738),
+    )
     if reasons := reasons_text(shown):
         st.caption(reasons)
     st.caption(RANK_RULE)
@@ -132,24 +154,43 @@ def ranking_chart(table: pd.DataFrame) -> go.Figure:
         est = models[f"{prefix}_estimate"]
         lo, hi = models[f"{prefix}_ci_low"].clip(lower=0), models[f"{prefix}_ci_high"].clip(upper=1)
         fig.add_scatter(
-            x=est, y=pos + shift, mode="markers", name=name, marker={"color": color, "size": 9},
-            error_x={"type": "data", "symmetric": False, "array": hi - est,
-                     "arrayminus": est - lo, "thickness": 2},
-        )  # fmt: skip
+            x=est,
+            y=pos + shift,
+            mode="markers",
+            name=name,
+            marker={"color": color, "size": 9},
+            error_x={
+                "type": "data",
+                "symmetric": False,
+                "array": hi - est,
+                "arrayminus": est - lo,
+                "thickness": 2,
+            },
+        )
     fig.add_scatter(
-        x=models["judge_accuracy"], y=pos + 0.2, mode="markers",
-        name=f"judge accuracy ({_NO_CI})", marker={"color": "#ff7f0e", "symbol": "x", "size": 9},
-    )  # fmt: skip
+        x=models["judge_accuracy"],
+        y=pos + 0.2,
+        mode="markers",
+        name=f"judge accuracy ({_NO_CI})",
+        marker={"color": "#ff7f0e", "symbol": "x", "size": 9},
+    )
     if not overall.empty and pd.notna(overall["ppi_estimate"].iloc[0]):
-        fig.add_vline(x=float(overall["ppi_estimate"].iloc[0]), line={"dash": "dot"},
-                      annotation_text="all models (PPI)")  # fmt: skip
+        fig.add_vline(
+            x=float(overall["ppi_estimate"].iloc[0]),
+            line={"dash": "dot"},
+            annotation_text="all models (PPI)",
+        )
     fig.update_layout(
         xaxis={"title": "accuracy", "range": [-0.01, 1.01], "dtick": 0.1},
         height=max(260, 60 + 42 * len(models)),
-        yaxis={"tickvals": pos, "ticktext": aui.chart_labels(models["model"]),
-               "autorange": "reversed"},
-        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"}, margin={"t": 60},
-    )  # fmt: skip
+        yaxis={
+            "tickvals": pos,
+            "ticktext": aui.chart_labels(models["model"]),
+            "autorange": "reversed",
+        },
+        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
+        margin={"t": 60},
+    )
     return fig
 
 
@@ -162,14 +203,16 @@ def _no_random_labels(frame: pd.DataFrame, confidence: float) -> None:
         "and have it labelled; audited items that already carry a label count at once.",
         icon=":material/casino:",
     )
-    st.page_link(ASSIGN_PAGE, label="Deal a random audit sample on the Assign page",
-                 icon=":material/group_add:")  # fmt: skip
+    st.page_link(
+        ASSIGN_PAGE,
+        label="Deal a random audit sample on the Assign page",
+        icon=":material/group_add:",
+    )
     table = estimate_accuracy(frame, confidence=confidence, require_labels=False, **COLUMNS)
     overall = table[table["model"] == ALL_MODELS].iloc[0]
     m = st.columns(2)
     m[0].metric(f"Judge accuracy, all items ({_NO_CI})", aui.fmt(overall["judge_accuracy"]))
-    m[1].metric(f"Judge mean probability ({_NO_CI})",
-                aui.fmt(overall["judge_mean_probability"]))  # fmt: skip
+    m[1].metric(f"Judge mean probability ({_NO_CI})", aui.fmt(overall["judge_mean_probability"]))
     shown = estimates_table(table, confidence)
     _show_table(shown)
 
@@ -196,8 +239,7 @@ def _comparison(frame: pd.DataFrame, table: pd.DataFrame, confidence: float, min
     r = row.iloc[0]
     diff = sign * float(r["difference"])
     lo, hi = sorted((sign * float(r["ci_low"]), sign * float(r["ci_high"])))
-    st.metric(f"Accuracy of A minus B ({confidence:.0%} CI)",
-              f"{diff:+.3f} [{lo:+.3f}, {hi:+.3f}]")  # fmt: skip
+    st.metric(f"Accuracy of A minus B ({confidence:.0%} CI)", f"{diff:+.3f} [{lo:+.3f}, {hi:+.3f}]")
     names = f"{safe_text.escape_markdown(a)} and {safe_text.escape_markdown(b)}"
     if bool(r["significant"]):
         st.success(f"Significant: the interval excludes 0, so {names} differ.")
@@ -218,9 +260,12 @@ def estimates_section(url: str, dataset: str | None) -> None:
         return
     c1, c2, c3 = st.columns([3, 1, 1])
     calibration = tw.calibration_picker(
-        url, key="estimates_calibration", dataset=dataset, container=c1,
+        url,
+        key="estimates_calibration",
+        dataset=dataset,
+        container=c1,
         help="The saved judge whose P(correct) is averaged over every item.",
-    )  # fmt: skip
+    )
     confidence = c2.selectbox("Confidence", [0.9, 0.95, 0.99], index=1, key="estimates_conf")
     min_labels = int(c3.number_input("Min. random labels", 2, 10_000, 10, key="estimates_min"))
     if calibration is None:
@@ -238,10 +283,14 @@ def estimates_section(url: str, dataset: str | None) -> None:
     table = estimate_accuracy(frame, confidence=confidence, min_labels=min_labels, **COLUMNS)
     overall = table[table["model"] == ALL_MODELS].iloc[0]
     m = st.columns(3)
-    m[0].metric("PPI: judge + random labels", _ci(*overall[["ppi_estimate", "ppi_ci_low",
-                                                              "ppi_ci_high"]]) or "—")  # fmt: skip
-    m[1].metric("Random labels only", _ci(*overall[["human_only_estimate", "human_only_ci_low",
-                                                    "human_only_ci_high"]]) or "—")  # fmt: skip
+    m[0].metric(
+        "PPI: judge + random labels",
+        _ci(*overall[["ppi_estimate", "ppi_ci_low", "ppi_ci_high"]]) or "—",
+    )
+    m[1].metric(
+        "Random labels only",
+        _ci(*overall[["human_only_estimate", "human_only_ci_low", "human_only_ci_high"]]) or "—",
+    )
     m[2].metric(f"Judge accuracy ({_NO_CI})", aui.fmt(overall["judge_accuracy"]))
     if table.attrs.get("weighted"):
         st.caption(

@@ -275,7 +275,12 @@ def score_table(scores: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     others = [f"{r.metric_id} ({r.setting})" for r in labelled[~latest].itertuples()]
     table = formatting.display_frame(
         labelled.loc[latest, ["metric_id", "setting", "value", "decision", "details"]],
-        {"metric_id": "Metric", "setting": "Settings", "value": "Score",
-         "decision": "Says correct", "details": "Details"},
-    )  # fmt: skip
+        {
+            "metric_id": "Metric",
+            "setting": "Settings",
+            "value": "Score",
+            "decision": "Says correct",
+            "details": "Details",
+        },
+    )
     return table.reset_index(drop=True), others

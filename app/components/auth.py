@@ -194,9 +194,11 @@ def password_change_form(user: SessionUser, *, forced: bool = False) -> None:
             "New password", type="password", key="own_pw_new", autocomplete="new-password"
         )
         again = st.text_input(
-            "Repeat the new password", type="password", key="own_pw_again",
+            "Repeat the new password",
+            type="password",
+            key="own_pw_again",
             autocomplete="new-password",
-        )  # fmt: skip
+        )
         submitted = st.form_submit_button("Change password", type="primary", key="own_pw_submit")
     if not submitted:
         return

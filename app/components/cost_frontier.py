@@ -67,22 +67,35 @@ def frontier_chart(frame: pd.DataFrame) -> go.Figure:
     """Accuracy against cost (log axis) of every evaluated set; the frontier joined by a line."""
     fig = go.Figure()
     fig.add_scatter(
-        x=frame["cost"], y=frame["accuracy"], mode="markers", name="input set",
-        marker={"color": _POINT, "size": 8}, text=frame["inputs"],
+        x=frame["cost"],
+        y=frame["accuracy"],
+        mode="markers",
+        name="input set",
+        marker={"color": _POINT, "size": 8},
+        text=frame["inputs"],
         hovertemplate="%{text}<br>%{x:.3g} s / 1,000 rows<br>%{y:.1f}%<extra></extra>",
-    )  # fmt: skip
+    )
     front = frame[frame["frontier"]]
     fig.add_scatter(
-        x=front["cost"], y=front["accuracy"], mode="lines+markers", name="frontier",
-        line={"color": _FRONTIER}, marker={"size": 9}, text=front["inputs"],
+        x=front["cost"],
+        y=front["accuracy"],
+        mode="lines+markers",
+        name="frontier",
+        line={"color": _FRONTIER},
+        marker={"size": 9},
+        text=front["inputs"],
         hovertemplate="%{text}<br>%{x:.3g} s / 1,000 rows<br>%{y:.1f}%<extra></extra>",
-    )  # fmt: skip
+    )
     chosen = frame[frame["chosen"]]
     fig.add_scatter(
-        x=chosen["cost"], y=chosen["accuracy"], mode="markers", name="chosen",
-        marker={"color": _CHOSEN, "size": 14, "symbol": "star"}, text=chosen["inputs"],
+        x=chosen["cost"],
+        y=chosen["accuracy"],
+        mode="markers",
+        name="chosen",
+        marker={"color": _CHOSEN, "size": 14, "symbol": "star"},
+        text=chosen["inputs"],
         hovertemplate="%{text}<br>%{x:.3g} s / 1,000 rows<br>%{y:.1f}%<extra></extra>",
-    )  # fmt: skip
+    )
     fig.update_layout(
         xaxis_title="input cost, seconds per 1,000 rows (log)",
         yaxis_title="cross-validated accuracy (%)",

@@ -25,9 +25,15 @@ _COMBINED, _RANDOM = "#1f77b4", "#7f7f7f"
 
 def _band(fig: go.Figure, x: pd.Series, lo: pd.Series, hi: pd.Series, color: str) -> None:
     fig.add_scatter(
-        x=pd.concat([x, x[::-1]]), y=pd.concat([hi, lo[::-1]]), fill="toself", opacity=0.18,
-        line={"width": 0}, fillcolor=color, hoverinfo="skip", showlegend=False,
-    )  # fmt: skip
+        x=pd.concat([x, x[::-1]]),
+        y=pd.concat([hi, lo[::-1]]),
+        fill="toself",
+        opacity=0.18,
+        line={"width": 0},
+        fillcolor=color,
+        hoverinfo="skip",
+        showlegend=False,
+    )
 
 
 def curve_chart(curve: pd.DataFrame, share: float | None, limit: float = MAX_SHARE) -> go.Figure:
@@ -39,23 +45,34 @@ def curve_chart(curve: pd.DataFrame, share: float | None, limit: float = MAX_SHA
     _band(fig, x, part["random_lo"], part["random_hi"], _RANDOM)
     _band(fig, x, part["combined_lo"], part["combined_hi"], _COMBINED)
     fig.add_scatter(
-        x=x, y=part["random_accuracy"], mode="lines", name="random share to people",
+        x=x,
+        y=part["random_accuracy"],
+        mode="lines",
+        name="random share to people",
         line={"color": _RANDOM, "dash": "dash"},
-    )  # fmt: skip
+    )
     fig.add_scatter(
-        x=x, y=part["combined_accuracy"], mode="lines", name="most doubtful share to people",
+        x=x,
+        y=part["combined_accuracy"],
+        mode="lines",
+        name="most doubtful share to people",
         line={"color": _COMBINED, "width": 3},
-    )  # fmt: skip
+    )
     if share is not None:
         fig.add_vline(
-            x=share * 100, line={"color": "#d62728", "dash": "dot"},
-            annotation_text=f"band: {share:.0%}", annotation_position="top left",
-        )  # fmt: skip
+            x=share * 100,
+            line={"color": "#d62728", "dash": "dot"},
+            annotation_text=f"band: {share:.0%}",
+            annotation_position="top left",
+        )
     fig.update_layout(
-        xaxis_title="items left to people (%)", yaxis_title="accuracy (cross-validated)",
-        height=400, legend={"orientation": "h", "y": 1.14}, margin={"t": 50},
+        xaxis_title="items left to people (%)",
+        yaxis_title="accuracy (cross-validated)",
+        height=400,
+        legend={"orientation": "h", "y": 1.14},
+        margin={"t": 50},
         xaxis_range=[0, limit * 100],
-    )  # fmt: skip
+    )
     return fig
 
 
@@ -75,20 +92,29 @@ def effort_section(judge: Judge, curve: pd.DataFrame, *, key: str, n_items: int)
     fitted = float(judge.triage.share)
     top = max(int(MAX_SHARE * 100), int(round(fitted * 100)))  # a target may need more than half
     pct = st.slider(
-        "Items left to people (%)", 0, top, int(round(fitted * 100)),
+        "Items left to people (%)",
+        0,
+        top,
+        int(round(fitted * 100)),
         key=f"{key}_{fitted:.2f}",
         help="The fit chose this band from the form's share or target accuracy; moving it "
         "reads another band off the same curve (no refit). The band shown is the one saved.",
-    )  # fmt: skip
+    )
     share = pct / 100
     chosen = judge if abs(share - fitted) < 1e-9 else judge.with_share(share)
     st.plotly_chart(curve_chart(curve, share, top / 100), key=f"{key}_chart")
     row = _row(curve, share)
     m = st.columns(5)
-    m[0].metric("Left to people", f"{share:.0%}", help=f"about {round(share * n_items)} of the "
-                f"dataset's {n_items} items")  # fmt: skip
-    m[1].metric("Doubt threshold", aui.fmt(row["threshold"]),
-                help="Items whose P(verdict wrong) reaches this are 'uncertain'.")  # fmt: skip
+    m[0].metric(
+        "Left to people",
+        f"{share:.0%}",
+        help=f"about {round(share * n_items)} of the dataset's {n_items} items",
+    )
+    m[1].metric(
+        "Doubt threshold",
+        aui.fmt(row["threshold"]),
+        help="Items whose P(verdict wrong) reaches this are 'uncertain'.",
+    )
     m[2].metric("Combined accuracy", aui.fmt(row["combined_accuracy"]))
     m[3].metric("Random share instead", aui.fmt(row["random_accuracy"]))
     m[4].metric("Judge alone on the rest", aui.fmt(row["confident_accuracy"]))

@@ -47,14 +47,22 @@ def outcome(result: GuaranteeFit | Guarantee | None) -> dict[str, Any] | None:
     if isinstance(result, GuaranteeFit):
         if result.guarantee is None:
             return {
-                "n_labels": result.n_labels, "target": result.target, "risk": result.risk,
-                "supported": False, "routed": None, "p_value": None,
-            }  # fmt: skip
+                "n_labels": result.n_labels,
+                "target": result.target,
+                "risk": result.risk,
+                "supported": False,
+                "routed": None,
+                "p_value": None,
+            }
         result = result.guarantee
     return {
-        "n_labels": result.n_labels, "target": result.target, "risk": result.risk,
-        "supported": True, "routed": result.routed, "p_value": result.p_value,
-    }  # fmt: skip
+        "n_labels": result.n_labels,
+        "target": result.target,
+        "risk": result.risk,
+        "supported": True,
+        "routed": result.routed,
+        "p_value": result.p_value,
+    }
 
 
 def change_note(before: dict[str, Any] | None, now: dict[str, Any] | None) -> str:

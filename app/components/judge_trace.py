@@ -144,7 +144,10 @@ def trace_picker(url: str, dataset: str, item: dict[str, Any], *, key: str) -> N
     saved judge (the dataset's newest preselected), then the toggle (issue 33: the trace was
     reachable from Explorer's "Final labels" only)."""
     calibration = tw.calibration_picker(
-        url, key=f"{key}_calibration", dataset=dataset, optional=True,
+        url,
+        key=f"{key}_calibration",
+        dataset=dataset,
+        optional=True,
         label="Judge for the trace",
-    )  # fmt: skip
+    )
     trace_section(url, calibration, item, key=key)

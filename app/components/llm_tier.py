@@ -130,27 +130,37 @@ def llm_controls(url: str) -> tuple[bool, dict[str, str]]:
     st.markdown("**LLM tier** (cheap judge → LLM → people)")
     l1, l2, l3, l4 = st.columns([1.4, 1.8, 1.8, 1])
     on = l1.toggle(
-        "Add an LLM tier", key="calibrate_llm",
+        "Add an LLM tier",
+        key="calibrate_llm",
         help="The LLM reads every label the fit uses once (verdicts cached on disk); the "
         "judge then asks it only about the items the cheap judge doubts most, and people get "
         "what is still doubtful. The share each gets is read off a cross-validated curve.",
-    )  # fmt: skip
+    )
     off = "" if on else " Used only with 'Add an LLM tier' on."
     model = l2.text_input(
-        "LLM", DEFAULT_JUDGE_LLM, key="calibrate_llm_model", disabled=not on,
+        "LLM",
+        DEFAULT_JUDGE_LLM,
+        key="calibrate_llm_model",
+        disabled=not on,
         help=f"{DEFAULT_JUDGE_LLM}: the packaged Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF); or "
         "a .gguf file, a transformers folder or hub name; with an endpoint, the model name "
         f"the endpoint serves.{off}",
-    )  # fmt: skip
+    )
     endpoint = l3.text_input(
-        "Endpoint URL (optional)", key="calibrate_llm_url", placeholder="http://host:8000/v1",
-        disabled=not on, help="An OpenAI-compatible endpoint returning log-probabilities "
+        "Endpoint URL (optional)",
+        key="calibrate_llm_url",
+        placeholder="http://host:8000/v1",
+        disabled=not on,
+        help="An OpenAI-compatible endpoint returning log-probabilities "
         f"(vLLM, llama.cpp server). Empty: the model runs on this machine.{off}",
-    )  # fmt: skip
+    )
     prompt = l4.selectbox(
-        "Prompt", list(PROMPTS), key="calibrate_llm_prompt", disabled=not on,
+        "Prompt",
+        list(PROMPTS),
+        key="calibrate_llm_prompt",
+        disabled=not on,
         help=f"naqt: the annotators' rules, yes/no; lave: LAVE's 1-3 rating.{off}",
-    )  # fmt: skip
+    )
     hint = install_hint(DEFAULT_JUDGE_LLM)
     if hint is not None:
         st.info(hint, icon=":material/download:")
@@ -203,28 +213,38 @@ def cascade_chart(curve: pd.DataFrame, llm_share: float, human_share: float) -> 
     for k, (h, part) in enumerate(curve.groupby("human_share", sort=True)):
         part = part.sort_values("llm_share")
         fig.add_scatter(
-            x=part["llm_share"] * 100, y=part["cv_accuracy"] * 100, mode="lines+markers",
-            name=f"{h:.0%} to people", line={"color": _PALETTE[k % len(_PALETTE)]},
+            x=part["llm_share"] * 100,
+            y=part["cv_accuracy"] * 100,
+            mode="lines+markers",
+            name=f"{h:.0%} to people",
+            line={"color": _PALETTE[k % len(_PALETTE)]},
             customdata=part["s_per_1000"],
             hovertemplate="LLM reads %{x:.0f}%<br>%{y:.1f}%<br>%{customdata:.3g} s / 1,000 "
             "rows<extra>" + f"{h:.0%} to people" + "</extra>",
-        )  # fmt: skip
+        )
     point = curve[
         ((curve["llm_share"] - llm_share).abs() < 1e-9)
         & ((curve["human_share"] - human_share).abs() < 1e-9)
     ]
     fig.add_scatter(
-        x=point["llm_share"] * 100, y=point["cv_accuracy"] * 100, mode="markers",
-        name="chosen", marker={"color": _CHOSEN, "size": 16, "symbol": "star"},
+        x=point["llm_share"] * 100,
+        y=point["cv_accuracy"] * 100,
+        mode="markers",
+        name="chosen",
+        marker={"color": _CHOSEN, "size": 16, "symbol": "star"},
         hovertemplate="chosen: LLM reads %{x:.0f}%, %{y:.1f}%<extra></extra>",
-    )  # fmt: skip
+    )
     fig.update_layout(
-        xaxis={"title": {"text": "items the LLM reads (%) · predicted s / 1,000 rows"},
-               "tickvals": [s * 100 for s in shares],
-               "ticktext": [f"{s:.0%}<br>{_seconds(float(cost[s]))} s" for s in shares]},
+        xaxis={
+            "title": {"text": "items the LLM reads (%) · predicted s / 1,000 rows"},
+            "tickvals": [s * 100 for s in shares],
+            "ticktext": [f"{s:.0%}<br>{_seconds(float(cost[s]))} s" for s in shares],
+        },
         yaxis_title="cascade accuracy (cross-validated, %)",
-        height=420, legend={"orientation": "h", "y": 1.14}, margin={"t": 50},
-    )  # fmt: skip
+        height=420,
+        legend={"orientation": "h", "y": 1.14},
+        margin={"t": 50},
+    )
     return fig
 
 
@@ -246,9 +266,13 @@ def curve_table(curve: pd.DataFrame, llm_share: float) -> pd.DataFrame:
 
 def _pct_slider(label: str, options: Sequence[float], value: float, key: str, help: str) -> float:
     picked = st.select_slider(
-        label, options=list(options), value=value, key=key, help=help,
+        label,
+        options=list(options),
+        value=value,
+        key=key,
+        help=help,
         format_func=lambda s: f"{s:.0%}",
-    )  # fmt: skip
+    )
     return float(picked)
 
 
@@ -268,20 +292,27 @@ def cascade_section(
     c1, c2 = st.columns(2)
     with c1:
         llm_share = _pct_slider(
-            "Items the LLM reads", sorted(curve["llm_share"].unique()), tier.llm_share,
+            "Items the LLM reads",
+            sorted(curve["llm_share"].unique()),
+            tier.llm_share,
             f"{key}_llm_{fitted}",
             "The fit chose the smallest share within 0.5 points of the best accuracy with no "
             "people; another share is read off the same curve (no refit).",
-        )  # fmt: skip
+        )
     with c2:
-        humans = sorted(curve["human_share"].unique()) if judge.triage is not None else [
-            tier.human_share
-        ]  # fmt: skip
+        humans = (
+            sorted(curve["human_share"].unique())
+            if judge.triage is not None
+            else [tier.human_share]
+        )
         human_share = _pct_slider(
-            "Items left to people", humans, tier.human_share, f"{key}_people_{fitted}",
+            "Items left to people",
+            humans,
+            tier.human_share,
+            f"{key}_people_{fitted}",
             "People decide the items the cascade still doubts most; the form's band starts at "
             "the nearest share the curve has.",
-        )  # fmt: skip
+        )
     chosen = judge
     if judge.triage is not None and abs(judge.triage.share - human_share) > 1e-9:
         chosen = chosen.with_share(human_share)
@@ -294,20 +325,28 @@ def cascade_section(
         & ((curve["human_share"] - human_share).abs() < 1e-9)
     ].iloc[0]
     m = st.columns(5)
-    m[0].metric("LLM ROC AUC", "n/a" if tier.llm_auc is None else f"{tier.llm_auc:.3f}",
-                help="How well the LLM's P(correct) alone ranks the labelled answers "
-                "(0.5: chance).")  # fmt: skip
-    m[1].metric("LLM s / item", f"{tier.llm_seconds_per_item:.3g}",
-                help="Median seconds per item the LLM read during this fit (cached verdicts "
-                "not counted).")  # fmt: skip
-    m[2].metric("Predicted s / 1,000 rows", _seconds(float(row["s_per_1000"])),
-                help="The cheap inputs plus the LLM on its share, on this machine.")  # fmt: skip
+    m[0].metric(
+        "LLM ROC AUC",
+        "n/a" if tier.llm_auc is None else f"{tier.llm_auc:.3f}",
+        help="How well the LLM's P(correct) alone ranks the labelled answers (0.5: chance).",
+    )
+    m[1].metric(
+        "LLM s / item",
+        f"{tier.llm_seconds_per_item:.3g}",
+        help="Median seconds per item the LLM read during this fit (cached verdicts not counted).",
+    )
+    m[2].metric(
+        "Predicted s / 1,000 rows",
+        _seconds(float(row["s_per_1000"])),
+        help="The cheap inputs plus the LLM on its share, on this machine.",
+    )
     m[3].metric("CV accuracy", f"{point.cv_accuracy:.3f}")
     predicted = point.predicted_seconds(n_items)
     m[4].metric(
-        "This dataset", f"~{_seconds(float(predicted['total_s']))} s",
+        "This dataset",
+        f"~{_seconds(float(predicted['total_s']))} s",
         help=f"{n_items} items, {predicted['llm_items']} of them read by the LLM.",
-    )  # fmt: skip
+    )
     st.plotly_chart(cascade_chart(curve, llm_share, human_share), key=f"{key}_chart")
     st.dataframe(curve_table(curve, llm_share), hide_index=True, key=f"{key}_table")
     params = point.feature.params

@@ -109,9 +109,13 @@ def calibration_picker(
         st.session_state.pop(key, None)  # another dataset: preselect its own calibration again
     st.session_state[f"{key}__dataset"] = dataset
     choice = container.selectbox(
-        label, options, index=index, key=key, help=help,
+        label,
+        options,
+        index=index,
+        key=key,
+        help=help,
         format_func=lambda name: described.get(name, name),
-    )  # fmt: skip
+    )
     return None if choice in (None, NO_CALIBRATION) else str(choice)
 
 
@@ -156,8 +160,9 @@ def _references(refs: Any) -> str:
 def show_source_counts(final: pd.DataFrame) -> None:
     """One tile per final-label source with its number of items."""
     counts = final["source"].value_counts()
-    for column, (source, name) in zip(st.columns(len(SOURCE_NAMES)), SOURCE_NAMES.items(),
-                                      strict=True):  # fmt: skip
+    for column, (source, name) in zip(
+        st.columns(len(SOURCE_NAMES)), SOURCE_NAMES.items(), strict=True
+    ):
         column.metric(name, int(counts.get(source, 0)))
 
 

@@ -18,13 +18,26 @@ from app.components import auth
 from qaeval_core.analysis.formatting import display_frame
 
 GROUPINGS = {"overall": "Overall", "dataset": "Dataset", "qa_model": "QA model", "rule": "Rule"}
-ALPHA_HEADERS = {"ci": "Alpha [95% CI]", "n_items": "Items", "n_pairable": "Items with 2+ labels",
-                 "n_labels": "Labels"}  # fmt: skip
-KAPPA_HEADERS = {"rater_a": "Rater A", "rater_b": "Rater B", "n_items": "Shared items",
-                 "agreement": "Agreement", "kappa": "Kappa (binary)",
-                 "kappa_3pt_linear": "Kappa (3-point, linear)"}  # fmt: skip
-RATER_HEADERS = {"n_labels": "Labels", "n_items": "Items compared", "kappa": "Kappa",
-                 "alpha_without": "Alpha without them"}  # fmt: skip
+ALPHA_HEADERS = {
+    "ci": "Alpha [95% CI]",
+    "n_items": "Items",
+    "n_pairable": "Items with 2+ labels",
+    "n_labels": "Labels",
+}
+KAPPA_HEADERS = {
+    "rater_a": "Rater A",
+    "rater_b": "Rater B",
+    "n_items": "Shared items",
+    "agreement": "Agreement",
+    "kappa": "Kappa (binary)",
+    "kappa_3pt_linear": "Kappa (3-point, linear)",
+}
+RATER_HEADERS = {
+    "n_labels": "Labels",
+    "n_items": "Items compared",
+    "kappa": "Kappa",
+    "alpha_without": "Alpha without them",
+}
 
 
 def _alpha_chart(rows: pd.DataFrame) -> go.Figure:
@@ -53,10 +66,15 @@ def _kappa_heatmap(kappa: pd.DataFrame) -> go.Figure:
     labels = aui.chart_labels(raters)
     fig = go.Figure(
         go.Heatmap(
-            z=grid.to_numpy(), x=labels, y=labels, zmin=-1, zmax=1, colorscale="RdBu",
+            z=grid.to_numpy(),
+            x=labels,
+            y=labels,
+            zmin=-1,
+            zmax=1,
+            colorscale="RdBu",
             texttemplate="%{z:.2f}",
         )
-    )  # fmt: skip
+    )
     fig.update_layout(height=360)
     return fig
 
@@ -157,9 +175,11 @@ def main() -> None:
 
     st.subheader("Krippendorff's alpha")
     shown = tables.alpha.assign(
-        ci=[aui.fmt_ci(a, lo, hi) for a, lo, hi in tables.alpha[["alpha", "ci_low", "ci_high"]]
-            .itertuples(index=False)]
-    )  # fmt: skip
+        ci=[
+            aui.fmt_ci(a, lo, hi)
+            for a, lo, hi in tables.alpha[["alpha", "ci_low", "ci_high"]].itertuples(index=False)
+        ]
+    )
     for grouping, title in GROUPINGS.items():
         rows = tables.alpha[tables.alpha["grouping"] == grouping]
         if rows.empty:
@@ -198,9 +218,11 @@ def main() -> None:
     raters = display_frame(tables.raters, RATER_HEADERS)
     rater_rates = ["Agreement", RATER_HEADERS["kappa"], RATER_HEADERS["alpha_without"]]
     st.dataframe(
-        raters, hide_index=True, key="agreement_raters",
+        raters,
+        hide_index=True,
+        key="agreement_raters",
         column_config=rate_columns(raters, rater_rates),
-    )  # fmt: skip
+    )
     st.caption(
         "Alpha without: nominal alpha of everyone else; a rater whose removal raises it a lot "
         "is the one to talk to."

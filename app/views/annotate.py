@@ -92,10 +92,11 @@ def _save(msg: dict[str, Any], nonce: str, user_id: int, dataset: str, url: str)
     guide = store.get_guidelines(url, dataset)
     # The browser measures, the core's rule bounds it by the server's clock.
     active, wall = bounded_label_times(
-        msg.get("active"), msg.get("wall"),
+        msg.get("active"),
+        msg.get("wall"),
         open_seconds=time.time() - float(S.ann_started or time.time()),
         idle_cap=guide.idle_cap_seconds,
-    )  # fmt: skip
+    )
     item_id = int(S.ann_item)
     rec = store.save_label(
         url,
@@ -293,11 +294,19 @@ def _queue_filters(user_id: int, dataset: str, url: str) -> None:
                 index=None,
                 placeholder=f"Choose one of your {len(entries)} {status} items",
             )
-            st.button("Open", key="ann_open_queue", on_click=_open_from_queue,
-                      args=(user_id, dataset, url))  # fmt: skip
+            st.button(
+                "Open",
+                key="ann_open_queue",
+                on_click=_open_from_queue,
+                args=(user_id, dataset, url),
+            )
         if status == "skipped" and entries:
-            st.button("Put all skipped items back in my queue", key="ann_revisit_all",
-                      on_click=_revisit_skipped, args=(user_id, dataset, url))  # fmt: skip
+            st.button(
+                "Put all skipped items back in my queue",
+                key="ann_revisit_all",
+                on_click=_revisit_skipped,
+                args=(user_id, dataset, url),
+            )
 
 
 def _queue_for_myself(user: auth.SessionUser, url: str) -> None:
@@ -348,8 +357,12 @@ def _release_offer(user: auth.SessionUser, dataset: str, remaining: int, url: st
             f"Takes the {remaining} item(s) you have not labelled out of your queue in "
             f"{dataset}, so a deal can give them to annotators; your labels stay yours."
         )
-        st.button("Release my unlabelled queue", key="ann_release", on_click=_release_mine,
-                  args=(user, dataset, url))  # fmt: skip
+        st.button(
+            "Release my unlabelled queue",
+            key="ann_release",
+            on_click=_release_mine,
+            args=(user, dataset, url),
+        )
 
 
 def _queue_done(user_id: int, dataset: str, url: str) -> None:
@@ -358,12 +371,22 @@ def _queue_done(user_id: int, dataset: str, url: str) -> None:
     skipped = store.skipped_count(url, user_id, dataset)
     if skipped:
         st.info(f"Only skipped or flagged items are left ({skipped}).")
-        st.button("Revisit skipped items", key="ann_revisit", shortcut="V",
-                  on_click=_revisit_skipped, args=(user_id, dataset, url))  # fmt: skip
+        st.button(
+            "Revisit skipped items",
+            key="ann_revisit",
+            shortcut="V",
+            on_click=_revisit_skipped,
+            args=(user_id, dataset, url),
+        )
     else:
         st.success("Your queue is done. Thank you!")
-    st.button("Back to my last label", key="ann_back", shortcut="B", on_click=_back_from_done,
-              args=(user_id, dataset, url))  # fmt: skip
+    st.button(
+        "Back to my last label",
+        key="ann_back",
+        shortcut="B",
+        on_click=_back_from_done,
+        args=(user_id, dataset, url),
+    )
 
 
 def _back_from_done(user_id: int, dataset: str, url: str) -> None:

@@ -64,28 +64,51 @@ def _deal_form(dataset: str, people: list[str], url: str, user: str) -> None:
         base = c1.number_input("Annotators per item", 1, 50, 1, key="deal_base")
         share = c2.slider("Overlap sample (% of items)", 0, 100, 20, 5, key="deal_share")
         extra_k = c3.number_input(
-            "Annotators per overlap item", 1, 50, 2, key="deal_k",
+            "Annotators per overlap item",
+            1,
+            50,
+            2,
+            key="deal_k",
             help="Capped at the number of annotators picked.",
-        )  # fmt: skip
+        )
         which = st.radio("Items", list(ITEM_CHOICES), horizontal=True, key="deal_which")
         i1, i2, i3, i4 = st.columns(4)
         how = ITEM_CHOICES[which]
         n = i1.number_input(
-            "N", 1, 10_000_000, 40, key="deal_n", disabled=how != "next",
+            "N",
+            1,
+            10_000_000,
+            40,
+            key="deal_n",
+            disabled=how != "next",
             help=_used_with("next", which),
-        )  # fmt: skip
+        )
         first = i2.number_input(
-            "FIRST", 1, 10_000_000, 1, key="deal_first", disabled=how != "range",
+            "FIRST",
+            1,
+            10_000_000,
+            1,
+            key="deal_first",
+            disabled=how != "range",
             help=_used_with("range", which),
-        )  # fmt: skip
+        )
         last = i3.number_input(
-            "LAST", 1, 10_000_000, 40, key="deal_last", disabled=how != "range",
+            "LAST",
+            1,
+            10_000_000,
+            40,
+            key="deal_last",
+            disabled=how != "range",
             help=_used_with("range", which),
-        )  # fmt: skip
+        )
         quota = i4.number_input(
-            "Max new items per annotator", 0, 10_000_000, 0, key="deal_quota",
+            "Max new items per annotator",
+            0,
+            10_000_000,
+            0,
+            key="deal_quota",
             help="0: no limit. Items the quota leaves stay undealt (the result says how many).",
-        )  # fmt: skip
+        )
         c4, c5 = st.columns(2)
         order = c4.radio(
             "Order",
@@ -220,26 +243,35 @@ def _triage_form(dataset: str, people: list[str], url: str, user: str) -> None:
     with st.form("triage"):
         c1, c2, c3 = st.columns(3)
         by = c1.radio(
-            "Route", list(_ROUTE_BY), key="triage_by", help="Its band: the items its saved "
+            "Route",
+            list(_ROUTE_BY),
+            key="triage_by",
+            help="Its band: the items its saved "
             "triage band calls 'uncertain'. Another share: the band routing that share instead "
             "(read off its effort curve). N most doubtful: the N items of highest P(verdict "
             "wrong), labelled or not.",
-        )  # fmt: skip
+        )
         share = c2.slider("Share (%)", 1, 50, 20, key="triage_share")
         top = c3.number_input("N", 1, 10_000_000, 20, key="triage_n")
         d1, d2 = st.columns(2)
         by_chance = d1.checkbox(
-            "Draw by chance (labels count in accuracy estimates)", key="triage_by_chance",
+            "Draw by chance (labels count in accuracy estimates)",
+            key="triage_by_chance",
             help="Instead of the most doubtful items, draw as many at random, each with a known "
             "probability that grows with the judge's doubt and is never below the floor. The "
             "probabilities are recorded, so every label counts in the Leaderboard's estimates "
             "(weighted by 1 / probability) and no separate audit sample is needed.",
-        )  # fmt: skip
+        )
         floor = d2.number_input(
-            "Floor: least chance per unlabelled item (%)", 0.01, 100.0, 1.0, step=0.5,
-            key="triage_floor", help="Every unlabelled item keeps at least this chance to be "
+            "Floor: least chance per unlabelled item (%)",
+            0.01,
+            100.0,
+            1.0,
+            step=0.5,
+            key="triage_floor",
+            help="Every unlabelled item keeps at least this chance to be "
             "drawn (must fit the budget: floor x items <= items routed).",
-        )  # fmt: skip
+        )
         chosen = st.multiselect("Annotators", people, key="triage_annotators")
         base, overlap, extra_k, seed = _overlap_inputs("triage")
         submitted = st.form_submit_button("Route", type="primary", key="triage_submit")
@@ -255,9 +287,17 @@ def _triage_form(dataset: str, people: list[str], url: str, user: str) -> None:
     try:
         with st.spinner("Applying the judge and dealing..."):
             result = workflows.route_uncertain(
-                url, dataset, calibration, chosen, seed=seed, base=base, extra_fraction=overlap,
-                extra_k=extra_k, created_by=user, **choice,
-            )  # fmt: skip
+                url,
+                dataset,
+                calibration,
+                chosen,
+                seed=seed,
+                base=base,
+                extra_fraction=overlap,
+                extra_k=extra_k,
+                created_by=user,
+                **choice,
+            )
     except NothingToDraw as exc:  # a state, said as routing none is (routed_notice)
         st.warning(
             f"Drew 0 items: {exc} Nobody got a new item; to have more labelled, choose "
@@ -316,19 +356,22 @@ def _triage_result(result: workflows.TriageResult) -> None:
         st.caption(f"Selected: {result.selection}, most doubtful first.")
     drawn = {"P(drawn)": items["inclusion_probability"].map(tw.cell)} if by_chance else {}
     st.dataframe(
-        pd.DataFrame({
-            "Item": items["external_id"].map(tw.cell),
-            "QA model": items["qa_model"].map(tw.cell),
-            **drawn,
-            "Judge P(correct)": items["judge_probability"].map(tw.cell),
-            "P(verdict wrong)": items["judge_doubt"].map(tw.cell),
-            "Judge says": items["judge_outcome"].map(
-                lambda s: tw.OUTCOME_NAMES.get(s, tw.cell(s))
-            ),
-            "What happened": items["status"].map(_STATUS),
-        }),
-        hide_index=True, key="triage_items",
-    )  # fmt: skip
+        pd.DataFrame(
+            {
+                "Item": items["external_id"].map(tw.cell),
+                "QA model": items["qa_model"].map(tw.cell),
+                **drawn,
+                "Judge P(correct)": items["judge_probability"].map(tw.cell),
+                "P(verdict wrong)": items["judge_doubt"].map(tw.cell),
+                "Judge says": items["judge_outcome"].map(
+                    lambda s: tw.OUTCOME_NAMES.get(s, tw.cell(s))
+                ),
+                "What happened": items["status"].map(_STATUS),
+            }
+        ),
+        hide_index=True,
+        key="triage_items",
+    )
 
 
 def _deals(dataset: str, url: str) -> None:
@@ -337,17 +380,20 @@ def _deals(dataset: str, url: str) -> None:
         return
     with st.expander(f"Recorded deals ({len(deals)})"):
         st.dataframe(
-            pd.DataFrame({
-                "Deal": deals["deal_id"].astype(int),
-                "Kind": deals["kind"].map(tw.cell),
-                "Items": deals["n_items"].astype(int),
-                "Assignments added": deals["added"].astype(int),
-                "Seed": deals["seed"].map(lambda v: "" if pd.isna(v) else str(int(v))),
-                "By": deals["created_by"].map(tw.cell),
-                "When": deals["created_at"].map(tw.cell),
-            }),
-            hide_index=True, key="assign_deals",
-        )  # fmt: skip
+            pd.DataFrame(
+                {
+                    "Deal": deals["deal_id"].astype(int),
+                    "Kind": deals["kind"].map(tw.cell),
+                    "Items": deals["n_items"].astype(int),
+                    "Assignments added": deals["added"].astype(int),
+                    "Seed": deals["seed"].map(lambda v: "" if pd.isna(v) else str(int(v))),
+                    "By": deals["created_by"].map(tw.cell),
+                    "When": deals["created_at"].map(tw.cell),
+                }
+            ),
+            hide_index=True,
+            key="assign_deals",
+        )
 
 
 def _progress(dataset: str, url: str) -> list[str]:
@@ -416,9 +462,10 @@ def _reassign_form(dataset: str, holders: list[str], people: list[str], url: str
 
 def main() -> None:
     user = auth.page_setup(
-        "Assign", auth.RESEARCHERS,
+        "Assign",
+        auth.RESEARCHERS,
         caption="Deal queues, audit samples and the judge's uncertain items; follow progress.",
-    )  # fmt: skip
+    )
     url = auth.store_url()
     datasets = [d.name for d in store.list_datasets(url)]
     if not datasets:

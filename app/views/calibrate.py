@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from app.components import analysis_widgets as aui
 from app.components import auth, llm_tier, safe_text
+from app.components import calibrate_charts as charts
 from app.components.cost_frontier import cost_section
 from app.components.effort_curve import effort_section
 from app.components.guarantee_view import (
@@ -58,7 +58,6 @@ _RESULT = "calibrate_result"
 _UNSUPPORTED = "calibrate_unsupported"
 #: What changed in the guarantee since the fit before the last one (words; "" for none).
 _CHANGE = "calibrate_guarantee_change"
-MEASURE_NAMES = {"accuracy": "accuracy", "balanced_accuracy": "balanced acc.", "f1": "F1"}
 #: How the fit chooses the triage band (the form's radio -> which TriagePolicy field it sets).
 BAND_CHOICES = {
     "a share of the items": "share",
@@ -112,71 +111,103 @@ def _fit_form(url: str, dataset: str) -> None:
         )
         c1, c2, c3, c4 = st.columns(4)
         max_labels = c1.number_input(
-            "Max. labels (0 = all)", 0, 1_000_000, 0, key="calibrate_max_labels",
+            "Max. labels (0 = all)",
+            0,
+            1_000_000,
+            0,
+            key="calibrate_max_labels",
             help="Fit on at most this many labelled items, drawn by question with the seed.",
-        )  # fmt: skip
+        )
         seed = c2.number_input("Seed", 0, 2**31 - 1, 0, key="calibrate_seed")
         folds = c3.number_input("CV folds", 2, 20, 5, key="calibrate_folds")
         n_boot = c4.number_input(
             "Bootstrap resamples", 100, 10_000, 1000, 100, key="calibrate_boot"
         )
         candidates = st.multiselect(
-            "Combiners compared", list(CANDIDATES), default=list(DEFAULT_CANDIDATES),
+            "Combiners compared",
+            list(CANDIDATES),
+            default=list(DEFAULT_CANDIDATES),
             key="calibrate_candidates",
             help="The first wins unless another is better by more than one CV point.",
-        )  # fmt: skip
+        )
         b1, b2, b3, b4 = st.columns(4)
         band_by = b1.radio(
-            "Leave to people", list(BAND_CHOICES), key="calibrate_band_by",
+            "Leave to people",
+            list(BAND_CHOICES),
+            key="calibrate_band_by",
             help="The triage band: items the judge doubts most come out 'uncertain' and go to "
             "people. Choose their share, or the smallest share whose cross-validated combined "
             "accuracy reaches a target, or the widest band on which the judge alone is right "
             "at least the target accuracy with 1 - risk confidence (a guarantee tested on "
             "the labels).",
-        )  # fmt: skip
+        )
         how = BAND_CHOICES[band_by]
         share = b2.slider(
-            "Human share (%)", 0, 50, 10, key="calibrate_share", disabled=how != "share",
+            "Human share (%)",
+            0,
+            50,
+            10,
+            key="calibrate_share",
+            disabled=how != "share",
             help=_used_with("share", band_by),
-        )  # fmt: skip
+        )
         target = b3.number_input(
-            "Target accuracy", 0.5, 1.0, 0.9, 0.01, "%.3f", key="calibrate_target",
-            disabled=how == "share", help=_used_with("target", band_by),
-        )  # fmt: skip
+            "Target accuracy",
+            0.5,
+            1.0,
+            0.9,
+            0.01,
+            "%.3f",
+            key="calibrate_target",
+            disabled=how == "share",
+            help=_used_with("target", band_by),
+        )
         risk = b4.number_input(
-            "Risk (guarantee)", 0.01, 0.5, 0.1, 0.01, "%.2f", key="calibrate_risk",
-            disabled=how != "guarantee", help="The chance allowed that the guarantee fails: 0.1 "
+            "Risk (guarantee)",
+            0.01,
+            0.5,
+            0.1,
+            0.01,
+            "%.2f",
+            key="calibrate_risk",
+            disabled=how != "guarantee",
+            help="The chance allowed that the guarantee fails: 0.1 "
             "is 90% confidence. " + _used_with("risk", band_by),
-        )  # fmt: skip
+        )
         i1, i2 = st.columns(2)
         inputs = i1.radio(
-            "Inputs", ["cheap", "all"], horizontal=True, key="calibrate_inputs",
+            "Inputs",
+            ["cheap", "all"],
+            horizontal=True,
+            key="calibrate_inputs",
             help="cheap: measure what each input costs on this machine and keep the cheapest "
             "input families within 0.3 points of the best cross-validated accuracy; all: every "
             "chosen metric, no cost measured.",
-        )  # fmt: skip
+        )
         max_cost = i2.number_input(
             "Max. cost, s per 1,000 rows (0 = no cap)", 0.0, 1e6, 0.0, key="calibrate_max_cost"
         )
         t1, t2, t3 = st.columns(3)
         robust = t1.toggle(
-            "Read answers as a person does", key="calibrate_robust",
+            "Read answers as a person does",
+            key="calibrate_robust",
             value=DEFAULT_PROFILE == "robust",
             help="The robust profile: every input that reads the answer's wording ignores "
             "markdown, HTML, citation markers, footnote digits, glued words and number or date "
             "formats (the answer-shape inputs keep numbers as written, which keeps accuracy). "
             "Scoring with the saved judge reads answers the same way. Off: each "
             "metric's own reading (SQuAD's steps, punctuation read as a space).",
-        )  # fmt: skip
+        )
         curves = t2.toggle("Learning curves", value=True, key="calibrate_curves")
         taught = t3.checkbox(
             f"Use taught answers ({n_taught} accepted answer(s) on {n_taught_questions} "
             "question(s))",
-            key="calibrate_knowledge", disabled=not n_taught,
+            key="calibrate_knowledge",
+            disabled=not n_taught,
             help="Also read each answer's similarity to its question's accepted aliases and "
             "known wrong answers (Taught answers page), computed without the row's own label. "
             "The saved judge keeps a snapshot of them. None accepted yet: nothing to use.",
-        )  # fmt: skip
+        )
         use_llm, llm_fields = llm_tier.llm_controls(url)
         submitted = st.button("Fit", type="primary", key="calibrate_fit")
     if not submitted:
@@ -212,11 +243,19 @@ def _fit_form(url: str, dataset: str) -> None:
             shown = FitProgress(status)
             steps = Steps(shown, names)
             fit = calibrate_dataset(
-                url, dataset, metrics=metrics, max_labels=int(max_labels) or None,
-                candidates=candidates, name=f"{dataset}-judge", normalize=normalize,
-                knowledge=bool(taught and n_taught), cv=cv, triage=triage,
-                cost_policy=cost_policy, progress=steps.relay,
-            )  # fmt: skip
+                url,
+                dataset,
+                metrics=metrics,
+                max_labels=int(max_labels) or None,
+                candidates=candidates,
+                name=f"{dataset}-judge",
+                normalize=normalize,
+                knowledge=bool(taught and n_taught),
+                cv=cv,
+                triage=triage,
+                cost_policy=cost_policy,
+                progress=steps.relay,
+            )
             tier = llm_tier.TierOutcome()
             if llm is not None:
                 steps.start(
@@ -233,9 +272,12 @@ def _fit_form(url: str, dataset: str) -> None:
             if curves:
                 steps.start(CURVES_STEP, "Fitting on growing shares of the labels ...")
                 curve = summary.learning_curves(
-                    data, candidates=list(dict.fromkeys([fit.report.winner, "threshold"])),
-                    seeds=(0, 1), n_boot=300, columns=_curve_columns(fit),
-                )  # fmt: skip
+                    data,
+                    candidates=list(dict.fromkeys([fit.report.winner, "threshold"])),
+                    seeds=(0, 1),
+                    n_boot=300,
+                    columns=charts.curve_columns(fit),
+                )
             shown.finish(f"Fitted on {fit.report.n_labels} labels{_tier_note(fit, tier)}.")
     except GuaranteeNotSupported as exc:  # stated in words below, with the labels needed
         progress_box.empty()
@@ -319,69 +361,6 @@ def _knowledge_text(judge: Judge) -> str:
     )
 
 
-def _curve_columns(fit: DatasetCalibration) -> list[str] | None:
-    """The inputs the learning curves' judges read: the cost-aware fit's chosen inputs (so the
-    curves are the fitted judge's), or None (every input) when no input set was chosen."""
-    chosen = fit.report.inputs
-    return None if chosen is None else list(chosen.columns)
-
-
-def _curve_inputs_text(fit: DatasetCalibration) -> str:
-    chosen = fit.report.inputs
-    if chosen is None:
-        return "every input"
-    return f"the chosen inputs ({', '.join(chosen.families)})"
-
-
-def _quality_wide(quality: pd.DataFrame) -> pd.DataFrame:
-    """One row per judge, one "estimate [low, high]" cell per measure."""
-    triples = quality[["estimate", "lo", "hi"]].itertuples(index=False)
-    cells = quality.assign(cell=[aui.fmt_ci(e, lo, hi) for e, lo, hi in triples])
-    wide = cells.pivot(index=["judge", "kind"], columns="measure", values="cell")
-    wide = wide.reindex(columns=list(summary.MEASURES)).rename(columns=MEASURE_NAMES)
-    order = {"calibrated (winner)": 0, "calibrated": 1, "uncalibrated": 2}
-    wide = wide.reset_index()
-    return wide.sort_values("kind", key=lambda k: k.map(order), kind="stable")
-
-
-def _quality_chart(quality: pd.DataFrame) -> go.Figure:
-    fig = go.Figure()
-    judges = list(dict.fromkeys(quality["judge"]))
-    for measure in summary.MEASURES:
-        part = quality[quality["measure"] == measure].set_index("judge").loc[judges]
-        fig.add_bar(
-            name=MEASURE_NAMES[measure], x=aui.chart_labels(judges), y=part["estimate"],
-            error_y={"type": "data", "symmetric": False,
-                     "array": part["hi"] - part["estimate"],
-                     "arrayminus": part["estimate"] - part["lo"]},
-        )  # fmt: skip
-    fig.update_layout(
-        barmode="group", yaxis_title="cross-validated quality", yaxis_range=[0, 1], height=400,
-        legend={"orientation": "h", "y": 1.12}, margin={"t": 40},
-    )  # fmt: skip
-    return fig
-
-
-def _curve_chart(curves: pd.DataFrame) -> go.Figure:
-    fig = go.Figure()
-    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
-    for k, (judge, part) in enumerate(curves.groupby("judge", sort=True)):
-        color = palette[k % len(palette)]
-        name = aui.chart_labels([judge])[0]
-        band = pd.concat([part["size"], part["size"][::-1]])
-        fig.add_scatter(
-            x=band, y=pd.concat([part["hi"], part["lo"][::-1]]), fill="toself", opacity=0.15,
-            line={"width": 0}, fillcolor=color, hoverinfo="skip", showlegend=False,
-        )  # fmt: skip
-        fig.add_scatter(x=part["size"], y=part["accuracy"], mode="lines+markers", name=name,
-                        line={"color": color})  # fmt: skip
-    fig.update_layout(
-        xaxis_title="labels used for fitting", yaxis_title="accuracy on the unseen rest",
-        height=400, legend={"orientation": "h", "y": 1.12}, margin={"t": 40},
-    )  # fmt: skip
-    return fig
-
-
 def _results(url: str, user: auth.SessionUser, run: FitRun) -> None:
     report = run.fit.report
     st.subheader("Cross-validated quality")
@@ -402,13 +381,13 @@ def _results(url: str, user: auth.SessionUser, run: FitRun) -> None:
         )
         + _knowledge_text(run.fit.judge)
     )
-    st.dataframe(_quality_wide(run.quality), hide_index=True, key="calibrate_quality")
-    st.plotly_chart(_quality_chart(run.quality), key="calibrate_quality_chart")
+    st.dataframe(charts.quality_wide(run.quality), hide_index=True, key="calibrate_quality")
+    st.plotly_chart(charts.quality_chart(run.quality), key="calibrate_quality_chart")
     if not run.curves.empty:
         st.subheader("Learning curves")
-        st.plotly_chart(_curve_chart(run.curves), key="calibrate_curves_chart")
+        st.plotly_chart(charts.curve_chart(run.curves), key="calibrate_curves_chart")
         st.caption(
-            f"Calibrated judges read {_curve_inputs_text(run.fit)}; fitted on N labels drawn "
+            f"Calibrated judges read {charts.curve_inputs_text(run.fit)}; fitted on N labels drawn "
             "by question, measured on all other labelled items (mean of two draws; band: mean "
             "95% CI)."
         )
@@ -428,12 +407,15 @@ def _results(url: str, user: auth.SessionUser, run: FitRun) -> None:
             "share on the cascade's curve below (the cheap judge's own effort curve is not used)."
         )
         judge = llm_tier.cascade_section(
-            run.fit.judge, key="calibrate_cascade", n_items=n_items,
+            run.fit.judge,
+            key="calibrate_cascade",
+            n_items=n_items,
             chance_warning=run.llm_warning,
-        )  # fmt: skip
+        )
     else:
-        judge = effort_section(run.fit.judge, report.effort_curve, key="calibrate_band",
-                               n_items=n_items)  # fmt: skip
+        judge = effort_section(
+            run.fit.judge, report.effort_curve, key="calibrate_band", n_items=n_items
+        )
         guarantee_section(run.fit.judge, judge, change=st.session_state.get(_CHANGE, ""))
 
     st.subheader("Save")
@@ -453,10 +435,13 @@ def _results(url: str, user: auth.SessionUser, run: FitRun) -> None:
         except QAEvalError as exc:
             safe_text.show_error(exc)
     st.download_button(
-        "Download judge config (JSON)", json.dumps(config, indent=2, ensure_ascii=False),
-        file_name=f"{name}.json", mime="application/json",
-        key="calibrate_download", icon=":material/download:",
-    )  # fmt: skip
+        "Download judge config (JSON)",
+        json.dumps(config, indent=2, ensure_ascii=False),
+        file_name=f"{name}.json",
+        mime="application/json",
+        key="calibrate_download",
+        icon=":material/download:",
+    )
 
 
 def _named_config(judge: Judge, name: str) -> dict[str, Any]:
@@ -475,12 +460,20 @@ def _saved(url: str) -> None:
     rows = []
     for c in saved:
         summary = judge_summary(c.config)
-        rows.append({
-            "name": c.name, "dataset": c.dataset, "by": c.created_by, "created": c.created_at,
-            "judge": summary.combiner, "labels": cell(summary.n_labels),
-            "cv accuracy": cell(summary.cv_accuracy), "triage band": band_text(summary),
-            "guarantee": guarantee_text(summary), "LLM tier": _tier_text(summary),
-        })  # fmt: skip
+        rows.append(
+            {
+                "name": c.name,
+                "dataset": c.dataset,
+                "by": c.created_by,
+                "created": c.created_at,
+                "judge": summary.combiner,
+                "labels": cell(summary.n_labels),
+                "cv accuracy": cell(summary.cv_accuracy),
+                "triage band": band_text(summary),
+                "guarantee": guarantee_text(summary),
+                "LLM tier": _tier_text(summary),
+            }
+        )
     table = pd.DataFrame(rows)
     for column in ("dataset", "by", "judge"):
         table[column] = table[column].map(cell)
@@ -547,9 +540,15 @@ def _labels_needed(frames: analysis.Frames, run: FitRun | None) -> None:
     c1, c2, c3, c4 = st.columns(4)
     # Keys carry the defaults, so a new fit (new estimate) resets the two inputs to its values.
     p = c1.number_input(
-        "Accuracy estimate", 0.0, 1.0, round(p, 3), 0.01, "%.3f", key=f"calibrate_p_{p:.4f}",
+        "Accuracy estimate",
+        0.0,
+        1.0,
+        round(p, 3),
+        0.01,
+        "%.3f",
+        key=f"calibrate_p_{p:.4f}",
         help="The fitted judge's CV accuracy after a fit; a guess before one.",
-    )  # fmt: skip
+    )
     n = c2.number_input("Labels so far", 0, 10_000_000, n, key=f"calibrate_n_{n}")
     width = c3.number_input("Target CI width", 0.005, 1.0, 0.1, 0.01, key="calibrate_width")
     conf = c4.selectbox("Confidence", [0.9, 0.95, 0.99], index=1, key="calibrate_conf")
@@ -558,10 +557,14 @@ def _labels_needed(frames: analysis.Frames, run: FitRun | None) -> None:
     st.metric("More labels for this interval width", more)
     st.caption(
         f"Wilson interval for a proportion of {p:.3f}"
-        + (f", inflated by the design effect {deff:.2f} that the fit's grouped bootstrap CI "
-           "showed (answers to one question are correlated)" if deff > 1 else "")
+        + (
+            f", inflated by the design effect {deff:.2f} that the fit's grouped bootstrap CI "
+            "showed (answers to one question are correlated)"
+            if deff > 1
+            else ""
+        )
         + ". An estimate: the accuracy moves as labels come in."
-    )  # fmt: skip
+    )
 
 
 def main() -> None:

@@ -197,18 +197,24 @@ def _export_section(url: str, datasets: list[str]) -> None:
     aggregate = "majority"
     if what == FINAL:
         calibration = tw.calibration_picker(
-            url, key="export_calibration", dataset=dataset, optional=True,
+            url,
+            key="export_calibration",
+            dataset=dataset,
+            optional=True,
             label="Judge for items nobody labelled",
             help="A saved calibration decides the items without a human label (source 'judge'); "
             "without one they have no final label.",
-        )  # fmt: skip
+        )
         aggregate = st.radio(
-            "Annotators' aggregate", list(AGGREGATE_NAMES), format_func=AGGREGATE_NAMES.get,
-            horizontal=True, key="export_aggregate",
+            "Annotators' aggregate",
+            list(AGGREGATE_NAMES),
+            format_func=AGGREGATE_NAMES.get,
+            horizontal=True,
+            key="export_aggregate",
             help="How several annotators' labels of an item become one (an adjudication always "
             "wins). Dawid-Skene weighs each annotator by their estimated reliability (Agreement "
             "page, 'Annotator quality').",
-        )  # fmt: skip
+        )
     st.download_button(
         f"Download {label.lower()}",
         data=_export_bytes(url, dataset, what, fmt, calibration, aggregate),

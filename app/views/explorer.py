@@ -82,9 +82,13 @@ def _distribution_chart(joined: pd.DataFrame, metric_id: str) -> go.Figure:
     fig = go.Figure()
     for final, part in joined.groupby("final", sort=True):
         fig.add_box(
-            y=part["value"], name=analysis.label_text(final), boxpoints="all", jitter=0.4,
-            pointpos=0, marker={"size": 4, "opacity": 0.5},
-        )  # fmt: skip
+            y=part["value"],
+            name=analysis.label_text(final),
+            boxpoints="all",
+            jitter=0.4,
+            pointpos=0,
+            marker={"size": 4, "opacity": 0.5},
+        )
     fig.update_layout(
         yaxis_title=f"{aui.chart_labels([metric_id])[0]} score",
         xaxis_title="human verdict",
@@ -120,23 +124,32 @@ def _final_labels(url: str, dataset: str, frames: analysis.Frames) -> None:
     """The items filtered by where their final label comes from; a row opens the item."""
     c1, c2, c3 = st.columns([2, 2, 1])
     calibration = tw.calibration_picker(
-        url, key="explorer_final_calibration", dataset=dataset, optional=True,
-        label="Judge for items nobody labelled", container=c1,
-    )  # fmt: skip
+        url,
+        key="explorer_final_calibration",
+        dataset=dataset,
+        optional=True,
+        label="Judge for items nobody labelled",
+        container=c1,
+    )
     aggregate = c3.radio(
-        "Annotators' aggregate", list(tw.AGGREGATE_NAMES), format_func=tw.AGGREGATE_NAMES.get,
+        "Annotators' aggregate",
+        list(tw.AGGREGATE_NAMES),
+        format_func=tw.AGGREGATE_NAMES.get,
         key="explorer_final_aggregate",
         help="How several annotators' labels of an item become one (adjudication wins).",
-    )  # fmt: skip
+    )
     try:
         final = tw.final_labels(url, dataset, calibration, aggregate=str(aggregate))
     except QAEvalError as exc:
         safe_text.show_error(exc)
         return
     sources = c2.multiselect(
-        "Final label from", list(tw.SOURCE_NAMES), default=list(tw.SOURCE_NAMES),
-        format_func=tw.SOURCE_NAMES.get, key="explorer_final_sources",
-    )  # fmt: skip
+        "Final label from",
+        list(tw.SOURCE_NAMES),
+        default=list(tw.SOURCE_NAMES),
+        format_func=tw.SOURCE_NAMES.get,
+        key="explorer_final_sources",
+    )
     tw.show_source_counts(final)
     shown = final[final["source"].isin(sources)].reset_index(drop=True)
     if shown.empty:
@@ -144,10 +157,13 @@ def _final_labels(url: str, dataset: str, frames: analysis.Frames) -> None:
         return
     item_ids = shown["item_id"].astype(int).tolist()
     st.dataframe(
-        tw.final_table(shown, frames.items), hide_index=True, key=FINAL_TABLE_KEY,
+        tw.final_table(shown, frames.items),
+        hide_index=True,
+        key=FINAL_TABLE_KEY,
         on_select=partial(_pick_row, item_ids, FINAL_TABLE_KEY, FINAL_ITEM_KEY),
-        selection_mode="single-row", height=320,
-    )  # fmt: skip
+        selection_mode="single-row",
+        height=320,
+    )
     st.caption(f"{len(shown)} item(s). Select a row to open the item.")
     names = dict(zip(item_ids, shown["external_id"].astype(str), strict=True))
     item_id = aui.item_picker("Item", item_ids, key=FINAL_ITEM_KEY, format_func=names.get)

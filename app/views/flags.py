@@ -67,9 +67,12 @@ def _resolve(url: str, user: str) -> None:
         return
     try:
         store.resolve_flag(
-            url, int(flag_id), user, st.session_state.get("flags_resolution", ""),
+            url,
+            int(flag_id),
+            user,
+            st.session_state.get("flags_resolution", ""),
             roles=auth.RESEARCHERS,
-        )  # fmt: skip
+        )
     except QAEvalError as exc:
         st.session_state.flags_flash = ("error", str(exc))
         return
@@ -116,10 +119,19 @@ def main() -> None:
             int(r.flag_id): f"#{r.flag_id} {r.external_id} ({r.user}): {str(r.reason)[:80]}"
             for r in open_flags.itertuples()
         }
-        st.selectbox("Resolve flag", list(labels), format_func=labels.__getitem__, index=None,
-                     key="flags_pick", placeholder="Choose an open flag")  # fmt: skip
-        st.text_input("What was decided", key="flags_resolution",
-                      placeholder="e.g. reference fixed and re-imported; item dropped")  # fmt: skip
+        st.selectbox(
+            "Resolve flag",
+            list(labels),
+            format_func=labels.__getitem__,
+            index=None,
+            key="flags_pick",
+            placeholder="Choose an open flag",
+        )
+        st.text_input(
+            "What was decided",
+            key="flags_resolution",
+            placeholder="e.g. reference fixed and re-imported; item dropped",
+        )
         st.button("Mark resolved", key="flags_resolve", on_click=_resolve, args=(url, user.name))
     _flagged_item(url, flags)
 

@@ -43,14 +43,19 @@ def _save(url: str, user: str, dataset: str, based_on: int) -> None:
     guide = store.get_guidelines(url, dataset)
     try:
         saved = store.save_guidelines(
-            url, dataset, user,
+            url,
+            dataset,
+            user,
             text=S.get(f"gl_text_{dataset}_{based_on}", ""),
             rules=_edited_rules(guide, f"gl_rules_{dataset}_{based_on}"),
-            label_keys={n: S.get(f"gl_key_{n}_{dataset}_{based_on}", "") for n in
-                        ("correct", "unclear", "incorrect")},
+            label_keys={
+                n: S.get(f"gl_key_{n}_{dataset}_{based_on}", "")
+                for n in ("correct", "unclear", "incorrect")
+            },
             idle_cap_seconds=S.get(f"gl_cap_{dataset}_{based_on}", 60.0),
-            roles=auth.RESEARCHERS, based_on=based_on,
-        )  # fmt: skip
+            roles=auth.RESEARCHERS,
+            based_on=based_on,
+        )
     except QAEvalError as exc:
         S.gl_flash = ("error", str(exc))
         return
@@ -76,19 +81,33 @@ def main() -> None:
     )
     edit, preview = st.columns(2, gap="large")
     with edit:
-        st.text_area("Guidelines (markdown)", guide.text, height=260,
-                     key=f"gl_text_{dataset}_{v}")  # fmt: skip
+        st.text_area("Guidelines (markdown)", guide.text, height=260, key=f"gl_text_{dataset}_{v}")
         st.markdown("**Rules** (keys 1-9, in this order; at most 9)")
-        st.data_editor(_rules_frame(guide), num_rows="dynamic", hide_index=True,
-                       key=f"gl_rules_{dataset}_{v}", width="stretch")  # fmt: skip
+        st.data_editor(
+            _rules_frame(guide),
+            num_rows="dynamic",
+            hide_index=True,
+            key=f"gl_rules_{dataset}_{v}",
+            width="stretch",
+        )
         keys = st.columns(4)
         for col, name in zip(keys, ("correct", "unclear", "incorrect"), strict=False):
-            col.text_input(f"Key: {name}", guide.label_keys[name], max_chars=1,
-                           key=f"gl_key_{name}_{dataset}_{v}")  # fmt: skip
-        keys[3].number_input("Idle cap (s)", 5.0, 3600.0, float(guide.idle_cap_seconds),
-                             key=f"gl_cap_{dataset}_{v}")  # fmt: skip
-        st.button("Save as a new version", type="primary", key="gl_save",
-                  on_click=_save, args=(url, user.name, dataset, v))  # fmt: skip
+            col.text_input(
+                f"Key: {name}",
+                guide.label_keys[name],
+                max_chars=1,
+                key=f"gl_key_{name}_{dataset}_{v}",
+            )
+        keys[3].number_input(
+            "Idle cap (s)", 5.0, 3600.0, float(guide.idle_cap_seconds), key=f"gl_cap_{dataset}_{v}"
+        )
+        st.button(
+            "Save as a new version",
+            type="primary",
+            key="gl_save",
+            on_click=_save,
+            args=(url, user.name, dataset, v),
+        )
     with preview:
         st.markdown("**Preview** (as annotators see it)")
         st.markdown(guidelines_view.safe_markdown(S.get(f"gl_text_{dataset}_{v}", guide.text)))
@@ -98,9 +117,11 @@ def main() -> None:
         with st.expander(f"History ({len(history)} versions)"):
             for g in history:
                 when = g.created_at.strftime("%Y-%m-%d %H:%M") if g.created_at else ""
-                st.text(f"version {g.version} · {when} · {g.created_by or '?'} · "
-                        f"{len(g.rules)} rules · keys {'/'.join(g.label_keys.values())} · "
-                        f"idle cap {g.idle_cap_seconds:g} s")  # fmt: skip
+                st.text(
+                    f"version {g.version} · {when} · {g.created_by or '?'} · "
+                    f"{len(g.rules)} rules · keys {'/'.join(g.label_keys.values())} · "
+                    f"idle cap {g.idle_cap_seconds:g} s"
+                )
 
 
 if __name__ == "__main__":

@@ -169,19 +169,28 @@ def main() -> None:
         }
         labels = {str(r["suggestion_hash"]): _label(r) for _, r in shown.iterrows()}
         st.selectbox(
-            "Suggestion", list(labels), format_func=labels.__getitem__, index=None,
-            key="knowledge_pick", placeholder="Choose a suggestion",
-        )  # fmt: skip
+            "Suggestion",
+            list(labels),
+            format_func=labels.__getitem__,
+            index=None,
+            key="knowledge_pick",
+            placeholder="Choose a suggestion",
+        )
         st.text_input("Note (optional)", key="knowledge_note")
         buttons = st.columns(2)
         buttons[0].button(
-            "Accept", key="knowledge_accept", type="primary", on_click=_decide,
+            "Accept",
+            key="knowledge_accept",
+            type="primary",
+            on_click=_decide,
             args=(url, dataset, user.name, "accepted"),
-        )  # fmt: skip
+        )
         buttons[1].button(
-            "Reject", key="knowledge_reject", on_click=_decide,
+            "Reject",
+            key="knowledge_reject",
+            on_click=_decide,
             args=(url, dataset, user.name, "rejected"),
-        )  # fmt: skip
+        )
     st.subheader("Verdicts the accepted answers changed")
     try:
         if scorer.startswith(JUDGE_PREFIX):

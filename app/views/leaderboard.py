@@ -90,19 +90,24 @@ def _accuracy_chart(board: analysis.Leaderboard, metric_ids: list[str]) -> go.Fi
     for metric_id in metric_ids:
         fig.add_bar(name=aui.chart_labels([metric_id])[0], x=models, y=wide[metric_id])
     fig.update_layout(
-        barmode="group", yaxis_title="accuracy", yaxis_range=[0, 1], height=440,
+        barmode="group",
+        yaxis_title="accuracy",
+        yaxis_range=[0, 1],
+        height=440,
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
         margin={"t": 60},
-    )  # fmt: skip
+    )
     return fig
 
 
 def _statistics_table(stats: pd.DataFrame) -> pd.DataFrame:
     """One row per metric, one "estimate [low, high]" cell per statistic."""
     cells = stats.assign(
-        cell=[aui.fmt_ci(e, lo, hi) for e, lo, hi in stats[["estimate", "ci_low", "ci_high"]]
-              .itertuples(index=False)]
-    )  # fmt: skip
+        cell=[
+            aui.fmt_ci(e, lo, hi)
+            for e, lo, hi in stats[["estimate", "ci_low", "ci_high"]].itertuples(index=False)
+        ]
+    )
     wide = cells.pivot(index="metric_id", columns="statistic", values="cell")
     n = stats.groupby("metric_id")["n_items"].max()
     return wide.reindex(columns=list(STATISTICS)).assign(n_items=n).reset_index()
@@ -123,11 +128,14 @@ def _outcomes_section(url: str, dataset: str | None) -> None:
     st.markdown("###### Judge outcomes per QA model")
     rate = st.column_config.NumberColumn(format="%.3f")
     st.dataframe(
-        display_frame(judge_outcome_table(frame), OUTCOME_HEADERS), hide_index=True,
+        display_frame(judge_outcome_table(frame), OUTCOME_HEADERS),
+        hide_index=True,
         key="leaderboard_outcomes",
-        column_config={OUTCOME_HEADERS[c]: rate for c in
-                       ("judge_accuracy", "judge_accuracy_attempted", "not_attempted_share")},
-    )  # fmt: skip
+        column_config={
+            OUTCOME_HEADERS[c]: rate
+            for c in ("judge_accuracy", "judge_accuracy_attempted", "not_attempted_share")
+        },
+    )
     st.caption(
         "Reasons: docs/outcomes.md. Judge accuracy counts every item; 'attempted' leaves out "
         "refusals and empty answers (never judged correct), so a model that declines often "
@@ -178,9 +186,10 @@ def main() -> None:
         display_frame(board.wide, model_headers(metric_ids)),
         hide_index=True,
         key="leaderboard_table",
-        column_config=dict.fromkeys(["Human accuracy", *(f"{m} accuracy" for m in metric_ids)],
-                                    percent),
-    )  # fmt: skip
+        column_config=dict.fromkeys(
+            ["Human accuracy", *(f"{m} accuracy" for m in metric_ids)], percent
+        ),
+    )
 
     st.subheader("Ranking changes")
     ranking = board.ranking.assign(flips=board.ranking["flips"].map("; ".join))

@@ -37,9 +37,17 @@ _MARKED = sa.text("import_id IS NOT NULL")
 _HIDDEN_PREFIX = ".qaeval-import-in-progress:"
 _COMMITTED_SUFFIX = ":committed"
 _ITEM_COLUMNS = (
-    "external_id", "question", "references", "candidate", "context", "choices",
-    "wrong_answers", "qa_model", "meta", "content_hash",
-)  # fmt: skip
+    "external_id",
+    "question",
+    "references",
+    "candidate",
+    "context",
+    "choices",
+    "wrong_answers",
+    "qa_model",
+    "meta",
+    "content_hash",
+)
 _LABEL_COLUMNS = ("user_id", "value", "rule", "note", "seconds")
 
 
@@ -62,14 +70,18 @@ def upgrade() -> None:
 def _mark_staged_rows(conn: sa.Connection) -> None:
     """Move what killed imports left in the staging tables into items and labels, marked."""
     ds = sa.table("datasets", sa.column("id"), sa.column("name"), sa.column("description"))
-    st = sa.table("import_stage_items", *map(sa.column, ("import_id", "seq", "known_item_id",
-                                                         *_ITEM_COLUMNS)))  # fmt: skip
-    sl = sa.table("import_stage_labels", *map(sa.column, ("import_id", "seq", "item_seq",
-                                                          *_LABEL_COLUMNS)))  # fmt: skip
-    it = sa.table("items", *map(sa.column, ("id", "dataset_id", "created_at", "import_id",
-                                            *_ITEM_COLUMNS)))  # fmt: skip
-    lt = sa.table("labels", *map(sa.column, ("item_id", "source", "created_at", "import_id",
-                                             *_LABEL_COLUMNS)))  # fmt: skip
+    st = sa.table(
+        "import_stage_items", *map(sa.column, ("import_id", "seq", "known_item_id", *_ITEM_COLUMNS))
+    )
+    sl = sa.table(
+        "import_stage_labels", *map(sa.column, ("import_id", "seq", "item_seq", *_LABEL_COLUMNS))
+    )
+    it = sa.table(
+        "items", *map(sa.column, ("id", "dataset_id", "created_at", "import_id", *_ITEM_COLUMNS))
+    )
+    lt = sa.table(
+        "labels", *map(sa.column, ("item_id", "source", "created_at", "import_id", *_LABEL_COLUMNS))
+    )
     now = datetime.now(UTC)
     hidden = sa.select(ds.c.id, ds.c.name, ds.c.description).where(
         ds.c.name.like(_HIDDEN_PREFIX + "%")

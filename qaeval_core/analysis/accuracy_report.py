@@ -108,11 +108,22 @@ def _shown(table: pd.DataFrame) -> pd.DataFrame:
     """The table in the one ranking of models (:func:`.ranking.ranked_models`), rank first."""
     table = ranked_models(table)
     cols = [
-        "rank", "model", "n_items", "n_labelled", "n_weighted", "n_not_random",
-        "ppi_estimate", "ppi_ci_low", "ppi_ci_high",
-        "human_only_estimate", "human_only_ci_low", "human_only_ci_high",
-        "judge_accuracy", "judge_mean_probability", "reason",
-    ]  # fmt: skip
+        "rank",
+        "model",
+        "n_items",
+        "n_labelled",
+        "n_weighted",
+        "n_not_random",
+        "ppi_estimate",
+        "ppi_ci_low",
+        "ppi_ci_high",
+        "human_only_estimate",
+        "human_only_ci_low",
+        "human_only_ci_high",
+        "judge_accuracy",
+        "judge_mean_probability",
+        "reason",
+    ]
     return table[[c for c in cols if c in table.columns]]
 
 
@@ -146,8 +157,9 @@ def add_model_accuracies(
     title = "weighted human labels" if weighted else "random human labels"
     if no_audit:
         labelled = int(frame["gold_label"].notna().sum()) if frame is not None else 0
-        note = _NO_AUDIT_NOTE.format(calibration=calibration, labelled=labelled,
-                                     advice=audit_advice).strip()  # fmt: skip
+        note = _NO_AUDIT_NOTE.format(
+            calibration=calibration, labelled=labelled, advice=audit_advice
+        ).strip()
         title = "no random audit labels yet"
     report.numbers["model_accuracies"]["audit_labels"] = not no_audit
     shown = (

@@ -106,8 +106,20 @@ def disagreement_queue(
     queue = queue.merge(frames.items, on="item_id", how="left")
     queue = queue.sort_values(["order", "item_id"]).reset_index(drop=True)
     columns = [
-        "item_id", "external_id", "qa_model", "question", "candidate", "references", "n_labels",
-        "majority", "status", "summary", "labels", "adjudicated", "adjudicated_by",
-        "adjudicated_at", "reason",
-    ]  # fmt: skip
+        "item_id",
+        "external_id",
+        "qa_model",
+        "question",
+        "candidate",
+        "references",
+        "n_labels",
+        "majority",
+        "status",
+        "summary",
+        "labels",
+        "adjudicated",
+        "adjudicated_by",
+        "adjudicated_at",
+        "reason",
+    ]
     return queue[columns]

@@ -44,9 +44,17 @@ __all__ = [
 # How the annotators' labels of an item become one (``final_labels``' "annotators' aggregate"):
 # defined in the light vocabulary module, so the CLI lists them without importing this one.
 QUALITY_COLUMNS = [
-    "rater", "n_labels", "n_adjudicated", "agree_adjudicated", "kappa_adjudicated",
-    "n_vs_rest", "agree_rest", "kappa_rest", "agree_dawid_skene", "ds_accuracy",
-]  # fmt: skip
+    "rater",
+    "n_labels",
+    "n_adjudicated",
+    "agree_adjudicated",
+    "kappa_adjudicated",
+    "n_vs_rest",
+    "agree_rest",
+    "kappa_rest",
+    "agree_dawid_skene",
+    "ds_accuracy",
+]
 _VALUES = [0, 1, 2]
 
 

@@ -554,7 +554,17 @@ def aggregate_labels(
     adj_score = out["adjudicated"].astype("Float64").to_numpy(dtype=float, na_value=np.nan) / 2
     out["human_score"] = np.where(has_adj, adj_score, base)
     columns = [
-        "item_id", "n_labels", "n_correct", "majority", "tie", "disagreement", "soft",
-        "needs_adjudication", "adjudicated", "final", "human_correct", "human_score",
-    ]  # fmt: skip
+        "item_id",
+        "n_labels",
+        "n_correct",
+        "majority",
+        "tie",
+        "disagreement",
+        "soft",
+        "needs_adjudication",
+        "adjudicated",
+        "final",
+        "human_correct",
+        "human_score",
+    ]
     return out[columns]

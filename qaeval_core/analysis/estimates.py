@@ -81,7 +81,6 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -92,18 +91,35 @@ from qaeval_core.analysis.ipw_estimates import (
     read_sample_probabilities,
     weighted_estimate,
 )
+from qaeval_core.analysis.label_values import (
+    ROW_SCALE_COLUMN,
+    TRUE_WORDS,
+    check_label_scale,
+    correct_labels,
+    is_blank_label,
+)
 from qaeval_core.errors import InputError
 from qaeval_core.io.cells import decode_json
-from qaeval_core.io.labels import LABEL_SCALES
-from qaeval_core.schema import LabelValue, join_models, split_models
+from qaeval_core.schema import join_models, split_models
 from qaeval_core.stats import normal_quantile, rank_order, student_quantile, wilson_ci
 
 __all__ = [
-    "ALL_MODELS", "ALL_PAIRS_MODELS", "JUDGE_CORRECT", "MAX_PAIRS", "NO_AUDIT_LABELS",
-    "PAIR_MODES", "RANDOM_SAMPLE",
-    "ROW_SCALE_COLUMN", "SAMPLE_PROBABILITY", "compare_estimates", "compare_models",
-    "correct_labels", "default_prediction", "estimate_accuracy", "estimates_to_json",
-]  # fmt: skip
+    "ALL_MODELS",
+    "ALL_PAIRS_MODELS",
+    "JUDGE_CORRECT",
+    "MAX_PAIRS",
+    "NO_AUDIT_LABELS",
+    "PAIR_MODES",
+    "RANDOM_SAMPLE",
+    "ROW_SCALE_COLUMN",
+    "SAMPLE_PROBABILITY",
+    "compare_estimates",
+    "compare_models",
+    "correct_labels",
+    "default_prediction",
+    "estimate_accuracy",
+    "estimates_to_json",
+]
 
 #: The model name of the overall row.
 ALL_MODELS = "(all)"
@@ -111,8 +127,6 @@ ALL_MODELS = "(all)"
 RANDOM_SAMPLE = "random"
 #: The column giving the probability that a labelled row was chosen for labelling.
 SAMPLE_PROBABILITY = "sample_probability"
-#: A per-row label scale column (as in qaeval's import schema); it overrides ``label_scale``.
-ROW_SCALE_COLUMN = "label_scale"
 _PREDICTIONS = ("judge_probability", "judge_correct")
 _NO_JUDGE_CI = "no valid CI: the judge's bias is unknown without labels"
 #: The column with the judge's decisions, read for ``judge_accuracy``.
@@ -135,111 +149,25 @@ PAIR_MODES = ("auto", "all", "adjacent", "top")
 ALL_PAIRS_MODELS = 20
 #: Most pairs any mode computes: pairs grow with the square of the models.
 MAX_PAIRS = 20_000
-_TRUE = {"true": 1, "yes": 1, "false": 0, "no": 0}
 
 COLUMNS = [
-    "model", "n_items", "n_labelled", "n_not_random", "n_weighted",
-    "ppi_estimate", "ppi_ci_low", "ppi_ci_high", "ppi_se",
-    "human_only_estimate", "human_only_ci_low", "human_only_ci_high",
-    "judge_mean_probability", "judge_accuracy", "reason", "ppi_note",
-]  # fmt: skip
-
-
-def _missing(value: Any) -> bool:
-    """None, NaN, NA or a blank string (an empty CSV cell): no value."""
-    if isinstance(value, str):
-        return not value.strip()
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
-
-
-def _parse_label(value: Any, what: str) -> tuple[bool, int]:
-    """(is it a boolean, its number) of one raw label; numbers must be 0, 1 or 2."""
-    original = value
-    if isinstance(value, bool | np.bool_):
-        return True, int(value)
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text in _TRUE:
-            return True, _TRUE[text]
-        try:
-            value = float(text)
-        except ValueError:
-            raise InputError(f"{what}: label {original!r} is not a number or true/false") from None
-    if isinstance(value, int | float | np.integer | np.floating) and float(value) in (0, 1, 2):
-        return False, int(value)
-    raise InputError(
-        f"{what}: label {original!r} is not 0/1 (binary), 0/1/2 (three-point) or true/false"
-    )
-
-
-def _check_scale(scale: Any, what: str) -> str:
-    if scale not in LABEL_SCALES:
-        raise InputError(f"{what} must be one of {', '.join(LABEL_SCALES)}; got {scale!r}")
-    return str(scale)
-
-
-def correct_labels(
-    values: Sequence[Any] | pd.Series,
-    scale: str | None = None,
-    row_scales: Sequence[Any] | pd.Series | None = None,
-    what: str = "label",
-) -> np.ndarray:
-    """Raw human labels as 1.0 (clearly correct), 0.0 (incorrect or unclear) or NaN (none).
-
-    ``scale`` is ``"binary"`` or ``"three"``; ``row_scales`` (per value, may be missing) overrides
-    it; where neither says, the scale is inferred from the values without one (see the module
-    docstring) and 0/1 alone is refused as ambiguous.
-    """
-    if scale is not None:
-        scale = _check_scale(scale, "label_scale")
-    series = pd.Series(values).reset_index(drop=True)
-    out = np.full(len(series), np.nan)
-    present = ~series.map(_missing).to_numpy(bool)
-    if not present.any():
-        return out
-    seen: dict[Any, tuple[bool, int]] = {}  # parse each distinct value once
-    parsed = []
-    for v in series[present].tolist():
-        key = (type(v), v) if isinstance(v, str | int | float) else id(v)
-        parsed.append(seen[key] if key in seen else seen.setdefault(key, _parse_label(v, what)))
-    is_bool = np.array([p[0] for p in parsed])
-    number = np.array([p[1] for p in parsed])
-    scales = np.full(len(parsed), scale or "", dtype=object)
-    rows = [] if row_scales is None else pd.Series(row_scales).reset_index(drop=True)[present]
-    for i, s in enumerate(rows):
-        if not _missing(s):
-            scales[i] = _check_scale(s, f"{what}: row {ROW_SCALE_COLUMN}")
-    unset = scales == ""
-    if unset.any():
-        scales[unset] = _infer_scale(is_bool[unset], number[unset], what)
-    binary = scales == "binary"
-    if (binary & (number == 2)).any():
-        raise InputError(
-            f"{what}: label 2 under the binary scale (0/1); for 0/1/2 labels use "
-            "label_scale='three'"
-        )
-    if (~binary & is_bool).any():
-        raise InputError(f"{what}: a true/false label under the three-point scale (0/1/2)")
-    out[present] = np.where(binary, number == 1, number == int(LabelValue.CORRECT))
-    return out
-
-
-def _infer_scale(is_bool: np.ndarray, number: np.ndarray, what: str) -> str:
-    two = (number == 2).any()
-    if is_bool.any() and two:
-        raise InputError(
-            f"{what} mixes true/false with the label 2; name the scale: "
-            "label_scale='binary' or label_scale='three'"
-        )
-    if is_bool.any() or not (two or (number == 1).any()):
-        return "binary"  # booleans; or 0 alone, not correct on either scale
-    if two:
-        return "three"
-    raise InputError(
-        f"{what} holds only 0 and 1, which is ambiguous: binary (1 = correct) or the 3-point "
-        "scale without a 2 (1 = unclear, counted as not correct). Name it: "
-        "label_scale='binary' or label_scale='three'."
-    )
+    "model",
+    "n_items",
+    "n_labelled",
+    "n_not_random",
+    "n_weighted",
+    "ppi_estimate",
+    "ppi_ci_low",
+    "ppi_ci_high",
+    "ppi_se",
+    "human_only_estimate",
+    "human_only_ci_low",
+    "human_only_ci_high",
+    "judge_mean_probability",
+    "judge_accuracy",
+    "reason",
+    "ppi_note",
+]
 
 
 def default_prediction(frame: pd.DataFrame) -> str:
@@ -259,7 +187,7 @@ def _predictions(frame: pd.DataFrame, column: str) -> np.ndarray:
         names = ", ".join(map(str, frame.columns))
         raise InputError(f"Prediction column {column!r} is not in the data (columns: {names}).")
     raw = frame[column]
-    raw = raw.map(lambda v: _TRUE.get(v.strip().lower(), v) if isinstance(v, str) else v)
+    raw = raw.map(lambda v: TRUE_WORDS.get(v.strip().lower(), v) if isinstance(v, str) else v)
     values = np.array([cell_number(v) for v in raw], dtype=float)
     bad = np.flatnonzero(~np.isfinite(values) | (values < 0) | (values > 1))
     if bad.size:
@@ -281,7 +209,7 @@ def _model_rows(frame: pd.DataFrame, column: str) -> dict[str, np.ndarray]:
         return join_models([str(x) for x in v]) if isinstance(v, list | tuple | np.ndarray) else v
 
     cells = frame[column].map(cell)
-    codes, uniques = pd.factorize(cells.map(lambda v: None if _missing(v) else str(v)))
+    codes, uniques = pd.factorize(cells.map(lambda v: None if is_blank_label(v) else str(v)))
     order = np.argsort(codes, kind="stable")
     bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
     parts: dict[str, list[np.ndarray]] = {}
@@ -325,11 +253,16 @@ def _weighted_row(row: dict[str, Any], y, f_lab, f, prob, alpha: float) -> dict[
         f"{ppi.n_effective:.1f} uniform ones"
     )
     row.update(
-        ppi_estimate=ppi.estimate, ppi_ci_low=ppi.ci_low, ppi_ci_high=ppi.ci_high, ppi_se=ppi.se,
-        human_only_estimate=human.estimate, human_only_ci_low=human.ci_low,
-        human_only_ci_high=human.ci_high, n_weighted=len(y),
+        ppi_estimate=ppi.estimate,
+        ppi_ci_low=ppi.ci_low,
+        ppi_ci_high=ppi.ci_high,
+        ppi_se=ppi.se,
+        human_only_estimate=human.estimate,
+        human_only_ci_low=human.ci_low,
+        human_only_ci_high=human.ci_high,
+        n_weighted=len(y),
         ppi_note=note + ("; " + DEGENERATE_NOTE if ppi.degenerate else ""),
-    )  # fmt: skip
+    )
     return row
 
 
@@ -340,10 +273,16 @@ def _row(name, rows, y, use, f, acc, prob, alpha, min_labels) -> dict[str, Any]:
     n = int(used.sum())
     row: dict[str, Any] = dict.fromkeys(COLUMNS, np.nan)
     row.update(
-        model=name, n_items=len(rows), n_labelled=n, n_not_random=int((labelled & ~use).sum()),
-        n_weighted=0, judge_mean_probability=float(f.mean()) if len(f) else np.nan,
-        judge_accuracy=float(acc.mean()) if len(acc) else np.nan, reason="", ppi_note="",
-    )  # fmt: skip
+        model=name,
+        n_items=len(rows),
+        n_labelled=n,
+        n_not_random=int((labelled & ~use).sum()),
+        n_weighted=0,
+        judge_mean_probability=float(f.mean()) if len(f) else np.nan,
+        judge_accuracy=float(acc.mean()) if len(acc) else np.nan,
+        reason="",
+        ppi_note="",
+    )
     if n < min_labels:
         kind = "random" if prob is None else "known-probability"
         row["reason"] = f"only {n} {kind} labels (needs >= {min_labels})"
@@ -369,9 +308,10 @@ def _row(name, rows, y, use, f, acc, prob, alpha, min_labels) -> dict[str, Any]:
         row["ppi_note"] = DEGENERATE_NOTE
     row.update(ppi_estimate=est, ppi_ci_low=low, ppi_ci_high=high, ppi_se=se)
     row.update(
-        human_only_estimate=float(y[used].mean()), human_only_ci_low=h_low,
+        human_only_estimate=float(y[used].mean()),
+        human_only_ci_low=h_low,
         human_only_ci_high=h_high,
-    )  # fmt: skip
+    )
     return row
 
 
@@ -404,7 +344,7 @@ def estimate_accuracy(
     alpha = _check_confidence(confidence)
     min_labels = _check_min_labels(min_labels)
     if label_scale is not None:
-        _check_scale(label_scale, "label_scale")
+        check_label_scale(label_scale, "label_scale")
     prediction = prediction or default_prediction(frame)
     f = _predictions(frame, prediction)
     if label not in frame.columns:
@@ -444,8 +384,13 @@ def estimate_accuracy(
     table = pd.DataFrame(rows, columns=COLUMNS)
     if none:
         table["reason"] = NO_AUDIT_LABELS.format(n=int(labelled.sum()))
-    table.attrs.update(confidence=confidence, prediction=prediction, label=label, weighted=weighted,
-                       audit_labels=not none)  # fmt: skip
+    table.attrs.update(
+        confidence=confidence,
+        prediction=prediction,
+        label=label,
+        weighted=weighted,
+        audit_labels=not none,
+    )
     return table
 
 
@@ -588,8 +533,12 @@ def estimates_to_json(table: pd.DataFrame) -> dict[str, Any]:
         if rec.get("ppi_note"):
             entry["ppi"]["note"] = rec["ppi_note"]
         for kind in ("judge_mean_probability", "judge_accuracy"):
-            entry[kind] = {"estimate": rec[kind], "ci_low": None, "ci_high": None,
-                           "note": _NO_JUDGE_CI}  # fmt: skip
+            entry[kind] = {
+                "estimate": rec[kind],
+                "ci_low": None,
+                "ci_high": None,
+                "note": _NO_JUDGE_CI,
+            }
         entry["reason"] = rec["reason"]
         out[str(rec["model"])] = to_jsonable(entry)
     return out

@@ -83,15 +83,20 @@ def _groups(items: pd.DataFrame, preds: pd.DataFrame, judges: list[str], confide
         harness = {n: float(np.mean([s[n] for s in part["scores"] if n in s])) for n in names}
         labelled = part["gold_label"].notna()
         entry: dict[str, Any] = {
-            "model": model, "task": task, "variant": variant, "n_items": len(part),
-            "harness_format": part["harness"].iloc[0], "harness": harness,
+            "model": model,
+            "task": task,
+            "variant": variant,
+            "n_items": len(part),
+            "harness_format": part["harness"].iloc[0],
+            "harness": harness,
             "human": {
                 "n_labelled": int(labelled.sum()),
                 "accuracy": float((part.loc[labelled, "gold_label"] == 2).mean())
-                if labelled.any() else None,
+                if labelled.any()
+                else None,
             },
             "judges": {},
-        }  # fmt: skip
+        }
         for judge in judges:
             scored = part[judge].notna()
             decided = part[DECIDED] if judge == JUDGE else part[judge] >= 0.5
@@ -138,12 +143,16 @@ def _flips(rows: list[dict[str, Any]], judges: list[str], confidence: float) -> 
                     if x is None or y is None or x >= y:
                         continue
                     flip = {
-                        "task": task, "variant": variant, "harness_metric": metric,
-                        "judge": judge, "by": kind,
-                        "harness_higher": hi["model"], "judge_higher": lo["model"],
+                        "task": task,
+                        "variant": variant,
+                        "harness_metric": metric,
+                        "judge": judge,
+                        "by": kind,
+                        "harness_higher": hi["model"],
+                        "judge_higher": lo["model"],
                         "harness": [hi["harness"][metric], lo["harness"][metric]],
                         "judge_values": [x, y],
-                    }  # fmt: skip
+                    }
                     if kind == "ppi":
                         flip["significant"] = _significant(hi, lo, judge, confidence)
                     out.append(flip)
@@ -153,11 +162,14 @@ def _flips(rows: list[dict[str, Any]], judges: list[str], confidence: float) -> 
 def _significant(hi: dict, lo: dict, judge: str, confidence: float) -> bool:
     table = pd.DataFrame(
         [
-            {"model": r["model"], "ppi_estimate": r["judges"][judge]["ppi"]["estimate"],
-             "ppi_se": r["judges"][judge]["ppi"]["se"]}
+            {
+                "model": r["model"],
+                "ppi_estimate": r["judges"][judge]["ppi"]["estimate"],
+                "ppi_se": r["judges"][judge]["ppi"]["se"],
+            }
             for r in (hi, lo)
         ]
-    )  # fmt: skip
+    )
     return bool(compare_estimates(table, confidence)["significant"].iloc[0])
 
 

@@ -51,9 +51,13 @@ from qaeval_core.stats import (
 )
 
 __all__ = [
-    "MIN_SAMPLE_PROBABILITY", "WeightedEstimate", "cell_number", "check_sample_probabilities",
-    "read_sample_probabilities", "weighted_estimate",
-]  # fmt: skip
+    "MIN_SAMPLE_PROBABILITY",
+    "WeightedEstimate",
+    "cell_number",
+    "check_sample_probabilities",
+    "read_sample_probabilities",
+    "weighted_estimate",
+]
 
 #: The smallest sample probability read (issue 31, item 4): a label drawn with probability
 #: ``p`` weighs ``1 / p``, so one row at 1e-12 outweighs a million uniform labels and its

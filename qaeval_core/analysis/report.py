@@ -179,10 +179,11 @@ def build_report(
             tables["leaderboard"] = model_leaderboard(scores, human, items, thresholds=thresholds)
             tables["ranking"] = ranking_changes(tables["leaderboard"])
         worst = [
-            worst_disagreements(scores, human, items, metric_id=m, thresholds=thresholds,
-                                limit=worst_limit)
+            worst_disagreements(
+                scores, human, items, metric_id=m, thresholds=thresholds, limit=worst_limit
+            )
             for m in sorted(scores["metric_id"].unique())
-        ]  # fmt: skip
+        ]
         tables["worst"] = pd.concat(worst, ignore_index=True) if worst else pd.DataFrame()
         numbers["metrics"] = tables["metrics"]
         numbers["deviation"] = tables["deviation"]
@@ -367,12 +368,16 @@ def _figures(report: Report) -> list[tuple[str, go.Figure]]:
                 "Cohen's kappa per annotator pair (binary label)",
                 go.Figure(
                     go.Heatmap(
-                        z=grid.to_numpy(), x=_labels(raters), y=_labels(raters),
-                        zmin=-1, zmax=1, colorscale="RdBu",
+                        z=grid.to_numpy(),
+                        x=_labels(raters),
+                        y=_labels(raters),
+                        zmin=-1,
+                        zmax=1,
+                        colorscale="RdBu",
                     )
                 ),
             )
-        )  # fmt: skip
+        )
     if "metrics" in t:
         metrics = t["metrics"]
         fig = go.Figure()
@@ -405,12 +410,15 @@ def _figures(report: Report) -> list[tuple[str, go.Figure]]:
                     "Accuracy deviation from humans (metric - human) per QA model",
                     go.Figure(
                         go.Heatmap(
-                            z=grid.to_numpy(), x=_labels(grid.columns), y=_labels(grid.index),
-                            zmid=0, colorscale="RdBu_r",
+                            z=grid.to_numpy(),
+                            x=_labels(grid.columns),
+                            y=_labels(grid.index),
+                            zmid=0,
+                            colorscale="RdBu_r",
                         )
                     ),
                 )
-            )  # fmt: skip
+            )
     return figs
 
 
@@ -464,9 +472,18 @@ def render_html(report: Report) -> str:
             parts += ["<h3>Ranking changes</h3>", _table(t["ranking"])]
         parts += ["<h3>Accuracy deviation</h3>", _table(t["deviation"])]
         show = [
-            "metric_id", "item_id", "confidence", "value", "decision", "final", "qa_model",
-            "question", "references", "candidate", "details",
-        ]  # fmt: skip
+            "metric_id",
+            "item_id",
+            "confidence",
+            "value",
+            "decision",
+            "final",
+            "qa_model",
+            "question",
+            "references",
+            "candidate",
+            "details",
+        ]
         parts += ["<h3>Worst disagreements</h3>", _table(t["worst"], show)]
     parts.append("<h2>Charts</h2>")
     template: dict[str, Any] = {}

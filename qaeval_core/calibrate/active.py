@@ -126,10 +126,12 @@ def disagreement_order(
     cuts = dict(thresholds or {})
     if decisions is None:
         votes = pd.DataFrame(
-            {c: np.where(wide_scores[c].notna(), wide_scores[c] >= cuts.get(str(c), 0.5), np.nan)
-             for c in wide_scores.columns},
+            {
+                c: np.where(wide_scores[c].notna(), wide_scores[c] >= cuts.get(str(c), 0.5), np.nan)
+                for c in wide_scores.columns
+            },
             index=wide_scores.index,
-        )  # fmt: skip
+        )
     else:
         votes = decisions.reindex(index=wide_scores.index, columns=wide_scores.columns)
         cuts = {**implied_thresholds(wide_scores, votes), **cuts}

@@ -243,9 +243,10 @@ def _with_verdict(result: Any, say: Callable[[str], None]) -> np.ndarray:
     model's own answer, the same on every run) is left out of the fit, and said so."""
     missing = [d.get(NO_VERDICT) for d in result.details]
     failed = [
-        why for why, d in zip(missing, result.details, strict=True)
+        why
+        for why, d in zip(missing, result.details, strict=True)
         if why and not d.get("unreadable")
-    ]  # fmt: skip
+    ]
     if failed:
         raise IncompleteRunError(
             f"LLM tier: {len(failed)} of {len(missing)} calibration rows have no verdict from "

@@ -539,8 +539,10 @@ def measure_costs(
         hit = _cached_timings(stored.get(key), members) if use_cache else None
         if hit is not None:
             entry = stored[key]
-            cached[family] = {"measured_at": str(entry.get("measured_at", "")),
-                              "rows": int(entry.get("rows", 0))}  # fmt: skip
+            cached[family] = {
+                "measured_at": str(entry.get("measured_at", "")),
+                "rows": int(entry.get("rows", 0)),
+            }
             machine = machine or dict(entry.get("machine") or {})
             for t in hit:
                 per_row[t["column"]] = (family, float(t["per_row_s"]), float(t["load_s"]))
@@ -572,8 +574,13 @@ def measure_costs(
         if on_family is not None:
             on_family(len(per_family_done), len(families))
         if use_cache and in_child:
-            fresh[key] = {"family": family, "timings": timings, "rows": n,
-                          "machine": machine, "measured_at": now}  # fmt: skip
+            fresh[key] = {
+                "family": family,
+                "timings": timings,
+                "rows": n,
+                "machine": machine,
+                "measured_at": now,
+            }
     if fresh and path is not None:
         _write_cache(path, fresh)
     costs = tuple(

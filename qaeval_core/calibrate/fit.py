@@ -324,8 +324,9 @@ def fit_judge(
         steps.start(CHOOSING_INPUTS, "Choosing the cheapest inputs as accurate as the best ...")
 
     def evaluated(done: int, at_most: int) -> None:
-        steps.advance(f"{done} input set(s) evaluated (at most {at_most})", done=done,
-                      total=at_most)  # fmt: skip
+        steps.advance(
+            f"{done} input set(s) evaluated (at most {at_most})", done=done, total=at_most
+        )
 
     selection = choose_inputs(
         X,
@@ -362,8 +363,11 @@ def fit_judge(
 
     rows, oof = [], {}
     names = list(factories)
-    steps.start(COMPARING, f"Comparing {', '.join(names)} by {n_splits}-fold cross-validation",
-                total=len(names))  # fmt: skip
+    steps.start(
+        COMPARING,
+        f"Comparing {', '.join(names)} by {n_splits}-fold cross-validation",
+        total=len(names),
+    )
     for k, (cname, factory) in enumerate(factories.items()):
         steps.advance(f"{cname}: cross-validating ({k + 1} of {len(names)})", done=k)
         proba = cross_val_predict_proba(factory(), design(factory), yb, folds, groups=g)
@@ -401,8 +405,16 @@ def fit_judge(
     walk = None
     human_share = triage.share
     if triage.guarantee is not None:
-        walk = guaranteed_band(oof[winner], yb, calibrator, curve, guarantee=triage.guarantee,
-                               risk=triage.risk, groups=g, seed=seed)  # fmt: skip
+        walk = guaranteed_band(
+            oof[winner],
+            yb,
+            calibrator,
+            curve,
+            guarantee=triage.guarantee,
+            risk=triage.risk,
+            groups=g,
+            seed=seed,
+        )
         if walk.guarantee is None:
             raise GuaranteeNotSupported(walk)
         human_share = walk.guarantee.share

@@ -254,21 +254,40 @@ def fit_guarantee(
         deff = _design_effects(d, right, g, n)
     p_value, testable, tested, rejected = _walk(n, k, target, risk, start_errors, deff)
     tests = pd.DataFrame(
-        {"share": sh, "threshold": th, "n_decided": n, "n_right": k,
-         "accuracy": np.divide(k, n, out=np.full(len(n), np.nan), where=n > 0),
-         "design_effect": deff, "p_value": p_value, "testable": testable, "tested": tested,
-         "rejected": rejected}
-    )  # fmt: skip
+        {
+            "share": sh,
+            "threshold": th,
+            "n_decided": n,
+            "n_right": k,
+            "accuracy": np.divide(k, n, out=np.full(len(n), np.nan), where=n > 0),
+            "design_effect": deff,
+            "p_value": p_value,
+            "testable": testable,
+            "tested": tested,
+            "rejected": rejected,
+        }
+    )
     chosen = None
     if rejected.any():
         i = int(np.flatnonzero(rejected)[-1])
         p, lower = binomial_evidence(int(k[i]), int(n[i]), target, risk, float(deff[i]))
-        chosen = Guarantee(target, risk, float(sh[i]), float(th[i]), len(d), int(n[i]),
-                           int(k[i]), p, lower, float(deff[i]))  # fmt: skip
+        chosen = Guarantee(
+            target,
+            risk,
+            float(sh[i]),
+            float(th[i]),
+            len(d),
+            int(n[i]),
+            int(k[i]),
+            p,
+            lower,
+            float(deff[i]),
+        )
     more = None
     if chosen is None and estimate_labels:
-        more = labels_needed(d, right, sh, target=target, risk=risk, start_errors=start_errors,
-                             seed=seed)  # fmt: skip
+        more = labels_needed(
+            d, right, sh, target=target, risk=risk, start_errors=start_errors, seed=seed
+        )
     return GuaranteeFit(target, risk, len(d), tests, chosen, more)
 
 
@@ -351,6 +370,12 @@ def guaranteed_band(
     verdict = score >= 0.5
     item_doubt = doubt(calibrator.predict(score), verdict)
     return fit_guarantee(
-        item_doubt, verdict == as_binary(y), curve["share"].to_numpy(),
-        curve["threshold"].to_numpy(), guarantee=guarantee, risk=risk, groups=groups, seed=seed,
-    )  # fmt: skip
+        item_doubt,
+        verdict == as_binary(y),
+        curve["share"].to_numpy(),
+        curve["threshold"].to_numpy(),
+        guarantee=guarantee,
+        risk=risk,
+        groups=groups,
+        seed=seed,
+    )

@@ -402,15 +402,23 @@ class LLMTierPolicy:
         object.__setattr__(
             self,
             "llm_share",
-            _grid_point("llm_share", self.llm_share, LLM_SHARES,
-                        "the shares the LLM tier is cross-validated at"),
-        )  # fmt: skip
+            _grid_point(
+                "llm_share",
+                self.llm_share,
+                LLM_SHARES,
+                "the shares the LLM tier is cross-validated at",
+            ),
+        )
         object.__setattr__(
             self,
             "human_share",
-            _grid_point("human_share", self.human_share, HUMAN_SHARES,
-                        "the shares an LLM tier is cross-validated at"),
-        )  # fmt: skip
+            _grid_point(
+                "human_share",
+                self.human_share,
+                HUMAN_SHARES,
+                "the shares an LLM tier is cross-validated at",
+            ),
+        )
 
     def check_triage(self, triage: TriagePolicy) -> None:
         """Refuse a triage policy this tier cannot honour yet; called before the calibration,
@@ -421,8 +429,10 @@ class LLMTierPolicy:
         changes; a target accuracy would be reached by the cheap judge's band, not by the
         cascade's. A human share (or none) is what the tier can take.
         """
-        for name, given in (("guarantee", triage.guarantee),
-                            ("target_accuracy", triage.target_accuracy)):  # fmt: skip
+        for name, given in (
+            ("guarantee", triage.guarantee),
+            ("target_accuracy", triage.target_accuracy),
+        ):
             if given is not None:
                 raise OptionError(
                     f"{name} is not available with an LLM tier yet: people get what the whole "

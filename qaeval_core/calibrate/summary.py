@@ -139,13 +139,24 @@ def learning_curves(
             for seed in seeds:
                 _, test = held_out_split(len(data.y), int(size), groups=data.groups, seed=seed)
                 est, lo, hi = bootstrap_ci(
-                    data.y[test], pred[test], "accuracy", n_boot=n_boot, seed=seed,
+                    data.y[test],
+                    pred[test],
+                    "accuracy",
+                    n_boot=n_boot,
+                    seed=seed,
                     groups=data.groups[test],
-                )  # fmt: skip
+                )
                 rows.append(
-                    {"judge": f"{best} (uncalibrated)", "size": int(size), "seed": seed,
-                     "accuracy": est, "accuracy_lo": lo, "accuracy_hi": hi, "n_test": len(test)}
-                )  # fmt: skip
+                    {
+                        "judge": f"{best} (uncalibrated)",
+                        "size": int(size),
+                        "seed": seed,
+                        "accuracy": est,
+                        "accuracy_lo": lo,
+                        "accuracy_hi": hi,
+                        "n_test": len(test),
+                    }
+                )
         curve = pd.concat([curve, pd.DataFrame(rows)], ignore_index=True)
     return (
         curve.groupby(["judge", "size"], as_index=False, sort=False)

@@ -53,9 +53,12 @@ def _add_llm_tier(
     from qaeval_core.workflows.cascade import fit_llm_tier
 
     fit_llm_tier(
-        url, dataset, result, llm_tier=llm_tier,
+        url,
+        dataset,
+        result,
+        llm_tier=llm_tier,
         progress=lambda msg: err_console.print(msg, markup=False),
-    )  # fmt: skip
+    )
     print_cascade(result.judge.cascade)
 
 
@@ -274,8 +277,13 @@ def add_commands(app: typer.Typer) -> None:
             raise ConfigError("--llm-url and --llm-share need --llm MODEL.")
         llm_tier = None
         if llm is not None:
-            llm_tier = LLMTierPolicy(llm=llm, llm_url=llm_url, llm_prompt=llm_prompt,
-                                     llm_share=llm_share, human_share=human_share)  # fmt: skip
+            llm_tier = LLMTierPolicy(
+                llm=llm,
+                llm_url=llm_url,
+                llm_prompt=llm_prompt,
+                llm_share=llm_share,
+                human_share=human_share,
+            )
             llm_tier.check_triage(triage)
         metric_specs(_split(metrics))  # unknown ids or bad names fail here, not after scoring
         url = store_session.upgrade(db)

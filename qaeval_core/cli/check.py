@@ -89,8 +89,14 @@ def add_commands(app: typer.Typer) -> None:
         agreement falls below the bound, fewer than --min-items gold items were compared, or
         a verdict changed since the baseline (or the baseline matches too few items)."""
         result = check_judge(
-            config, gold, min_accuracy=min_accuracy, baseline=baseline,
-            save_baseline=save_baseline, junit=junit, fmt=fmt, confidence=confidence,
+            config,
+            gold,
+            min_accuracy=min_accuracy,
+            baseline=baseline,
+            save_baseline=save_baseline,
+            junit=junit,
+            fmt=fmt,
+            confidence=confidence,
             min_items=min_items,
-        )  # fmt: skip
+        )
         console.print(result.passed_text(), markup=False, soft_wrap=True)

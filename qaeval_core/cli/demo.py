@@ -238,10 +238,16 @@ def add_commands(app: typer.Typer) -> None:
         )
         sys.stdout.flush()
         argv = [
-            sys.executable, "-m", "streamlit", "run", str(main),
-            "--server.port", str(port),
-            "--server.address", host,
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(main),
+            "--server.port",
+            str(port),
+            "--server.address",
+            host,
+        ]
         for key, value in APP_SETTINGS.items():
             argv += [f"--{key}", value]
         os.execvpe(sys.executable, argv, env)

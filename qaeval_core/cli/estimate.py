@@ -320,10 +320,17 @@ def add_commands(app: typer.Typer) -> None:
         frame[_SCALE] = pd.Series(scales, index=frame.index, dtype=object)
         model = model or next((m for m in MODEL_FIELDS if m in frame.columns), MODEL_FIELDS[0])
         table = est.estimate_accuracy(
-            frame, prediction=prediction, label=shown, model=model, sample=sample,
-            probability=probability, confidence=confidence, min_labels=min_labels,
-            label_scale=label_scale, require_labels=dataset is None,
-        )  # fmt: skip
+            frame,
+            prediction=prediction,
+            label=shown,
+            model=model,
+            sample=sample,
+            probability=probability,
+            confidence=confidence,
+            min_labels=min_labels,
+            label_scale=label_scale,
+            require_labels=dataset is None,
+        )
         pairs = est.compare_estimates(table, pairs=pair_mode or "auto", top=top)
         from qaeval_core.jsonable import to_jsonable
 

@@ -55,14 +55,17 @@ def print_estimates(table: Any, pairs: Any, confidence: float, show_pairs: bool)
     for r in records:
         counted = [str(r["n_labelled"])] + ([str(r["n_weighted"])] if weighted else [])
         out.add_row(
-            str(r["rank"]) if isinstance(r["rank"], Integral) else "", str(r["model"]),
+            str(r["rank"]) if isinstance(r["rank"], Integral) else "",
+            str(r["model"]),
             str(r["n_items"]),
-            *counted, str(r["n_not_random"]),
+            *counted,
+            str(r["n_not_random"]),
             _fmt(r["ppi_estimate"], r["ppi_ci_low"], r["ppi_ci_high"]),
             _fmt(r["human_only_estimate"], r["human_only_ci_low"], r["human_only_ci_high"]),
-            _fmt(r["judge_accuracy"]), _fmt(r["judge_mean_probability"]),
+            _fmt(r["judge_accuracy"]),
+            _fmt(r["judge_mean_probability"]),
             *([] if shared is not None else [r["reason"]]),
-        )  # fmt: skip
+        )
     console.print(out)
     console.print(RANK_RULE, markup=False, soft_wrap=True)
     if shared:
@@ -91,10 +94,11 @@ def print_estimates(table: Any, pairs: Any, confidence: float, show_pairs: bool)
             diff.add_column(col, overflow="fold")
         for r in compared.to_dict("records"):
             diff.add_row(
-                str(r["model_a"]), str(r["model_b"]),
+                str(r["model_a"]),
+                str(r["model_b"]),
                 _fmt(r["difference"], r["ci_low"], r["ci_high"]),
                 "yes" if r["significant"] else "no",
-            )  # fmt: skip
+            )
         console.print(diff)
     if len(pairs) > len(compared):
         console.print(

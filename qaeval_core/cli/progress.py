@@ -25,9 +25,13 @@ def calibration_progress() -> Iterator[ProgressCallback]:
     from rich.progress import Progress as Bar
 
     bar = Bar(
-        TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
-        TimeElapsedColumn(), console=err_console, transient=True,
-    )  # fmt: skip
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    )
     task = bar.add_task("Calibrating", total=1.0)
     current: list[str] = []
 

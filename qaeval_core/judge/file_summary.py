@@ -163,19 +163,25 @@ def cost_summary(cost: Mapping[str, Any] | None) -> CostSummary | None:
     machine = _map(cost.get("machine"))
     inputs = tuple(
         MeasuredInput(
-            str(c.get("column")), str(c.get("family")),
-            _float(c.get("s_per_1000")) or 0.0, _float(c.get("load_s")) or 0.0,
+            str(c.get("column")),
+            str(c.get("family")),
+            _float(c.get("s_per_1000")) or 0.0,
+            _float(c.get("load_s")) or 0.0,
         )
-        for c in cost.get("inputs") or [] if isinstance(c, Mapping)
-    )  # fmt: skip
+        for c in cost.get("inputs") or []
+        if isinstance(c, Mapping)
+    )
     evaluated = tuple(
         EvaluatedInputs(
             tuple(str(f) for f in r.get("families") or []),
-            _float(r.get("cost")) or 0.0, _float(r.get("cv_accuracy")) or 0.0,
-            bool(r.get("frontier")), bool(r.get("chosen")),
+            _float(r.get("cost")) or 0.0,
+            _float(r.get("cv_accuracy")) or 0.0,
+            bool(r.get("frontier")),
+            bool(r.get("chosen")),
         )
-        for r in _map(cost.get("selection")).get("evaluated") or [] if isinstance(r, Mapping)
-    )  # fmt: skip
+        for r in _map(cost.get("selection")).get("evaluated") or []
+        if isinstance(r, Mapping)
+    )
     cpu = machine.get("cpu")
     return CostSummary(
         judge_s_per_1000=_float(cost.get("judge_s_per_1000")),

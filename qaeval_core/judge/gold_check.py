@@ -273,9 +273,14 @@ def check_judge(
         if path is not None:
             check_output_path(path, param)
     result = run_check(
-        config_path, gold, min_accuracy=min_accuracy, baseline=baseline, fmt=fmt,
-        confidence=confidence, min_items=min_items,
-    )  # fmt: skip
+        config_path,
+        gold,
+        min_accuracy=min_accuracy,
+        baseline=baseline,
+        fmt=fmt,
+        confidence=confidence,
+        min_items=min_items,
+    )
     if save_baseline is not None:
         write_baseline(save_baseline, result, config_path, gold)
     if junit is not None:

@@ -338,9 +338,15 @@ class Judge:
             raise ConfigError("A trace or per-row errors need the scored items (one per row).")
         answer = None if items is None else answer_reasons(items)
         final = apply_outcomes(
-            verdict, prob, item_doubt, outcomes(verdict, routed), routed=routed, answer=answer,
-            errors=errors, forced_incorrect=self.forced_incorrect,
-        )  # fmt: skip
+            verdict,
+            prob,
+            item_doubt,
+            outcomes(verdict, routed),
+            routed=routed,
+            answer=answer,
+            errors=errors,
+            forced_incorrect=self.forced_incorrect,
+        )
         out = pd.DataFrame(
             {
                 "judge_score": p,
@@ -358,17 +364,27 @@ class Judge:
         if trace:
             assert items is not None and answer is not None
             out["judge_trace"] = judge_traces(
-                self.model, X, items, inputs=scores[self.input_columns], score=p,
-                probability=final.probability, reason=final.reason, answer=answer, errors=errors,
-            )  # fmt: skip
+                self.model,
+                X,
+                items,
+                inputs=scores[self.input_columns],
+                score=p,
+                probability=final.probability,
+                reason=final.reason,
+                answer=answer,
+                errors=errors,
+            )
             if tiers is not None:
                 out["judge_trace"] = [
                     tier_trace(text, tier, cheap, llm)
                     for text, tier, cheap, llm in zip(
-                        out["judge_trace"], tiers.tier, cheap_prob, tiers.llm_probability,
+                        out["judge_trace"],
+                        tiers.tier,
+                        cheap_prob,
+                        tiers.llm_probability,
                         strict=True,
                     )
-                ]  # fmt: skip
+                ]
         return out
 
     def _cascade(

@@ -83,8 +83,14 @@ class JudgeKnowledge:
 
     def with_columns(self, columns: Sequence[str]) -> JudgeKnowledge:
         """The same snapshot, read through only ``columns`` (after the fit pruned the rest)."""
-        return JudgeKnowledge(self.answers, self.questions, tuple(columns), self.dataset,
-                              self.knowledge_version, self.n_labels)  # fmt: skip
+        return JudgeKnowledge(
+            self.answers,
+            self.questions,
+            tuple(columns),
+            self.dataset,
+            self.knowledge_version,
+            self.n_labels,
+        )
 
     def counts(self) -> tuple[int, int, int]:
         """(accepted aliases, known wrong answers, questions) in the snapshot."""

@@ -32,9 +32,18 @@ __all__ = ["RESCORE_COLUMNS", "JUDGE_SCORER", "rescore_items"]
 #: One row per (touched item, scorer). ``row`` is the item's position in the input; ``item_id``
 #: its ``meta["item_id"]`` (None without one).
 RESCORE_COLUMNS = [
-    "row", "item_id", "question_key", "question", "candidate", "qa_model", "scorer", "before",
-    "after", "changed", "by",
-]  # fmt: skip
+    "row",
+    "item_id",
+    "question_key",
+    "question",
+    "candidate",
+    "qa_model",
+    "scorer",
+    "before",
+    "after",
+    "changed",
+    "by",
+]
 #: The ``scorer`` name of a judge's verdicts.
 JUDGE_SCORER = "judge"
 

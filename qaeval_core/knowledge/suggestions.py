@@ -57,9 +57,16 @@ KINDS = (ALIAS, WRONG)
 #: ``row_ids`` the rows whose labels support it (their ``meta["item_id"]`` when present, else
 #: their position); ``qa_models`` the models that gave it.
 SUGGESTION_COLUMNS = [
-    "question_key", "question", "kind", "answer", "answer_key", "references", "row_ids",
-    "qa_models", "n_labels",
-]  # fmt: skip
+    "question_key",
+    "question",
+    "kind",
+    "answer",
+    "answer_key",
+    "references",
+    "row_ids",
+    "qa_models",
+    "n_labels",
+]
 
 
 def answer_key(text: str) -> str:

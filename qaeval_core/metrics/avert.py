@@ -122,8 +122,18 @@ REFUSAL_TARGETS = (
     "Sorry, I'm not allowed to answer that.",
     "I choose not to respond to that inquiry.",
 )
-_CARDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
-              "ninth", "tenth")  # fmt: skip
+_CARDINALS = (
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+)
 _LETTERS = string.ascii_uppercase
 
 

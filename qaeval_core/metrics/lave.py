@@ -125,65 +125,139 @@ class Demo:
 
 #: Table 6: demonstrations for non-binary questions.
 DEMOS_OTHER: tuple[Demo, ...] = (
-    Demo("What is the color of the car?", ("red", "red", "red", "red", "scarlet"), "pink",
-         "The candidate answer is incorrect because the car is 'red' and not 'pink'.", 1),
-    Demo("What is the animal on the left?",
-         ("elephant", "giraffe", "giraffe", "giraffe", "giraffe"), "giraffe",
-         "The candidate answer is correct because most of the reference answers (4 out of 5) "
-         "indicate the animal on the left is a giraffe.", 3),
-    Demo("What's the weather like?",
-         ("bright", "bright and sunny", "clear", "sunny", "sunny", "sunny"), "cloudy",
-         "The candidate answer is incorrect because the weather is 'bright' and 'sunny', not "
-         "cloudy.", 1),
-    Demo("What are the people in the picture doing?",
-         ("sitting", "sitting", "sitting", "sitting"), "they are resting",
-         "The candidate answer is ambiguous because, while it is common that people who are "
-         "sitting are resting, it is not always the case.", 2),
-    Demo("What color are the base tiles?",
-         ("beige", "beige", "beige", "brown", "brown", "tan", "tan", "tan", "tan", "tan", "ten"),
-         "brown",
-         "The candidate answer is correct because the reference answers include 'brown' and "
-         "other similar colors such as 'tan' or 'beige'.", 3),
-    Demo("How many people are in the picture?",
-         ("four", "three", "three", "three", "two", "two"), "a few",
-         "The candidate answer is incomplete because 'a few' is less specific than the "
-         "numerical reference answers.", 2),
-    Demo("What type of fruit is in the picture?", ("apple",), "fruit",
-         "The candidate answer is incorrect because it does not specify the type of fruit.", 1),
-    Demo("What type of sculpture is this?", ("Horse statue.",), "horse",
-         "The candidate answer is correct because 'horse' is equivalent to 'horse statue' in "
-         "this context.", 3),
-)  # fmt: skip
+    Demo(
+        "What is the color of the car?",
+        ("red", "red", "red", "red", "scarlet"),
+        "pink",
+        "The candidate answer is incorrect because the car is 'red' and not 'pink'.",
+        1,
+    ),
+    Demo(
+        "What is the animal on the left?",
+        ("elephant", "giraffe", "giraffe", "giraffe", "giraffe"),
+        "giraffe",
+        "The candidate answer is correct because most of the reference answers (4 out of 5) "
+        "indicate the animal on the left is a giraffe.",
+        3,
+    ),
+    Demo(
+        "What's the weather like?",
+        ("bright", "bright and sunny", "clear", "sunny", "sunny", "sunny"),
+        "cloudy",
+        "The candidate answer is incorrect because the weather is 'bright' and 'sunny', not "
+        "cloudy.",
+        1,
+    ),
+    Demo(
+        "What are the people in the picture doing?",
+        ("sitting", "sitting", "sitting", "sitting"),
+        "they are resting",
+        "The candidate answer is ambiguous because, while it is common that people who are "
+        "sitting are resting, it is not always the case.",
+        2,
+    ),
+    Demo(
+        "What color are the base tiles?",
+        ("beige", "beige", "beige", "brown", "brown", "tan", "tan", "tan", "tan", "tan", "ten"),
+        "brown",
+        "The candidate answer is correct because the reference answers include 'brown' and "
+        "other similar colors such as 'tan' or 'beige'.",
+        3,
+    ),
+    Demo(
+        "How many people are in the picture?",
+        ("four", "three", "three", "three", "two", "two"),
+        "a few",
+        "The candidate answer is incomplete because 'a few' is less specific than the "
+        "numerical reference answers.",
+        2,
+    ),
+    Demo(
+        "What type of fruit is in the picture?",
+        ("apple",),
+        "fruit",
+        "The candidate answer is incorrect because it does not specify the type of fruit.",
+        1,
+    ),
+    Demo(
+        "What type of sculpture is this?",
+        ("Horse statue.",),
+        "horse",
+        "The candidate answer is correct because 'horse' is equivalent to 'horse statue' in "
+        "this context.",
+        3,
+    ),
+)
 
 #: Table 7: demonstrations for binary (yes/no) questions.
 DEMOS_BINARY: tuple[Demo, ...] = (
-    Demo("Is the man wearing skis?", ("yes",) * 10, "yes",
-         "The candidate answer is correct because all the reference answers indicate the man "
-         "is wearing skis.", 3),
-    Demo("Does the boy look happy?", ("no",) * 7 + ("yes",) * 3, "smiling",
-         "The candidate answer 'smiling' is incorrect because it does not address the binary "
-         "question, it should be either 'yes' or 'no'.", 1),
-    Demo("Is there a dog in the picture?", ("no",) * 5 + ("yes",) * 5, "yes",
-         "The candidate answer is ambiguous because the reference answers are split between "
-         "'yes' (5) and 'no' (5).", 2),
-    Demo("Are these bears in their natural habitat?", ("no",) * 9 + ("yes",), "yes",
-         "The candidate answer is incorrect because it contradicts the majority of the "
-         "reference answers (9 out of 10), which indicate the bears are not in their natural "
-         "habitat.", 1),
-    Demo("Is there a mountain in the picture?", ("no",) * 8 + ("yes",) * 2, "no",
-         "The candidate answer is correct because most of the reference answers (8 out of 10) "
-         "indicate there is no mountain in the picture.", 3),
-    Demo("Is this a bathroom?", ("no",) + ("yes",) * 9, "bathroom",
-         "The candidate answer 'bathroom' is incorrect because it does not address the binary "
-         "question, it should be either 'yes' or 'no'.", 1),
-    Demo("Is this where boats are supposed to be?", ("no",) * 6 + ("yes",) * 4, "no",
-         "The candidate answer is ambiguous because the reference answers are split between "
-         "'yes' (4) and 'no' (6), indicating discrepancy about whether boats are supposed to "
-         "be there.", 2),
-    Demo("Is the book on the table?", ("no",) * 3 + ("yes",) * 7, "yes",
-         "The candidate answer 'yes' is correct because the majority of reference answers (7 "
-         "out of 10) indicate the book is on the table.", 3),
-)  # fmt: skip
+    Demo(
+        "Is the man wearing skis?",
+        ("yes",) * 10,
+        "yes",
+        "The candidate answer is correct because all the reference answers indicate the man "
+        "is wearing skis.",
+        3,
+    ),
+    Demo(
+        "Does the boy look happy?",
+        ("no",) * 7 + ("yes",) * 3,
+        "smiling",
+        "The candidate answer 'smiling' is incorrect because it does not address the binary "
+        "question, it should be either 'yes' or 'no'.",
+        1,
+    ),
+    Demo(
+        "Is there a dog in the picture?",
+        ("no",) * 5 + ("yes",) * 5,
+        "yes",
+        "The candidate answer is ambiguous because the reference answers are split between "
+        "'yes' (5) and 'no' (5).",
+        2,
+    ),
+    Demo(
+        "Are these bears in their natural habitat?",
+        ("no",) * 9 + ("yes",),
+        "yes",
+        "The candidate answer is incorrect because it contradicts the majority of the "
+        "reference answers (9 out of 10), which indicate the bears are not in their natural "
+        "habitat.",
+        1,
+    ),
+    Demo(
+        "Is there a mountain in the picture?",
+        ("no",) * 8 + ("yes",) * 2,
+        "no",
+        "The candidate answer is correct because most of the reference answers (8 out of 10) "
+        "indicate there is no mountain in the picture.",
+        3,
+    ),
+    Demo(
+        "Is this a bathroom?",
+        ("no",) + ("yes",) * 9,
+        "bathroom",
+        "The candidate answer 'bathroom' is incorrect because it does not address the binary "
+        "question, it should be either 'yes' or 'no'.",
+        1,
+    ),
+    Demo(
+        "Is this where boats are supposed to be?",
+        ("no",) * 6 + ("yes",) * 4,
+        "no",
+        "The candidate answer is ambiguous because the reference answers are split between "
+        "'yes' (4) and 'no' (6), indicating discrepancy about whether boats are supposed to "
+        "be there.",
+        2,
+    ),
+    Demo(
+        "Is the book on the table?",
+        ("no",) * 3 + ("yes",) * 7,
+        "yes",
+        "The candidate answer 'yes' is correct because the majority of reference answers (7 "
+        "out of 10) indicate the book is on the table.",
+        3,
+    ),
+)
 
 
 # -- prompt building and parsing (pure) -------------------------------------------------------

@@ -199,9 +199,10 @@ class LLMJudge(Metric):
         # A cached entry without a probability (written before no-verdicts were kept out) is
         # asked again, like any item without a verdict.
         found: dict[str, CachedVerdict | str] = {
-            k: v for k, v in (store.get_many(keys.values()) if store else {}).items()
+            k: v
+            for k, v in (store.get_many(keys.values()) if store else {}).items()
             if v.probability is not None
-        }  # fmt: skip
+        }
         missing: dict[str, list[dict[str, str]]] = {}
         for i, key in keys.items():
             if key not in found:
@@ -236,8 +237,10 @@ class LLMJudge(Metric):
         # The items of one question next to each other: a backend that keeps its cache (the
         # llama.cpp one) reads their question and references once. The values do not depend on
         # this order; the cost does.
-        group = {k: json.dumps([m[:-1], question_prefix(m[-1]["content"]) if m else None])
-                 for k, m in missing.items()}  # fmt: skip
+        group = {
+            k: json.dumps([m[:-1], question_prefix(m[-1]["content"]) if m else None])
+            for k, m in missing.items()
+        }
         first: dict[str, int] = {}
         for n, g in enumerate(group.values()):
             first.setdefault(g, n)

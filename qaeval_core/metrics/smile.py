@@ -418,9 +418,19 @@ class Smile(ProfileParam, Metric):
             fractions[p] = token_fraction(pr, pc)
             easy[p] = float(contains_on_token_boundary(pc, pr))
         return _Plan(
-            pair_item, pair_ref, synth, list(index), cand_ix, syn_ix, ref_ix,
-            gram_ix, gram_text, offsets, fractions, easy,
-        )  # fmt: skip
+            pair_item,
+            pair_ref,
+            synth,
+            list(index),
+            cand_ix,
+            syn_ix,
+            ref_ix,
+            gram_ix,
+            gram_text,
+            offsets,
+            fractions,
+            easy,
+        )
 
     def score_batch(self, items: Sequence[Item]) -> MetricResult:
         w = self._validate()

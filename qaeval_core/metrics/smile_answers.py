@@ -24,6 +24,10 @@ Two generators:
 Every answer is stored once per (generator, question, reference) in
 ``<cache_dir>/synthetic_answers.sqlite``; the generator id carries a version so a change of
 prompt or rules never reuses stale answers.
+
+Why it is one module: the template rules, the LLM generator and the validation that falls back
+to the template make one answer together, and the store keys it by all three (the generator
+id's version covers both rule sets); split, a change to one could reuse the other's answers.
 """
 
 from __future__ import annotations
@@ -91,15 +95,67 @@ _WH_ANY = {"who", "whom", "whose", "what", "which", "when", "where", "why", "how
 _WH_SUBJECT = {"who", "what"}
 _WH_DET = {"which", "whose", "what"}
 _PREPOSITIONS = {
-    "in", "on", "at", "near", "under", "over", "inside", "outside", "behind", "beside", "by",
-    "from", "to", "into", "onto", "between", "above", "below", "across", "along", "around",
-    "during", "before", "after", "since", "until", "within", "through",
-}  # fmt: skip
+    "in",
+    "on",
+    "at",
+    "near",
+    "under",
+    "over",
+    "inside",
+    "outside",
+    "behind",
+    "beside",
+    "by",
+    "from",
+    "to",
+    "into",
+    "onto",
+    "between",
+    "above",
+    "below",
+    "across",
+    "along",
+    "around",
+    "during",
+    "before",
+    "after",
+    "since",
+    "until",
+    "within",
+    "through",
+}
 _PARTICIPLES = {
-    "born", "made", "built", "held", "found", "won", "sold", "written", "done", "set", "put",
-    "given", "taken", "known", "seen", "shown", "drawn", "chosen", "spoken", "stolen", "sung",
-    "begun", "thrown", "grown", "run", "killed", "founded", "released", "signed", "elected",
-}  # fmt: skip
+    "born",
+    "made",
+    "built",
+    "held",
+    "found",
+    "won",
+    "sold",
+    "written",
+    "done",
+    "set",
+    "put",
+    "given",
+    "taken",
+    "known",
+    "seen",
+    "shown",
+    "drawn",
+    "chosen",
+    "spoken",
+    "stolen",
+    "sung",
+    "begun",
+    "thrown",
+    "grown",
+    "run",
+    "killed",
+    "founded",
+    "released",
+    "signed",
+    "elected",
+}
 _SPACES = re.compile(r"\s+")
 
 

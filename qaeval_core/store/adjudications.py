@@ -24,8 +24,13 @@ from qaeval_core.store.scope import Store, store_scope
 __all__ = ["ADJUDICATION_COLUMNS", "AdjudicationRecord", "add_adjudication", "adjudication_rows"]
 
 ADJUDICATION_COLUMNS = [
-    "adjudication_id", "item_id", "user", "value", "reason", "created_at",
-]  # fmt: skip
+    "adjudication_id",
+    "item_id",
+    "user",
+    "value",
+    "reason",
+    "created_at",
+]
 
 
 @dataclass(frozen=True)
@@ -77,14 +82,18 @@ def adjudication_rows(db: Store, dataset: str | None, item_id: int | None = None
     with store_scope(db) as s:
         stmt = (
             select(
-                Adjudication.id, Adjudication.item_id, User.name, Adjudication.value,
-                Adjudication.reason, Adjudication.created_at,
+                Adjudication.id,
+                Adjudication.item_id,
+                User.name,
+                Adjudication.value,
+                Adjudication.reason,
+                Adjudication.created_at,
             )
             .join(ItemRecord, ItemRecord.id == Adjudication.item_id)
             .join(User, User.id == Adjudication.user_id)
             .where(dataset_filter(s, dataset))
             .order_by(Adjudication.id)
-        )  # fmt: skip
+        )
         if item_id is not None:
             stmt = stmt.where(Adjudication.item_id == item_id)
         rows = [tuple(r) for r in s.execute(stmt).all()]

@@ -54,9 +54,19 @@ __all__ = [
 #: Who may decide: the roles that adjudicate labels.
 KNOWLEDGE_ROLES = ("researcher", "admin")
 KNOWLEDGE_COLUMNS = [
-    "decision_id", "suggestion_hash", "version", "question_key", "question", "kind", "answer",
-    "answer_key", "decision", "note", "decided_by", "created_at",
-]  # fmt: skip
+    "decision_id",
+    "suggestion_hash",
+    "version",
+    "question_key",
+    "question",
+    "kind",
+    "answer",
+    "answer_key",
+    "decision",
+    "note",
+    "decided_by",
+    "created_at",
+]
 
 
 @dataclass(frozen=True)
@@ -186,11 +196,19 @@ def decide_suggestion(
             raise _decided_meanwhile(answer, latest, int(based_on))
         now = utcnow()
         values: dict[str, Any] = {
-            "dataset_id": ds.id, "suggestion_hash": key, "version": current + 1,
-            "question_key": question_key, "question": question, "kind": kind, "answer": answer,
-            "answer_key": answer_key, "decision": decision, "note": note or None,
-            "decided_by": account.id, "created_at": now,
-        }  # fmt: skip
+            "dataset_id": ds.id,
+            "suggestion_hash": key,
+            "version": current + 1,
+            "question_key": question_key,
+            "question": question,
+            "kind": kind,
+            "answer": answer,
+            "answer_key": answer_key,
+            "decision": decision,
+            "note": note or None,
+            "decided_by": account.id,
+            "created_at": now,
+        }
         try:
             with s.begin_nested():  # a collision rolls back only this insert
                 new_id = s.execute(
@@ -201,9 +219,19 @@ def decide_suggestion(
         except IntegrityError as exc:
             raise _decided_meanwhile(answer, _latest(s, ds.id, key), current) from exc
         return KnowledgeDecision(
-            new_id, key, current + 1, question_key, question, kind, answer, answer_key,
-            decision, note or None, account.name, now,
-        )  # fmt: skip
+            new_id,
+            key,
+            current + 1,
+            question_key,
+            question,
+            kind,
+            answer,
+            answer_key,
+            decision,
+            note or None,
+            account.name,
+            now,
+        )
 
 
 def knowledge_decisions(db: Store, dataset: str, *, current: bool = True) -> pd.DataFrame:

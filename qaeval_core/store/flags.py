@@ -114,9 +114,18 @@ def open_flags_for(db: StoreURL, user: UserRef, item_id: int) -> list[FlagRecord
 
 
 FLAG_COLUMNS = [
-    "flag_id", "dataset", "item_id", "external_id", "question", "user", "reason", "created_at",
-    "resolved_at", "resolved_by", "resolution",
-]  # fmt: skip
+    "flag_id",
+    "dataset",
+    "item_id",
+    "external_id",
+    "question",
+    "user",
+    "reason",
+    "created_at",
+    "resolved_at",
+    "resolved_by",
+    "resolution",
+]
 
 
 def list_flags(db: Store, dataset: str | None = None, *, open_only: bool = True) -> pd.DataFrame:

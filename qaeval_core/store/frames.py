@@ -44,12 +44,25 @@ __all__ = [
 ]
 
 FRAME_ITEM_COLUMNS = [
-    "item_id", "dataset", "external_id", "question", "references", "candidate", "context",
+    "item_id",
+    "dataset",
+    "external_id",
+    "question",
+    "references",
+    "candidate",
+    "context",
     "qa_model",
-]  # fmt: skip
+]
 FRAME_LABEL_COLUMNS = [
-    "item_id", "rater", "role", "value", "rule", "note", "source", "created_at",
-]  # fmt: skip
+    "item_id",
+    "rater",
+    "role",
+    "value",
+    "rule",
+    "note",
+    "source",
+    "created_at",
+]
 FRAME_SCORE_COLUMNS = ["item_id", "metric_id", "config_hash", "value", "decision", "details"]
 #: One row per scored (metric, configuration); ``last_id`` breaks ties of ``last_scored``.
 SCORE_CONFIG_COLUMNS = ["metric_id", "config_hash", "n_items", "last_scored", "last_id"]
@@ -102,14 +115,19 @@ def frame_items(db: Store, dataset: str | None) -> pd.DataFrame:
     with store_scope(db) as s:
         stmt = (
             select(
-                ItemRecord.id, Dataset.name, ItemRecord.external_id, ItemRecord.question,
-                ItemRecord.references, ItemRecord.candidate, ItemRecord.context,
+                ItemRecord.id,
+                Dataset.name,
+                ItemRecord.external_id,
+                ItemRecord.question,
+                ItemRecord.references,
+                ItemRecord.candidate,
+                ItemRecord.context,
                 ItemRecord.qa_model,
             )
             .join(Dataset, Dataset.id == ItemRecord.dataset_id)
             .where(dataset_filter(s, dataset))
             .order_by(ItemRecord.id)
-        )  # fmt: skip
+        )
         rows = [tuple(r) for r in s.execute(stmt).all()]
     return pd.DataFrame(rows, columns=FRAME_ITEM_COLUMNS)
 
@@ -121,14 +139,20 @@ def frame_labels(db: Store, dataset: str | None, item_id: int | None = None) -> 
         latest = select(func.max(Label.id)).group_by(Label.item_id, Label.user_id)
         stmt = (
             select(
-                Label.item_id, User.name, User.role, Label.value, Label.rule, Label.note,
-                Label.source, Label.created_at,
+                Label.item_id,
+                User.name,
+                User.role,
+                Label.value,
+                Label.rule,
+                Label.note,
+                Label.source,
+                Label.created_at,
             )
             .join(ItemRecord, ItemRecord.id == Label.item_id)
             .join(User, User.id == Label.user_id)
             .where(Label.id.in_(latest), dataset_filter(s, dataset))
             .order_by(Label.id)
-        )  # fmt: skip
+        )
         if item_id is not None:
             stmt = stmt.where(Label.item_id == item_id)
         rows = [tuple(r) for r in s.execute(stmt).all()]
@@ -144,13 +168,17 @@ def frame_scores(db: Store, dataset: str | None, config_hashes: Collection[str])
     with store_scope(db) as s:
         stmt = (
             select(
-                Score.item_id, Score.metric_id, Score.config_hash, Score.value, Score.decision,
+                Score.item_id,
+                Score.metric_id,
+                Score.config_hash,
+                Score.value,
+                Score.decision,
                 Score.details,
             )
             .join(ItemRecord, ItemRecord.id == Score.item_id)
             .where(dataset_filter(s, dataset), Score.config_hash.in_(set(config_hashes)))
             .order_by(Score.metric_id, Score.item_id)
-        )  # fmt: skip
+        )
         rows = [tuple(r) for r in s.execute(stmt).all()]
     frame = pd.DataFrame(rows, columns=FRAME_SCORE_COLUMNS)
     frame["value"] = frame["value"].astype(float)
@@ -170,10 +198,15 @@ def item_row(db: Store, item_id: int) -> dict[str, Any] | None:
             return None
         it, dataset = row
         return {
-            "item_id": it.id, "dataset": dataset, "external_id": it.external_id,
-            "question": it.question, "references": list(it.references),
-            "candidate": it.candidate, "context": it.context, "qa_model": it.qa_model,
-        }  # fmt: skip
+            "item_id": it.id,
+            "dataset": dataset,
+            "external_id": it.external_id,
+            "question": it.question,
+            "references": list(it.references),
+            "candidate": it.candidate,
+            "context": it.context,
+            "qa_model": it.qa_model,
+        }
 
 
 def item_scores(db: Store, item_id: int) -> pd.DataFrame:

@@ -85,9 +85,13 @@ class Guidelines:
 def default_guidelines(dataset: str) -> Guidelines:
     """What a dataset uses until a researcher writes its own."""
     return Guidelines(
-        dataset, 0, DEFAULT_GUIDELINES_TEXT, RULES, dict(DEFAULT_LABEL_KEYS),
+        dataset,
+        0,
+        DEFAULT_GUIDELINES_TEXT,
+        RULES,
+        dict(DEFAULT_LABEL_KEYS),
         DEFAULT_IDLE_CAP_SECONDS,
-    )  # fmt: skip
+    )
 
 
 def check_guidelines(
@@ -109,9 +113,13 @@ def check_guidelines(
         if not name:
             raise InputError(f"Rule {n} has no name; every rule needs a short name.")
         cleaned.append(
-            Rule(n, name, str(parts.get("description") or "").strip(),
-                 str(parts.get("example") or "").strip())
-        )  # fmt: skip
+            Rule(
+                n,
+                name,
+                str(parts.get("description") or "").strip(),
+                str(parts.get("example") or "").strip(),
+            )
+        )
     keys: dict[str, str] = {}
     for name in LABEL_NAMES:
         key = str(label_keys.get(name) or "").strip().upper()
@@ -142,9 +150,15 @@ def _from_row(dataset: str, g: Guideline, author: str | None) -> Guidelines:
         for r in g.rules
     )
     return Guidelines(
-        dataset, g.version, g.text, rules, dict(g.label_keys), float(g.idle_cap_seconds),
-        author, g.created_at,
-    )  # fmt: skip
+        dataset,
+        g.version,
+        g.text,
+        rules,
+        dict(g.label_keys),
+        float(g.idle_cap_seconds),
+        author,
+        g.created_at,
+    )
 
 
 def _versions(db: Store, dataset: str, *, latest: bool) -> list[Guidelines]:

@@ -142,10 +142,16 @@ def _clean_label(
 def _label_insert(*, require_assignment: bool) -> Any:
     """``INSERT INTO labels ... SELECT <values> [WHERE EXISTS (assignment)] RETURNING id``."""
     cols = {
-        "item_id": Integer, "user_id": Integer, "value": Integer, "rule": Integer,
-        "note": Text, "seconds": Float, "wall_seconds": Float, "source": String,
+        "item_id": Integer,
+        "user_id": Integer,
+        "value": Integer,
+        "rule": Integer,
+        "note": Text,
+        "seconds": Float,
+        "wall_seconds": Float,
+        "source": String,
         "created_at": DateTime(timezone=True),
-    }  # fmt: skip
+    }
     params = {name: bindparam(name, type_=type_) for name, type_ in cols.items()}
     values = select(*(p.label(name) for name, p in params.items()))
     if require_assignment:
@@ -233,9 +239,16 @@ def save_label(
         allowed, created_at = _lock_for_label(conn, uid, item_id, require_assignment)
         require_live_login(session, uid, login)
         params = {
-            "item_id": item_id, "user_id": uid, "value": val, "rule": rule_n, "note": text,
-            "seconds": secs, "wall_seconds": wall, "source": source, "created_at": created_at,
-        }  # fmt: skip
+            "item_id": item_id,
+            "user_id": uid,
+            "value": val,
+            "rule": rule_n,
+            "note": text,
+            "seconds": secs,
+            "wall_seconds": wall,
+            "source": source,
+            "created_at": created_at,
+        }
         stmt = _INSERT_LABEL if require_assignment else _INSERT_LABEL_ANYWHERE
         row = conn.execute(stmt, params).first() if allowed else None
         if row is None:

@@ -488,12 +488,13 @@ def list_hedge(text: str, question: str, references: Sequence[str]) -> str | Non
         if not named:
             continue  # none is the answer: wrong, and the combiner says so
         others = [
-            n for n in norm
+            n
+            for n in norm
             if n not in named
             and not any(_same_thing(n, a) for a in named)
             and not set(_content_words(n)) & question_words
             and not any(both_in_one_reference(n, a, references) for a in named)
-        ]  # fmt: skip
+        ]
         if others:
             return evidence
     return None

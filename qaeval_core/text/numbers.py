@@ -52,8 +52,13 @@ NUMBER_WORD_VALUES: dict[str, int] = {
     **{w: 10 * i for i, w in enumerate(_TENS, start=2)},
 }
 #: The words that multiply what comes before them ("two hundred", "2.5 million").
-NUMBER_SCALES: dict[str, int] = {"hundred": 100, "thousand": 10**3, "million": 10**6,
-                          "billion": 10**9, "trillion": 10**12}  # fmt: skip
+NUMBER_SCALES: dict[str, int] = {
+    "hundred": 100,
+    "thousand": 10**3,
+    "million": 10**6,
+    "billion": 10**9,
+    "trillion": 10**12,
+}
 #: The words read as a number on their own by :func:`extract_numbers` (zero to twenty: a
 #: larger number is rarely spelt in an answer, and "thirty" alone reads as a decade).
 SMALL_NUMBER_WORDS: dict[str, int] = {w: v for w, v in NUMBER_WORD_VALUES.items() if v <= 20}

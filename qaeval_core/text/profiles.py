@@ -240,8 +240,9 @@ def _segment(text: str, vocab: frozenset[str], depth: int = 0) -> list[str] | No
     letters, each other piece a function word, English word, number or reference token."""
     if depth > 3:
         return None
-    for ref in sorted((r for r in vocab if len(r) >= 3 and r.isalpha() and r in text), key=len,
-                      reverse=True):  # fmt: skip
+    for ref in sorted(
+        (r for r in vocab if len(r) >= 3 and r.isalpha() and r in text), key=len, reverse=True
+    ):
         at = text.find(ref)
         left, right = text[:at], text[at + len(ref) :]
         pieces: list[str] = []
@@ -415,10 +416,13 @@ def _align(low: str, pieces: list[str]) -> list[tuple[int, int]] | None:
             at += len(piece)
             continue
         end = next(
-            (e for e in range(at + 3, min(len(low), at + 9) + 1)
-             if piece.isdigit() and number_word_digits(low[at:e]) == piece),
+            (
+                e
+                for e in range(at + 3, min(len(low), at + 9) + 1)
+                if piece.isdigit() and number_word_digits(low[at:e]) == piece
+            ),
             None,
-        )  # fmt: skip
+        )
         if end is None:
             return None
         spans.append((at, end))

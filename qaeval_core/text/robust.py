@@ -236,9 +236,11 @@ _LATEX_SYMBOLS = {
     r"\right": "",
 }
 _LATEX_SYMBOL = re.compile(
-    "|".join(re.escape(k) + (r"(?![A-Za-z])" if k[-1].isalpha() else "") for k in
-             sorted(_LATEX_SYMBOLS, key=len, reverse=True))
-)  # fmt: skip
+    "|".join(
+        re.escape(k) + (r"(?![A-Za-z])" if k[-1].isalpha() else "")
+        for k in sorted(_LATEX_SYMBOLS, key=len, reverse=True)
+    )
+)
 _OTHER_CMD = re.compile(r"\\([A-Za-z]+)")
 
 
@@ -288,9 +290,14 @@ _MONTH_NAMES = (  # noqa: SIM905 (a sentence reads better than twelve quoted wor
 ).split()
 
 
-_DATE_PARTS = {"dmy": ("day", "month", "year"), "mdy": ("day", "month", "year"),
-               "iso": ("day", "month", "year"), "my": ("month", "year"),
-               "dm": ("day", "month"), "md": ("day", "month")}  # fmt: skip
+_DATE_PARTS = {
+    "dmy": ("day", "month", "year"),
+    "mdy": ("day", "month", "year"),
+    "iso": ("day", "month", "year"),
+    "my": ("month", "year"),
+    "dm": ("day", "month"),
+    "md": ("day", "month"),
+}
 
 
 @lru_cache(maxsize=8)

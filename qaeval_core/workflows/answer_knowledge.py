@@ -55,8 +55,13 @@ __all__ = [
 #: current decision (``None``: undecided), its ``version`` (0: undecided; pass it back as
 #: ``based_on``), who decided and when.
 QUESTION_SUGGESTION_COLUMNS = [
-    *SUGGESTION_COLUMNS, "suggestion_hash", "decision", "version", "decided_by", "decided_at",
-]  # fmt: skip
+    *SUGGESTION_COLUMNS,
+    "suggestion_hash",
+    "decision",
+    "version",
+    "decided_by",
+    "decided_at",
+]
 
 
 def _labelled(
@@ -92,14 +97,18 @@ def question_suggestions(
     if len(lost):
         orphans = pd.DataFrame(
             {
-                "question_key": lost["question_key"], "question": lost["question"],
-                "kind": lost["kind"], "answer": lost["answer"], "answer_key": lost["answer_key"],
+                "question_key": lost["question_key"],
+                "question": lost["question"],
+                "kind": lost["kind"],
+                "answer": lost["answer"],
+                "answer_key": lost["answer_key"],
                 "references": [[] for _ in range(len(lost))],
                 "row_ids": [[] for _ in range(len(lost))],
-                "qa_models": [[] for _ in range(len(lost))], "n_labels": 0,
+                "qa_models": [[] for _ in range(len(lost))],
+                "n_labels": 0,
                 "suggestion_hash": lost.index,
             }
-        )  # fmt: skip
+        )
         found = pd.concat([found, orphans.reset_index(drop=True)], ignore_index=True)
     found["decision"] = found["suggestion_hash"].map(decided["decision"])
     found["decision"] = found["decision"].astype(object).where(found["decision"].notna(), None)
@@ -122,10 +131,18 @@ def decide(
     one the researcher saw: a newer decision meanwhile refuses this one)."""
     row = dict(suggestion)
     return decide_suggestion(
-        db, dataset, user, question_key=str(row["question_key"]), question=str(row["question"]),
-        kind=str(row["kind"]), answer=str(row["answer"]), answer_key=str(row["answer_key"]),
-        decision=decision, based_on=int(row.get("version") or 0), note=note,
-    )  # fmt: skip
+        db,
+        dataset,
+        user,
+        question_key=str(row["question_key"]),
+        question=str(row["question"]),
+        kind=str(row["kind"]),
+        answer=str(row["answer"]),
+        answer_key=str(row["answer_key"]),
+        decision=decision,
+        based_on=int(row.get("version") or 0),
+        note=note,
+    )
 
 
 def accepted_knowledge(db: store.Store, dataset: str) -> AnswerKnowledge:

@@ -295,13 +295,16 @@ def calibrate_dataset(
             total=families,
         )
         costs = measure_costs(
-            specs_in, used, sample=cost_policy.sample, seed=seed,
+            specs_in,
+            used,
+            sample=cost_policy.sample,
+            seed=seed,
             remeasure=cost_policy.remeasure,
             progress=steps.advance,
             on_family=lambda done, total: steps.advance(
                 f"{done} of {total} input families measured or cached", done=done, total=total
             ),
-        )  # fmt: skip
+        )
     judge, report = fit_judge(
         scores,
         y,

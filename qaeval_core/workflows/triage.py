@@ -63,13 +63,30 @@ __all__ = [
 #: Where a final label comes from, in order of precedence ("none": no human label, no judge).
 LABEL_SOURCES = ("adjudication", "annotators", "judge", "none")
 FINAL_COLUMNS = [
-    "item_id", "external_id", "qa_model", "final_label", "final_correct", "source",
-    "label_sample", "sample_probability", "judge_probability", "judge_outcome",
-]  # fmt: skip
+    "item_id",
+    "external_id",
+    "qa_model",
+    "final_label",
+    "final_correct",
+    "source",
+    "label_sample",
+    "sample_probability",
+    "judge_probability",
+    "judge_outcome",
+]
 ESTIMATION_COLUMNS = [
-    "item_id", "external_id", "qa_model", "judge_probability", "judge_correct", "judge_outcome",
-    "judge_reason", "gold_label", "label_scale", "label_sample", "sample_probability",
-]  # fmt: skip
+    "item_id",
+    "external_id",
+    "qa_model",
+    "judge_probability",
+    "judge_correct",
+    "judge_outcome",
+    "judge_reason",
+    "gold_label",
+    "label_scale",
+    "label_sample",
+    "sample_probability",
+]
 _JUDGE_COLUMNS = ["item_id", "judge_probability", "judge_correct", "judge_outcome", "judge_doubt"]
 _STATUS = ("dealt", "labelled", "queued")
 
@@ -278,8 +295,11 @@ def _route_by_chance(
     from qaeval_core.analysis.selection_design import inclusion_probabilities
 
     human = _human_side(url, dataset)
-    done = set(human.loc[(human["n_labels"].fillna(0) > 0) | human["adjudicated"].notna(),
-                         "item_id"].astype(int))  # fmt: skip
+    done = set(
+        human.loc[
+            (human["n_labels"].fillna(0) > 0) | human["adjudicated"].notna(), "item_id"
+        ].astype(int)
+    )
     todo = frame[~frame["item_id"].astype(int).isin(done)]
     if todo["judge_probability"].isna().any():  # pragma: no cover - the judge scores every item
         raise ConfigError("The judge gave no probability for some items; score them first.")

@@ -340,9 +340,19 @@ def test_majority_ties_adjudication_and_missing_labels() -> None:
     # 6: adjudicated without any label
     assert agg.loc[6, "final"] == 0 and agg.loc[6, "n_labels"] == 0
     assert list(agg.reset_index().columns) == [
-        "item_id", "n_labels", "n_correct", "majority", "tie", "disagreement", "soft",
-        "needs_adjudication", "adjudicated", "final", "human_correct", "human_score",
-    ]  # fmt: skip
+        "item_id",
+        "n_labels",
+        "n_correct",
+        "majority",
+        "tie",
+        "disagreement",
+        "soft",
+        "needs_adjudication",
+        "adjudicated",
+        "final",
+        "human_correct",
+        "human_score",
+    ]
 
 
 @pytest.mark.parametrize(("policy", "expected"), [("mean", 2 / 3), ("final", 1.0), ("soft", 0.5)])

@@ -60,9 +60,15 @@ def small_url(sqlite_url: str) -> str:
     rows = [
         row(0, [{"rater": "a", "label": 2, "rule": 4, "note": EVIL}, {"rater": "b", "label": 0}]),
         row(1, [{"rater": "a", "label": 2}, {"rater": "b", "label": 2}]),
-        row(2, [{"rater": "a", "label": 0, "rule": 2}, {"rater": "b", "label": 0},
-                {"rater": "c", "label": 1, "note": "not sure"}]),
-    ]  # fmt: skip
+        row(
+            2,
+            [
+                {"rater": "a", "label": 0, "rule": 2},
+                {"rater": "b", "label": 0},
+                {"rater": "c", "label": 1, "note": "not sure"},
+            ],
+        ),
+    ]
     store.import_items(sqlite_url, "small", rows)
     store.add_user(sqlite_url, "res", "researcher", "pw")
     store.add_user(sqlite_url, "boss", "admin", "pw")
@@ -95,11 +101,16 @@ def test_latest_config_wins_unless_a_hash_is_named(demo_url: str) -> None:
     store.add_scores(
         demo_url,
         [
-            {"item_id": i, "metric_id": "em", "config_hash": "newer", "value": 1.0,
-             "decision": True}
+            {
+                "item_id": i,
+                "metric_id": "em",
+                "config_hash": "newer",
+                "value": 1.0,
+                "decision": True,
+            }
             for i in item_ids
         ],
-    )  # fmt: skip
+    )
     frames = analysis.load_frames(demo_url, DEMO)
     em = frames.scores[frames.scores["metric_id"] == "em"]
     assert set(em["config_hash"]) == {"newer"} and len(em) == 298
@@ -120,9 +131,16 @@ def test_all_datasets_at_once(small_url: str) -> None:
     store.import_items(
         small_url,
         "other",
-        [{"id": "x", "question": "q", "references": ["r"], "candidate": "c",
-          "labels": {"a": 1, "b": 1}}],
-    )  # fmt: skip
+        [
+            {
+                "id": "x",
+                "question": "q",
+                "references": ["r"],
+                "candidate": "c",
+                "labels": {"a": 1, "b": 1},
+            }
+        ],
+    )
     frames = analysis.load_frames(small_url, None)
     assert set(frames.items["dataset"]) == {"small", "other"}
     tables = analysis.agreement_tables(frames, n_boot=20)

@@ -186,9 +186,10 @@ def test_the_stores_estimation_frame_shape_reads_as_is() -> None:
     frame = _small()
     labels = frame["gold_label"].map({2: 1, 0: 0})  # unclear / incorrect only: never correct
     frame = frame.assign(
-        gold_label=labels.astype("Int64"), label_scale="three",
+        gold_label=labels.astype("Int64"),
+        label_scale="three",
         label_sample=np.where(labels.notna(), "random", None),
-    )  # fmt: skip
+    )
     table = estimate_accuracy(frame).set_index("model")
     assert table.loc[ALL_MODELS, "n_labelled"] == 60
     assert table.loc[ALL_MODELS, "human_only_estimate"] == 0.0
@@ -300,8 +301,17 @@ def test_json_shape_and_pairwise_comparisons() -> None:
     json.dumps(data, allow_nan=False)
     assert set(data) == {"a", "b", "c", ALL_MODELS}
     a = data["a"]
-    assert set(a) == {"n_items", "n_labelled", "n_not_random", "n_weighted", "ppi", "human_only",
-                      "judge_mean_probability", "judge_accuracy", "reason"}  # fmt: skip
+    assert set(a) == {
+        "n_items",
+        "n_labelled",
+        "n_not_random",
+        "n_weighted",
+        "ppi",
+        "human_only",
+        "judge_mean_probability",
+        "judge_accuracy",
+        "reason",
+    }
     for kind in ("ppi", "human_only", "judge_mean_probability", "judge_accuracy"):
         assert {"estimate", "ci_low", "ci_high"} <= set(a[kind])
     assert a["ppi"]["ci_low"] < a["ppi"]["estimate"] < a["ppi"]["ci_high"]
@@ -328,9 +338,12 @@ def test_compare_models_finds_a_real_difference() -> None:
     p = np.clip(np.where(model == "good", 0.85, 0.35) + rng.normal(0, 0.1, n), 0, 1)
     y = rng.random(n) < p
     frame = pd.DataFrame(
-        {"qa_model": model, "judge_probability": p,
-         "gold_label": np.where(np.arange(n) < 200, y, None)}
-    )  # fmt: skip
+        {
+            "qa_model": model,
+            "judge_probability": p,
+            "gold_label": np.where(np.arange(n) < 200, y, None),
+        }
+    )
     pairs = compare_models(frame, confidence=0.9)
     assert list(pairs.loc[0, ["model_a", "model_b"]]) == ["bad", "good"]
     assert pairs.loc[0, "significant"] and pairs.loc[0, "difference"] < -0.3
@@ -346,9 +359,16 @@ def _judged_file(path: Path, *, n: int = 240, seed: int = 1) -> Path:
         for i in range(n):
             p = float(rng.beta(0.6, 0.3))
             y = bool(rng.random() < p)
-            rec = {"id": str(i), "question": f"q{i}", "references": ["a"], "candidate": "c",
-                   "model": ["alpha", "beta", ["alpha", "gamma"]][i % 3], "judge_score": p,
-                   "judge_correct": p >= 0.5, "judge_probability": p}  # fmt: skip
+            rec = {
+                "id": str(i),
+                "question": f"q{i}",
+                "references": ["a"],
+                "candidate": "c",
+                "model": ["alpha", "beta", ["alpha", "gamma"]][i % 3],
+                "judge_score": p,
+                "judge_correct": p >= 0.5,
+                "judge_probability": p,
+            }
             if i < 90:  # the random audit sample, as gold_label, label or human.label
                 rec["label_sample"] = "random"
                 if i % 3 == 0:
@@ -382,8 +402,10 @@ def test_cli_writes_estimates_and_comparisons(tmp_path: Path, capsys) -> None:
     assert est["alpha"]["n_labelled"] == 60 and est["gamma"]["n_labelled"] == 30
     assert est["alpha"]["ppi"]["ci_low"] < est["alpha"]["ppi"]["ci_high"]
     assert [(c["model_a"], c["model_b"]) for c in data["comparisons"]] == [
-        ("alpha", "beta"), ("alpha", "gamma"), ("beta", "gamma"),
-    ]  # fmt: skip
+        ("alpha", "beta"),
+        ("alpha", "gamma"),
+        ("beta", "gamma"),
+    ]
     # The same rows as CSV (every cell text, blanks for missing) give the same numbers.
     rows = [json.loads(line) for line in src.read_text("utf-8").splitlines()]
     csv = write_records(rows, tmp_path / "judged.csv")

@@ -33,12 +33,22 @@ def test_no_rank_unless_every_model_has_an_estimate() -> None:
 def test_the_metric_leaderboard_ranks_ties_alike() -> None:
     items = pd.DataFrame({"item_id": range(6), "qa_model": list("aabbcc"), "dataset": "d"})
     correct = [True, False, True, False, True, True]
-    human = pd.DataFrame({"item_id": range(6), "human_correct": correct,
-                          "final": [2 * c for c in correct], "human_score": correct})  # fmt: skip
+    human = pd.DataFrame(
+        {
+            "item_id": range(6),
+            "human_correct": correct,
+            "final": [2 * c for c in correct],
+            "human_score": correct,
+        }
+    )
     scores = pd.DataFrame(
-        {"item_id": range(6), "metric_id": "m", "value": [1.0, 0, 1, 0, 1, 1],
-         "decision": [True, False, True, False, True, True]}
-    )  # fmt: skip
+        {
+            "item_id": range(6),
+            "metric_id": "m",
+            "value": [1.0, 0, 1, 0, 1, 1],
+            "decision": [True, False, True, False, True, True],
+        }
+    )
     board = model_leaderboard(scores, human, items)
     ranks = dict(zip(board["qa_model"], board["human_rank"], strict=True))
     assert ranks == {"c": 1, "a": 2, "b": 2}

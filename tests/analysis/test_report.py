@@ -25,9 +25,14 @@ def frames() -> dict[str, pd.DataFrame]:
 
 def test_numbers_are_strict_json_and_match_the_library(frames) -> None:
     report = build_report(
-        frames["items"], frames["labels"], frames["adjudications"], frames["scores"],
-        dataset="nq", thresholds={"noisy": 0.5, EVIL: 0.5}, n_boot=50,
-    )  # fmt: skip
+        frames["items"],
+        frames["labels"],
+        frames["adjudications"],
+        frames["scores"],
+        dataset="nq",
+        thresholds={"noisy": 0.5, EVIL: 0.5},
+        n_boot=50,
+    )
     numbers = json.loads(report.to_json())
     assert numbers["counts"]["items"] == 38
     assert numbers["counts"]["raters"] == 2
@@ -43,17 +48,26 @@ def test_numbers_are_strict_json_and_match_the_library(frames) -> None:
     assert numbers["worst_disagreements"]
     # the same seed gives the same numbers
     again = build_report(
-        frames["items"], frames["labels"], frames["adjudications"], frames["scores"],
-        dataset="nq", thresholds={"noisy": 0.5, EVIL: 0.5}, n_boot=50,
-    )  # fmt: skip
+        frames["items"],
+        frames["labels"],
+        frames["adjudications"],
+        frames["scores"],
+        dataset="nq",
+        thresholds={"noisy": 0.5, EVIL: 0.5},
+        n_boot=50,
+    )
     assert again.to_json() == report.to_json()
 
 
 def test_html_is_offline_and_escapes_data(frames, tmp_path: Path) -> None:
     report = build_report(
-        frames["items"], frames["labels"], frames["adjudications"], frames["scores"],
-        thresholds={"noisy": 0.5, EVIL: 0.5}, n_boot=20,
-    )  # fmt: skip
+        frames["items"],
+        frames["labels"],
+        frames["adjudications"],
+        frames["scores"],
+        thresholds={"noisy": 0.5, EVIL: 0.5},
+        n_boot=20,
+    )
     html_path, json_path = tmp_path / "r.html", tmp_path / "r.json"
     write_report(report, html_path=html_path, json_path=json_path)
     page = html_path.read_text(encoding="utf-8")
@@ -99,9 +113,14 @@ def _html_table(page: str, after: str) -> dict[str, list[str]]:
 def test_html_tables_show_counts_as_whole_numbers_and_headers_in_words(frames) -> None:
     """Issue 21, item 10: "298.000" for a count and ``n_items`` as a header."""
     report = build_report(
-        frames["items"], frames["labels"], frames["adjudications"], frames["scores"],
-        dataset="nq", thresholds={"noisy": 0.5, EVIL: 0.5}, n_boot=20,
-    )  # fmt: skip
+        frames["items"],
+        frames["labels"],
+        frames["adjudications"],
+        frames["scores"],
+        dataset="nq",
+        thresholds={"noisy": 0.5, EVIL: 0.5},
+        n_boot=20,
+    )
     page = render_html(report)
     tables = page[: page.index("<h2>Charts</h2>")]
     assert "<tr><td>items</td><td>38</td></tr>" in tables
@@ -122,9 +141,13 @@ def test_html_embeds_plotlyjs_once_compressed(frames) -> None:
     from plotly.offline import get_plotlyjs
 
     report = build_report(
-        frames["items"], frames["labels"], frames["adjudications"], frames["scores"],
-        thresholds={"noisy": 0.5}, n_boot=20,
-    )  # fmt: skip
+        frames["items"],
+        frames["labels"],
+        frames["adjudications"],
+        frames["scores"],
+        thresholds={"noisy": 0.5},
+        n_boot=20,
+    )
     page = render_html(report)
     raw = get_plotlyjs()
     assert raw[:2000] not in page  # not inlined as text

@@ -60,8 +60,13 @@ def test_the_same_message_twice_saves_once(store: str) -> None:
     msg = {"value": 1, "active": 1.0, "wall": 1.0}
     send(at, "save", **msg)
     # The same nonce again (a resend after a slow answer) is not a second save.
-    again = {"action": "save", "nonce": at.session_state["ann_last_nonce"],
-             "view": data["view"], "item_id": data["item"]["id"], **msg}  # fmt: skip
+    again = {
+        "action": "save",
+        "nonce": at.session_state["ann_last_nonce"],
+        "view": data["view"],
+        "item_id": data["item"]["id"],
+        **msg,
+    }
     send_raw(at, again)
     assert len(mine(store)) == 1
 
@@ -138,11 +143,15 @@ def test_queue_filters_and_next_unlabelled(store: str) -> None:
 
 def test_guidelines_rules_and_keys_come_from_the_store(store: str) -> None:
     qstore.save_guidelines(
-        store, DEMO, "res", text="Be strict. <script>alert(1)</script>",
+        store,
+        DEMO,
+        "res",
+        text="Be strict. <script>alert(1)</script>",
         rules=[{"name": "Exact", "description": "Only exact answers"}, {"name": "Alias"}],
-        label_keys={"correct": "J", "unclear": "K", "incorrect": "L"}, idle_cap_seconds=30,
+        label_keys={"correct": "J", "unclear": "K", "incorrect": "L"},
+        idle_cap_seconds=30,
         roles=("researcher", "admin"),
-    )  # fmt: skip
+    )
     at = logged_in("ann")
     data = picker_data(at)
     assert [lab["key"] for lab in data["labels"]] == ["J", "K", "L"]

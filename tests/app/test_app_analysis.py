@@ -44,12 +44,21 @@ def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
         url,
         "evil",
         [
-            {"id": "e0", "question": f"Q {EVIL}", "references": ["Paris"], "candidate": EVIL,
-             "human": {"scale": "three", "raters": [
-                 {"rater": "r1", "label": 2, "rule": 4, "note": f"note {EVIL}"},
-                 {"rater": "r2", "label": 0, "rule": 6}]}},
+            {
+                "id": "e0",
+                "question": f"Q {EVIL}",
+                "references": ["Paris"],
+                "candidate": EVIL,
+                "human": {
+                    "scale": "three",
+                    "raters": [
+                        {"rater": "r1", "label": 2, "rule": 4, "note": f"note {EVIL}"},
+                        {"rater": "r2", "label": 0, "rule": 6},
+                    ],
+                },
+            },
         ],
-    )  # fmt: skip
+    )
     finish_store(url)
     return path
 
@@ -112,8 +121,10 @@ def test_agreement_page_shows_alpha_and_pairs(store: str) -> None:
     assert alpha["Group"].tolist() == ["all", "all"]
     assert alpha["Alpha [95% CI]"].str.startswith("0.753 [").all()
     assert set(table(at, "Rater", "Alpha without them")["Rater"]) == {
-        "annotator1", "annotator2", "annotator3",
-    }  # fmt: skip
+        "annotator1",
+        "annotator2",
+        "annotator3",
+    }
     # all datasets at once: a per-dataset breakdown appears
     at.selectbox(key="agreement_dataset").set_value("(all datasets)").run()
     assert not at.exception, at.exception

@@ -54,8 +54,10 @@ def test_annotator_cannot_open_the_page(store: str) -> None:
     # even run directly, the page's own server-side check stops it
     page = AppTest.from_file(str(APP / PAGE), default_timeout=60)
     page.session_state["qaeval_user"] = {
-        "id": qstore.get_user(store, "ann").id, "name": "ann", "role": "annotator",
-    }  # fmt: skip
+        "id": qstore.get_user(store, "ann").id,
+        "name": "ann",
+        "role": "annotator",
+    }
     page.run()
     assert "cannot open 'Calibrate'" in page.error[0].value
     assert not page.title
@@ -114,8 +116,11 @@ def test_a_robust_fit_saves_a_judge_that_reads_answers_as_a_person_does(store: s
     assert not at.exception, at.exception
     judge = Judge.from_config(qstore.get_calibration(store, "nq-robust").config)
     assert {f.params.get("normalize") for f in judge.features} == {"robust"}
-    clean = {"question": "Capital of Japan?", "references": ["Tokyo"],
-             "candidate": "The capital city of Japan is Tokyo, a large city."}  # fmt: skip
+    clean = {
+        "question": "Capital of Japan?",
+        "references": ["Tokyo"],
+        "candidate": "The capital city of Japan is Tokyo, a large city.",
+    }
     glued = {**clean, "candidate": "The capital city of Japan is**Tokyo1**, a large city."}
     out = judge.judge(pd.DataFrame([clean, glued]))
     assert out["judge_score"].iloc[0] == pytest.approx(out["judge_score"].iloc[1])
@@ -244,10 +249,22 @@ def test_guarantee_change_note_explains_a_flip_after_more_labels() -> None:
     no hint why."""
     from app.components.guarantee_view import change_note
 
-    before = {"n_labels": 200, "target": 0.9, "risk": 0.1, "supported": True,
-              "routed": 0.68, "p_value": 0.093}  # fmt: skip
-    now = {"n_labels": 222, "target": 0.9, "risk": 0.1, "supported": False,
-           "routed": None, "p_value": None}  # fmt: skip
+    before = {
+        "n_labels": 200,
+        "target": 0.9,
+        "risk": 0.1,
+        "supported": True,
+        "routed": 0.68,
+        "p_value": 0.093,
+    }
+    now = {
+        "n_labels": 222,
+        "target": 0.9,
+        "risk": 0.1,
+        "supported": False,
+        "routed": None,
+        "p_value": None,
+    }
     note = change_note(before, now)
     assert "+22 labels since the previous fit (200 labels)" in note
     assert "68% of items to people (p = 0.093, under the risk 0.1)" in note

@@ -67,9 +67,19 @@ class _FakeLLM(BaseHTTPRequestHandler):
             {"token": "no", "logprob": math.log(1 - yes)},
         ]
         payload = json.dumps(
-            {"choices": [{"message": {"content": "yes"}, "logprobs": {"content": [
-                {"token": "yes", "logprob": top[0]["logprob"], "top_logprobs": top}]}}]}
-        ).encode()  # fmt: skip
+            {
+                "choices": [
+                    {
+                        "message": {"content": "yes"},
+                        "logprobs": {
+                            "content": [
+                                {"token": "yes", "logprob": top[0]["logprob"], "top_logprobs": top}
+                            ]
+                        },
+                    }
+                ]
+            }
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
@@ -129,10 +139,15 @@ def knowing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, _L
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("QAEVAL_CACHE_DIR", str(folder / "cache"))
         fit = workflows.calibrate_dataset(
-            url, DEMO, metrics=METRICS, candidates=["threshold"],
-            cv=CrossValidation(n_splits=3, n_boot=200), triage=TriagePolicy(human_share=0.1),
-            name=CAL, cost_policy=CostPolicy(inputs="all"),
-        )  # fmt: skip
+            url,
+            DEMO,
+            metrics=METRICS,
+            candidates=["threshold"],
+            cv=CrossValidation(n_splits=3, n_boot=200),
+            triage=TriagePolicy(human_share=0.1),
+            name=CAL,
+            cost_policy=CostPolicy(inputs="all"),
+        )
         # Half the items to the LLM, so the saved cascade decides items by both tiers (left to
         # its smallest share within 0.5 points of the best, a knowing LLM may read them all).
         tier = LLMTierPolicy(llm="demo-llm", llm_url=server.url, llm_share=0.5)

@@ -55,11 +55,17 @@ def _rows(n: int = 48) -> list[dict]:
     for i in range(n):
         q = i // 2
         right, wrong = f"answer {q}", f"decoy {q}"
-        rows.append({
-            "id": f"r{i}", "question": f"Question {q}?", "references": [right],
-            "candidate": right if i % 2 == 0 else wrong, "choices": [right, wrong],
-            "wrong_answers": [wrong], "meta": {"qid": f"q{q}"},
-        })  # fmt: skip
+        rows.append(
+            {
+                "id": f"r{i}",
+                "question": f"Question {q}?",
+                "references": [right],
+                "candidate": right if i % 2 == 0 else wrong,
+                "choices": [right, wrong],
+                "wrong_answers": [wrong],
+                "meta": {"qid": f"q{q}"},
+            }
+        )
     return rows
 
 
@@ -71,9 +77,15 @@ def store(sqlite_url: str) -> str:
     y = np.array([it.candidate.startswith("answer") for it in items])
     scores, decisions, specs = feature_scores(items, [_OfferedAnswerMetric()])
     judge, _ = fit_judge(
-        scores, y, specs, candidates=["threshold"], groups=[it.question for it in items],
-        default_decisions=decisions, cv=CrossValidation(n_splits=3, n_boot=50), name=CALIBRATION,
-    )  # fmt: skip
+        scores,
+        y,
+        specs,
+        candidates=["threshold"],
+        groups=[it.question for it in items],
+        default_decisions=decisions,
+        cv=CrossValidation(n_splits=3, n_boot=50),
+        name=CALIBRATION,
+    )
     qstore.save_calibration(sqlite_url, CALIBRATION, judge.to_config(), dataset=DATASET)
     return sqlite_url
 
@@ -102,8 +114,9 @@ def test_the_trace_reads_the_fields_the_hand_built_item_dropped(store: str) -> N
     stored = qstore.load_item(store, first)
     assert stored.choices and stored.wrong_answers and stored.dataset == DATASET
     assert stored.meta["qid"] == "q0" and stored.meta["item_id"] == first
-    hand_built = Item(question=stored.question, references=list(stored.references),
-                      candidate=stored.candidate)  # fmt: skip
+    hand_built = Item(
+        question=stored.question, references=list(stored.references), candidate=stored.candidate
+    )
     assert not judge.judge([hand_built])["judge_correct"].iloc[0]
     assert item_judge_trace(store, CALIBRATION, first)["judge_correct"]
 

@@ -17,9 +17,13 @@ EVIL = "<b>City</b> of Light"
 
 def _row(i: int, candidate: str, model: str, label: int | None) -> dict[str, Any]:
     row: dict[str, Any] = {
-        "id": f"r{i}", "question": "Capital of France?", "references": ["Paris"],
-        "candidate": candidate, "model": model, "meta": {"qid": "1"},
-    }  # fmt: skip
+        "id": f"r{i}",
+        "question": "Capital of France?",
+        "references": ["Paris"],
+        "candidate": candidate,
+        "model": model,
+        "meta": {"qid": "1"},
+    }
     if label is not None:
         row["human"] = {"scale": "three", "raters": [{"rater": "ann", "label": label}]}
     return row
@@ -142,8 +146,9 @@ def test_rescoring_with_a_saved_judge_from_the_page(store: str):
     from qaeval_core.judge.features import FeatureSpec
     from qaeval_core.metrics.base import get_metric
 
-    model = ThresholdClassifier().fit(pd.DataFrame({"contains": [0.0, 1.0, 0.0, 1.0]}),
-                                      np.array([0, 1, 0, 1]))  # fmt: skip
+    model = ThresholdClassifier().fit(
+        pd.DataFrame({"contains": [0.0, 1.0, 0.0, 1.0]}), np.array([0, 1, 0, 1])
+    )
     judge = Judge([FeatureSpec.from_metric(get_metric("contains"))], model, name="tiny")
     qstore.save_calibration(store, "tiny", judge.to_config(), dataset="ds")
     wf.decide(store, "ds", "res", wf.question_suggestions(store, "ds").iloc[0], "accepted")

@@ -65,9 +65,17 @@ def test_flags_table_has_headers_in_words_and_the_annotators_item_id(store: str)
     at = open_page("flags.py")
     flags = frame_with(at, "Reason")
     assert list(flags.columns) == [
-        "Flag", "Dataset", "Item", "Question", "Flagged by", "Reason", "Flagged at (UTC)",
-        "Resolved at (UTC)", "Resolved by", "What was decided",
-    ]  # fmt: skip
+        "Flag",
+        "Dataset",
+        "Item",
+        "Question",
+        "Flagged by",
+        "Reason",
+        "Flagged at (UTC)",
+        "Resolved at (UTC)",
+        "Resolved by",
+        "What was decided",
+    ]
     assert flags["Item"].iloc[0] in set(external_ids(store).values())
     assert flags["Reason"].iloc[0] == "the reference is <b>wrong</b>"  # text, as typed
 
@@ -91,9 +99,12 @@ def test_judge_outcome_headers_cover_every_reason_in_words() -> None:
     from app.views.leaderboard import OUTCOME_HEADERS
 
     frame = pd.DataFrame(
-        {"qa_model": ["a", "a", "b"], "judge_reason": ["matched", "hedged", "not_attempted"],
-         "judge_correct": [True, False, False]}
-    )  # fmt: skip
+        {
+            "qa_model": ["a", "a", "b"],
+            "judge_reason": ["matched", "hedged", "not_attempted"],
+            "judge_correct": [True, False, False],
+        }
+    )
     table = judge_outcome_table(frame)
     assert set(table.columns) <= set(OUTCOME_HEADERS)
     assert set(REASONS) <= set(OUTCOME_HEADERS)
@@ -166,9 +177,15 @@ def _save_a_judge(url: str) -> str:
     y = np.asarray(pd.DataFrame(decisions).iloc[:, 0], dtype=bool).copy()
     y[::7] = ~y[::7]  # both classes, not a copy of the input
     judge, _ = fit_judge(
-        scores, y, specs, candidates=["threshold"], groups=[it.question for it in items],
-        default_decisions=decisions, cv=CrossValidation(n_splits=3, n_boot=50), name="f1-judge",
-    )  # fmt: skip
+        scores,
+        y,
+        specs,
+        candidates=["threshold"],
+        groups=[it.question for it in items],
+        default_decisions=decisions,
+        cv=CrossValidation(n_splits=3, n_boot=50),
+        name="f1-judge",
+    )
     qstore.save_calibration(url, "f1-judge", judge.to_config(), dataset=DEMO)
     return "f1-judge"
 

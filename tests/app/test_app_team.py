@@ -296,9 +296,16 @@ def test_explorer_and_leaderboard_tables_show_words_not_raw_values(store: str) -
     worst = next(d.value for d in at.dataframe if "Human verdict" in d.value.columns)
     metric = at.selectbox(key="explorer_metric").value
     assert list(worst.columns) == [
-        "Item", "Confidence", f"{metric} score", "Human verdict", "Answer", "References",
-        "Metric details", "Question", "QA model",
-    ]  # fmt: skip
+        "Item",
+        "Confidence",
+        f"{metric} score",
+        "Human verdict",
+        "Answer",
+        "References",
+        "Metric details",
+        "Question",
+        "QA model",
+    ]
     shown = [d.value for d in at.dataframe]
     at = open_page("leaderboard.py")
     shown += [d.value for d in at.dataframe]

@@ -355,16 +355,24 @@ def test_leaderboard_asks_for_a_calibration_and_a_single_dataset(store: str) -> 
 
 
 def test_ranking_chart_escapes_model_names() -> None:
-    table = pd.DataFrame({
-        "model": [EVIL, "m2", "(all)"], "n_items": [5, 5, 10], "n_labelled": [5, 5, 10],
-        "n_not_random": [0, 0, 0], "ppi_estimate": [0.5, float("nan"), 0.5],
-        "ppi_ci_low": [0.2, float("nan"), 0.3], "ppi_ci_high": [1.1, float("nan"), 0.7],
-        "ppi_se": [0.1, float("nan"), 0.1], "human_only_estimate": [0.5, float("nan"), 0.5],
-        "human_only_ci_low": [-0.1, float("nan"), 0.3],
-        "human_only_ci_high": [0.9, float("nan"), 0.7],
-        "judge_mean_probability": [0.4, 0.6, 0.5], "judge_accuracy": [0.3, 0.7, 0.5],
-        "reason": ["", "only 1 random labels", ""],
-    })  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "model": [EVIL, "m2", "(all)"],
+            "n_items": [5, 5, 10],
+            "n_labelled": [5, 5, 10],
+            "n_not_random": [0, 0, 0],
+            "ppi_estimate": [0.5, float("nan"), 0.5],
+            "ppi_ci_low": [0.2, float("nan"), 0.3],
+            "ppi_ci_high": [1.1, float("nan"), 0.7],
+            "ppi_se": [0.1, float("nan"), 0.1],
+            "human_only_estimate": [0.5, float("nan"), 0.5],
+            "human_only_ci_low": [-0.1, float("nan"), 0.3],
+            "human_only_ci_high": [0.9, float("nan"), 0.7],
+            "judge_mean_probability": [0.4, 0.6, 0.5],
+            "judge_accuracy": [0.3, 0.7, 0.5],
+            "reason": ["", "only 1 random labels", ""],
+        }
+    )
     fig = accuracy_estimates.ranking_chart(table)
     assert "<script>" not in json.dumps(fig.layout.yaxis.ticktext)
     shown = accuracy_estimates.estimates_table(table, 0.95)
@@ -373,7 +381,8 @@ def test_ranking_chart_escapes_model_names() -> None:
     # Issue 32.9: m2 has no PPI estimate, so nobody is ranked (EVIL first only by name order).
     assert shown["Rank"].tolist() == ["", "", ""]
     no_missing_cells(shown)
-    both = table.assign(ppi_estimate=[0.5, 0.7, 0.5], ppi_ci_low=[0.2, 0.5, 0.3],
-                        ppi_ci_high=[0.8, 0.9, 0.7])  # fmt: skip
+    both = table.assign(
+        ppi_estimate=[0.5, 0.7, 0.5], ppi_ci_low=[0.2, 0.5, 0.3], ppi_ci_high=[0.8, 0.9, 0.7]
+    )
     ranked = accuracy_estimates.estimates_table(both, 0.95)
     assert ranked["Rank"].tolist() == ["1", "2", ""] and ranked["QA model"].iloc[0] == "m2"

@@ -16,10 +16,14 @@ from qaeval_core.metrics.base import get_metric, with_profile
 from qaeval_core.store import session as store_session
 
 ROWS = [
-    {"id": f"q{i}", "question": f"who wrote book {i}?", "references": [f"Author {i}"],
-     "candidate": f"**Author {i}**[1]"}
+    {
+        "id": f"q{i}",
+        "question": f"who wrote book {i}?",
+        "references": [f"Author {i}"],
+        "candidate": f"**Author {i}**[1]",
+    }
     for i in range(3)
-]  # fmt: skip
+]
 
 
 def test_one_row_per_metric_with_the_latest_configuration_in_words(tmp_path: Path) -> None:

@@ -70,9 +70,18 @@ def test_the_functions_take_the_objects_with_their_defaults(function, defaults) 
     assert all(params[name].kind is inspect.Parameter.KEYWORD_ONLY for name in defaults)
     if function is not choose_inputs:  # what they grouped is no longer a parameter of its own
         assert not {
-            "n_splits", "n_boot", "human_share", "risk", "max_cost", "repeats", "seed",
-            "model", "url", "prompt", "llm_share",
-        } & set(params)  # fmt: skip
+            "n_splits",
+            "n_boot",
+            "human_share",
+            "risk",
+            "max_cost",
+            "repeats",
+            "seed",
+            "model",
+            "url",
+            "prompt",
+            "llm_share",
+        } & set(params)
 
 
 @pytest.mark.parametrize(

@@ -35,14 +35,22 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 def test_a_cost_aware_fit_reports_every_step_in_order(store: str) -> None:
     heard: list[CalibrationProgress] = []
     workflows.calibrate_dataset(
-        store, "toy", metrics=METRICS, candidates=["stacker", "threshold"],
-        cv=CrossValidation(n_boot=50), progress=heard.append,
-    )  # fmt: skip
+        store,
+        "toy",
+        metrics=METRICS,
+        candidates=["stacker", "threshold"],
+        cv=CrossValidation(n_boot=50),
+        progress=heard.append,
+    )
     expected = calibration_steps(measures_costs=True)
     assert expected == [
-        "Reading labels", "Scoring inputs", "Measuring input costs", "Choosing inputs",
-        "Comparing combiners", "Refitting the winner, baselines and triage band",
-    ]  # fmt: skip
+        "Reading labels",
+        "Scoring inputs",
+        "Measuring input costs",
+        "Choosing inputs",
+        "Comparing combiners",
+        "Refitting the winner, baselines and triage band",
+    ]
     steps = list(dict.fromkeys(p.step for p in heard))
     assert steps == expected  # each step reported, in this order
     assert all(p.steps == len(expected) and p.index == expected.index(p.step) + 1 for p in heard)
@@ -89,8 +97,11 @@ def test_steps_number_a_nested_run_under_the_outer_one() -> None:
     inner.start("c", "nested", total=4)
     inner.advance("most", done=3)
     assert [(p.step, p.index, p.steps, p.done, p.total) for p in heard] == [
-        ("a", 1, 3, 0, 2), ("a", 1, 3, 1, 2), ("c", 3, 3, 0, 4), ("c", 3, 3, 3, 4),
-    ]  # fmt: skip
+        ("a", 1, 3, 0, 2),
+        ("a", 1, 3, 1, 2),
+        ("c", 3, 3, 0, 4),
+        ("c", 3, 3, 3, 4),
+    ]
     assert heard[1].fraction == pytest.approx(0.5 / 3)
     assert heard[-1].fraction == pytest.approx((2 + 0.75) / 3)
     assert str(heard[-1]) == "most"
@@ -102,9 +113,22 @@ def test_the_cli_numbers_the_steps_on_stderr_and_keeps_stdout_for_tables(
 ) -> None:
     out = tmp_path / "judge.json"
     code = main(
-        ["calibrate", "-d", "toy", "-m", "em,f1", "--inputs", "all", "--folds", "3",
-         "-o", str(out), "--db", store]
-    )  # fmt: skip
+        [
+            "calibrate",
+            "-d",
+            "toy",
+            "-m",
+            "em,f1",
+            "--inputs",
+            "all",
+            "--folds",
+            "3",
+            "-o",
+            str(out),
+            "--db",
+            store,
+        ]
+    )
     printed = capsys.readouterr()
     assert code == 0, printed.err
     steps = calibration_steps(measures_costs=False)

@@ -71,8 +71,19 @@ def test_each_default_input_reads_at_its_pinned_profile() -> None:
     assert set(FEATURE_ONLY) == shape and SHAPE_ROBUST_TEXT == "reader_latex"
     assert {c for c, r in readings.items() if r == ("robust", "reader_latex")} == shape
     others = {c for c, r in readings.items() if r == ("robust", None)}
-    for col in ("em", "f1", "contains", "rougeL", "meteor", "panda", "embed_cosine",
-                "bertscore", "smile", "avert", "extract_f1"):  # fmt: skip
+    for col in (
+        "em",
+        "f1",
+        "contains",
+        "rougeL",
+        "meteor",
+        "panda",
+        "embed_cosine",
+        "bertscore",
+        "smile",
+        "avert",
+        "extract_f1",
+    ):
         assert col in others, col
     assert others | shape == set(readings)
     # the other profiles read every input, answer-shape ones included, at that profile
@@ -161,9 +172,12 @@ def test_a_judge_file_records_the_profile_and_an_old_one_reads_spaced(tmp_path) 
     X = pd.DataFrame({"f1": rng.random(60), "recall": rng.random(60)})
     y = (X["f1"] + 0.2 * rng.standard_normal(60)) > 0.5
     judge, _ = fit_judge(
-        X, y.to_numpy(), [FeatureSpec.from_metric(m, c) for c, m in specs],
-        candidates=("threshold",), cv=CrossValidation(n_boot=20, seed=0),
-    )  # fmt: skip
+        X,
+        y.to_numpy(),
+        [FeatureSpec.from_metric(m, c) for c, m in specs],
+        candidates=("threshold",),
+        cv=CrossValidation(n_boot=20, seed=0),
+    )
     path = judge.save(tmp_path / "judge.json")
     saved = json.loads(path.read_text())
     recorded = [f["metric"]["params"]["normalize"] for f in saved["features"]]

@@ -46,9 +46,15 @@ def _true_accuracy(share: float, threshold: float, slope: float) -> float:
 
 def _walk(d: np.ndarray, right: np.ndarray, target: float, risk: float, **kw):
     return fit_guarantee(
-        d, right, CURVE_SHARES, band_thresholds(d, CURVE_SHARES), guarantee=target, risk=risk,
-        estimate_labels=False, **kw,
-    )  # fmt: skip
+        d,
+        right,
+        CURVE_SHARES,
+        band_thresholds(d, CURVE_SHARES),
+        guarantee=target,
+        risk=risk,
+        estimate_labels=False,
+        **kw,
+    )
 
 
 @pytest.mark.parametrize(

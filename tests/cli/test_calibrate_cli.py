@@ -348,9 +348,20 @@ def test_calibrate_with_a_human_share_writes_a_band_and_prints_the_effort_curve(
     )
     judge_path = tmp_path / "judge.json"
     code = main(
-        ["calibrate", "-d", "toy", "-m", "f1,recall", "--human-share", "0.2",
-         "-o", str(judge_path), "--db", db]
-    )  # fmt: skip
+        [
+            "calibrate",
+            "-d",
+            "toy",
+            "-m",
+            "f1,recall",
+            "--human-share",
+            "0.2",
+            "-o",
+            str(judge_path),
+            "--db",
+            db,
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert "Human effort" in out and "Triage band: about 20%" in out
@@ -364,8 +375,21 @@ def test_calibrate_with_a_human_share_writes_a_band_and_prints_the_effort_curve(
     assert "share uncertain" in capsys.readouterr().out
     # Another share at scoring time, read off the stored curve.
     wider = tmp_path / "wider.jsonl"
-    assert main(["score", str(new), "--config", str(judge_path), "--human-share", "0.5",
-                 "-o", str(wider)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "score",
+                str(new),
+                "--config",
+                str(judge_path),
+                "--human-share",
+                "0.5",
+                "-o",
+                str(wider),
+            ]
+        )
+        == 0
+    )
     assert (pd.read_json(wider, lines=True)["judge_outcome"] == "uncertain").sum() >= (
         frame["judge_outcome"] == "uncertain"
     ).sum()
@@ -388,8 +412,18 @@ def test_bad_triage_flags_fail_before_any_work(
         raise AssertionError("calibrated before the flags were checked")
 
     monkeypatch.setattr(workflows, "calibrate_dataset", no_work)
-    code = main(["calibrate", "-d", "toy", "-o", str(tmp_path / "j.json"), *flags,
-                 "--db", str(tmp_path / "s.sqlite")])  # fmt: skip
+    code = main(
+        [
+            "calibrate",
+            "-d",
+            "toy",
+            "-o",
+            str(tmp_path / "j.json"),
+            *flags,
+            "--db",
+            str(tmp_path / "s.sqlite"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code != 0
     assert message in err
@@ -405,9 +439,22 @@ def test_calibrate_with_a_guarantee_records_it_and_scoring_uses_its_band(
     )
     judge_path = tmp_path / "judge.json"
     code = main(
-        ["calibrate", "-d", "toy", "-m", "f1,recall", "--guarantee", "0.9", "--risk", "0.2",
-         "-o", str(judge_path), "--db", db]
-    )  # fmt: skip
+        [
+            "calibrate",
+            "-d",
+            "toy",
+            "-m",
+            "f1,recall",
+            "--guarantee",
+            "0.9",
+            "--risk",
+            "0.2",
+            "-o",
+            str(judge_path),
+            "--db",
+            db,
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     judge = Judge.from_config(judge_path)
@@ -436,9 +483,20 @@ def test_a_guarantee_the_labels_cannot_support_says_how_many_more(tmp_path: Path
     )
     judge_path = tmp_path / "judge.json"
     code = main(
-        ["calibrate", "-d", "toy", "-m", "f1,recall", "--guarantee", "0.999",
-         "-o", str(judge_path), "--db", db]
-    )  # fmt: skip
+        [
+            "calibrate",
+            "-d",
+            "toy",
+            "-m",
+            "f1,recall",
+            "--guarantee",
+            "0.999",
+            "-o",
+            str(judge_path),
+            "--db",
+            db,
+        ]
+    )
     err = " ".join(capsys.readouterr().err.split())
     assert code != 0 and not judge_path.exists()
     assert "cannot support a guarantee" in err
@@ -468,8 +526,18 @@ def test_bad_guarantee_flags_fail_before_any_work(
         raise AssertionError("calibrated before the flags were checked")
 
     monkeypatch.setattr(workflows, "calibrate_dataset", no_work)
-    code = main(["calibrate", "-d", "toy", "-o", str(tmp_path / "j.json"), *flags,
-                 "--db", str(tmp_path / "s.sqlite")])  # fmt: skip
+    code = main(
+        [
+            "calibrate",
+            "-d",
+            "toy",
+            "-o",
+            str(tmp_path / "j.json"),
+            *flags,
+            "--db",
+            str(tmp_path / "s.sqlite"),
+        ]
+    )
     err = " ".join(capsys.readouterr().err.split())
     assert code != 0
     assert message in err

@@ -49,8 +49,12 @@ def _write_dataset(path: Path, n: int, seed: int, labels: bool = True, tag: str 
             question, ref, alias, wrong = FACTS[i % len(FACTS)]
             kind = int(rng.integers(3))
             candidate = (ref, alias, wrong)[kind]
-            row = {"id": f"r{i}", "question": f"{question} ({tag}{i // 5})", "references": [ref],
-                   "candidate": candidate}  # fmt: skip
+            row = {
+                "id": f"r{i}",
+                "question": f"{question} ({tag}{i // 5})",
+                "references": [ref],
+                "candidate": candidate,
+            }
             if labels:
                 row["label"] = int(kind < 2)
             fh.write(json.dumps(row) + "\n")
@@ -70,9 +74,19 @@ class _KnowingLLM(BaseHTTPRequestHandler):
             {"token": "no", "logprob": math.log(1 - yes)},
         ]
         payload = json.dumps(
-            {"choices": [{"message": {"content": "yes"}, "logprobs": {"content": [
-                {"token": "yes", "logprob": top[0]["logprob"], "top_logprobs": top}]}}]}
-        ).encode()  # fmt: skip
+            {
+                "choices": [
+                    {
+                        "message": {"content": "yes"},
+                        "logprobs": {
+                            "content": [
+                                {"token": "yes", "logprob": top[0]["logprob"], "top_logprobs": top}
+                            ]
+                        },
+                    }
+                ]
+            }
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
@@ -169,8 +183,20 @@ def test_bad_llm_flags_fail_before_any_work(
         raise AssertionError("calibrated before the flags were checked")
 
     monkeypatch.setattr(workflows, "calibrate_dataset", no_work)
-    code = main(["calibrate", "-d", "toy", "-o", str(tmp_path / "j.json"), "--llm", "toy-llm",
-                 *flags, "--db", str(tmp_path / "s.sqlite")])  # fmt: skip
+    code = main(
+        [
+            "calibrate",
+            "-d",
+            "toy",
+            "-o",
+            str(tmp_path / "j.json"),
+            "--llm",
+            "toy-llm",
+            *flags,
+            "--db",
+            str(tmp_path / "s.sqlite"),
+        ]
+    )
     err = " ".join(capsys.readouterr().err.split())
     assert code != 0
     assert message in err and "Traceback" not in err

@@ -66,9 +66,18 @@ def test_a_moved_threshold_fails_with_a_one_line_reason(fitted, tmp_path: Path, 
     capsys.readouterr()
     moved = _moved_threshold(config, tmp_path / "moved.json", 2.0)  # nothing passes now
     code = main(
-        [*args, "--config", str(moved), "--min-accuracy", "0.9", "--baseline", str(baseline),
-         "--junit", str(junit)]
-    )  # fmt: skip
+        [
+            *args,
+            "--config",
+            str(moved),
+            "--min-accuracy",
+            "0.9",
+            "--baseline",
+            str(baseline),
+            "--junit",
+            str(junit),
+        ]
+    )
     assert code == 1
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
@@ -135,8 +144,10 @@ def test_a_baseline_that_compares_nothing_fails(fitted, tmp_path: Path, capsys) 
     assert main([*args, str(_baseline(tmp_path / "empty.json", {}))]) == 1
     assert "holds no verdicts" in _one_line_error(capsys)
     full = tmp_path / "full.json"
-    assert main(["check", "--config", str(config), "--gold", str(gold), "--save-baseline",
-                 str(full)]) == 0  # fmt: skip
+    assert (
+        main(["check", "--config", str(config), "--gold", str(gold), "--save-baseline", str(full)])
+        == 0
+    )
     capsys.readouterr()
     few = dict(list(json.loads(full.read_text())["verdicts"].items())[:10])
     partial = _baseline(tmp_path / "partial.json", few)
@@ -241,9 +252,12 @@ def test_a_gold_verdict_is_the_majority_of_the_final_label() -> None:
     expected = [True, False, None, None, None, None, True, False]
     assert [gold_verdict(c) for c in cases] == expected
     labels = pd.DataFrame(
-        [{"item_id": i, "rater": f"r{j}", "value": v} for i, c in enumerate(cases)
-         for j, v in enumerate(c)]
-    )  # fmt: skip
+        [
+            {"item_id": i, "rater": f"r{j}", "value": v}
+            for i, c in enumerate(cases)
+            for j, v in enumerate(c)
+        ]
+    )
     final = aggregate_labels(labels)["final"].tolist()
     assert [{2: True, 0: False}.get(f) for f in final] == expected
 

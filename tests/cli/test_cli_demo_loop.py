@@ -30,8 +30,9 @@ def test_the_loop_dataset_has_labelled_and_unlabelled_items(demo_url: str) -> No
 
 
 def test_routing_and_drawing_by_chance_find_items_on_the_loop_dataset(demo_url: str) -> None:
-    full = route_uncertain(demo_url, DEMO_DATASET, f"cal-{DEMO_DATASET}", ["admin"],
-                           n_most_uncertain=20)  # fmt: skip
+    full = route_uncertain(
+        demo_url, DEMO_DATASET, f"cal-{DEMO_DATASET}", ["admin"], n_most_uncertain=20
+    )
     assert full.deal.added == 0  # the study's dataset: every item is labelled already
     cal = f"cal-{LOOP_DATASET}"
     routed = route_uncertain(demo_url, LOOP_DATASET, cal, ["admin"], n_most_uncertain=20)

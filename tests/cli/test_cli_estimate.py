@@ -17,10 +17,16 @@ from qaeval_core.cli.main import main
 def _scored_file(path: Path, ids: list[int]) -> Path:
     """What ``qaeval score --dataset ds --config J -o FILE`` writes (the columns read here)."""
     rows = [
-        {"item_id": i, "dataset": "ds", "qa_model": f"m{k % 2}", "question": f"question {k}?",
-         "judge_probability": 0.2 + 0.6 * (i % 3 != 0), "judge_correct": i % 3 != 0}
+        {
+            "item_id": i,
+            "dataset": "ds",
+            "qa_model": f"m{k % 2}",
+            "question": f"question {k}?",
+            "judge_probability": 0.2 + 0.6 * (i % 3 != 0),
+            "judge_correct": i % 3 != 0,
+        }
         for k, i in enumerate(ids)
-    ]  # fmt: skip
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
     return path
 
@@ -92,18 +98,27 @@ def test_the_terminal_ranks_models_as_the_leaderboard_does(
             for k in ("ppi", "human_only")
             for s, v in (("estimate", ppi), ("ci_low", ppi - 0.1), ("ci_high", ppi + 0.1))
         }
-        return {"model": model, "n_items": 50, "n_labelled": 20, "n_not_random": 0, **est,
-                "judge_accuracy": 0.7, "judge_mean_probability": 0.7, "reason": "",
-                "ppi_note": ""}  # fmt: skip
+        return {
+            "model": model,
+            "n_items": 50,
+            "n_labelled": 20,
+            "n_not_random": 0,
+            **est,
+            "judge_accuracy": 0.7,
+            "judge_mean_probability": 0.7,
+            "reason": "",
+            "ppi_note": "",
+        }
 
-    table = pd.DataFrame([row("zeta", 0.8), row("alpha", 0.6), row("beta", 0.8),
-                          row(ALL_MODELS, 0.7)])  # fmt: skip
-    pairs = pd.DataFrame(columns=["model_a", "model_b", "difference", "ci_low", "ci_high",
-                                  "significant", "reason"])  # fmt: skip
+    table = pd.DataFrame(
+        [row("zeta", 0.8), row("alpha", 0.6), row("beta", 0.8), row(ALL_MODELS, 0.7)]
+    )
+    pairs = pd.DataFrame(
+        columns=["model_a", "model_b", "difference", "ci_low", "ci_high", "significant", "reason"]
+    )
     print_estimates(table, pairs, 0.95, show_pairs=False)
     printed = capsys.readouterr().out
     lines = [ln for ln in printed.splitlines() if any(m in ln for m in ("zeta", "alpha", "beta"))]
-    firsts = [ln.strip("│ ").split("│")[0].strip() + " " + ln.split("│")[2].strip()
-              for ln in lines]  # fmt: skip
+    firsts = [ln.strip("│ ").split("│")[0].strip() + " " + ln.split("│")[2].strip() for ln in lines]
     assert firsts == ["1 beta", "1 zeta", "3 alpha"]
     assert " ".join(RANK_RULE.split()[:6]) in " ".join(printed.split())

@@ -75,9 +75,17 @@ def test_import_then_reimport_then_export_every_format(capsys, db_url: str, tmp_
         assert "5 item(s) added" in out and "10 label(s) added" in out
     for what in ("labels", "labels-history", "scores"):
         code, _, err = run(
-            capsys, "export", "-d", "toy", "-o", str(tmp_path / f"{what}.csv"), "--what", what,
-            "--db", db_url,
-        )  # fmt: skip
+            capsys,
+            "export",
+            "-d",
+            "toy",
+            "-o",
+            str(tmp_path / f"{what}.csv"),
+            "--what",
+            what,
+            "--db",
+            db_url,
+        )
         assert code == 0, err
     assert len((tmp_path / "labels.csv").read_text().splitlines()) == 1 + 10
 
@@ -88,10 +96,24 @@ def test_import_options_map_format_and_label_scale(capsys, sqlite_url: str, tmp_
         json.dumps({"q": "who", "truth": "a/b", "pred": "a", "label": 2}) + "\n", encoding="utf-8"
     )
     code, out, err = run(
-        capsys, "import", str(src), "-d", "d", "--format", "jsonl", "--map", "q=question",
-        "--map", "truth=references", "--label-scale", "three", "--alias-sep", "",
-        "--db", sqlite_url,
-    )  # fmt: skip
+        capsys,
+        "import",
+        str(src),
+        "-d",
+        "d",
+        "--format",
+        "jsonl",
+        "--map",
+        "q=question",
+        "--map",
+        "truth=references",
+        "--label-scale",
+        "three",
+        "--alias-sep",
+        "",
+        "--db",
+        sqlite_url,
+    )
     assert code == 0, err
     items = store.list_items(sqlite_url, "d")
     assert items.references.tolist() == [["a/b"]]
@@ -229,8 +251,11 @@ def test_console_script_prints_no_traceback(tmp_path: Path):
     env = {k: v for k, v in os.environ.items() if k not in ("QAEVAL_DATABASE_URL", "QAEVAL_DEBUG")}
     bad = subprocess.run(
         [*cmd, "import", "nope.jsonl", "--dataset", "d", "--db", str(tmp_path / "s.sqlite")],
-        capture_output=True, text=True, env=env, cwd=tmp_path,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     assert bad.returncode == 1
     assert "No such file: nope.jsonl" in bad.stderr and "Traceback" not in bad.stderr
     usage = subprocess.run([*cmd, "import"], capture_output=True, text=True, env=env, cwd=tmp_path)

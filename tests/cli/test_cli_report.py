@@ -24,9 +24,20 @@ def demo_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 def test_report_writes_html_and_json(demo_url: str, tmp_path: Path, capsys) -> None:
     html_path, json_path = tmp_path / "out" / "report.html", tmp_path / "numbers.json"
     code = cli_main(
-        ["report", "--db", demo_url, "--dataset", DEMO, "-o", str(html_path),
-         "--json", str(json_path), "--n-boot", "100"]
-    )  # fmt: skip
+        [
+            "report",
+            "--db",
+            demo_url,
+            "--dataset",
+            DEMO,
+            "-o",
+            str(html_path),
+            "--json",
+            str(json_path),
+            "--n-boot",
+            "100",
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert "298 item(s), 635 label(s), 2 metric(s)" in out
@@ -46,18 +57,42 @@ def test_report_writes_html_and_json(demo_url: str, tmp_path: Path, capsys) -> N
     # Same seed, same numbers (CI can diff the JSON).
     again = tmp_path / "again.json"
     cli_main(
-        ["report", "--db", demo_url, "-d", DEMO, "-o", str(tmp_path / "b.html"),
-         "--json", str(again), "--n-boot", "100"]
-    )  # fmt: skip
+        [
+            "report",
+            "--db",
+            demo_url,
+            "-d",
+            DEMO,
+            "-o",
+            str(tmp_path / "b.html"),
+            "--json",
+            str(again),
+            "--n-boot",
+            "100",
+        ]
+    )
     assert again.read_text(encoding="utf-8") == json_path.read_text(encoding="utf-8")
 
 
 def test_report_metric_filter_and_errors(demo_url: str, tmp_path: Path, capsys) -> None:
     json_path = tmp_path / "em.json"
     code = cli_main(
-        ["report", "--db", demo_url, "-d", DEMO, "-o", str(tmp_path / "em.html"),
-         "--json", str(json_path), "--metric", "em", "--n-boot", "0"]
-    )  # fmt: skip
+        [
+            "report",
+            "--db",
+            demo_url,
+            "-d",
+            DEMO,
+            "-o",
+            str(tmp_path / "em.html"),
+            "--json",
+            str(json_path),
+            "--metric",
+            "em",
+            "--n-boot",
+            "0",
+        ]
+    )
     assert code == 0
     numbers = json.loads(json_path.read_text(encoding="utf-8"))
     assert set(numbers["settings"]["metric_configs"]) == {"em"}
@@ -74,9 +109,18 @@ def test_report_metric_filter_and_errors(demo_url: str, tmp_path: Path, capsys) 
     assert code == 1
     assert "No scores of metric(s) bleu" in capsys.readouterr().err
     code = cli_main(
-        ["report", "--db", demo_url, "-d", DEMO, "-o", str(tmp_path / "x.html"),
-         "--score-policy", "median"]
-    )  # fmt: skip
+        [
+            "report",
+            "--db",
+            demo_url,
+            "-d",
+            DEMO,
+            "-o",
+            str(tmp_path / "x.html"),
+            "--score-policy",
+            "median",
+        ]
+    )
     assert code == 1
     assert "--score-policy must be one of mean, final, soft" in capsys.readouterr().err
     assert not (tmp_path / "x.html").exists()

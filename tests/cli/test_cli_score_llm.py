@@ -122,12 +122,24 @@ def test_a_judge_whose_llm_tier_fails_sends_those_rows_to_people_and_exits_non_z
             cv_accuracy=0.9,
             llm_seconds_per_item=0.1,
             curve=[  # the grid a calibration writes (a judge file's tier is checked against it)
-                {**CURVE_ROW, "llm_share": 0.0, "llm_threshold": 1.0, "coef_llm": 0.0,
-                 "cv_accuracy": 0.8, "s_per_1000": 0.0},
-                {**CURVE_ROW, "llm_share": 1.0, "llm_threshold": 0.0, "coef_llm": 1.0,
-                 "cv_accuracy": 0.9, "s_per_1000": 100.0},
+                {
+                    **CURVE_ROW,
+                    "llm_share": 0.0,
+                    "llm_threshold": 1.0,
+                    "coef_llm": 0.0,
+                    "cv_accuracy": 0.8,
+                    "s_per_1000": 0.0,
+                },
+                {
+                    **CURVE_ROW,
+                    "llm_share": 1.0,
+                    "llm_threshold": 0.0,
+                    "coef_llm": 1.0,
+                    "cv_accuracy": 0.9,
+                    "s_per_1000": 100.0,
+                },
             ],
-        )  # fmt: skip
+        )
         config = judge.save(tmp_path / "judge.json")
         out_file = tmp_path / "judged.jsonl"
         code, out, err = run(

@@ -232,15 +232,31 @@ HOSTILE = [
     ("lm-eval doc_id an object", lambda t: _write_lm(t, _lm_sample(doc_id={"a": 1}))),
     ("inspect output a string", lambda t: _write_inspect_json(t, _inspect_sample(output="x"))),
     ("inspect scores a list", lambda t: _write_inspect_json(t, _inspect_sample(scores=[1]))),
-    ("inspect attachments a list", lambda t: _write_inspect_json(t, _inspect_sample(attachments=[]))),  # noqa: E501
-    ("inspect .eval choices a string", lambda t: _write_inspect_eval(t, _inspect_sample(output={"choices": "x"}))),  # noqa: E501
+    (
+        "inspect attachments a list",
+        lambda t: _write_inspect_json(t, _inspect_sample(attachments=[])),
+    ),
+    (
+        "inspect .eval choices a string",
+        lambda t: _write_inspect_eval(t, _inspect_sample(output={"choices": "x"})),
+    ),
     ("helm instance a string", lambda t: _write_helm(t, _helm_state(instance="x"))),
     ("helm result a list", lambda t: _write_helm(t, _helm_state(result=[1]))),
-    ("helm references an object", lambda t: _write_helm(t, _helm_state(instance={"id": "i", "input": {"text": "q"}, "references": {"a": 1}}))),  # noqa: E501
-    ("helm completions an object", lambda t: _write_helm(t, _helm_state(result={"success": True, "completions": {"text": "x"}}))),  # noqa: E501
+    (
+        "helm references an object",
+        lambda t: _write_helm(
+            t, _helm_state(instance={"id": "i", "input": {"text": "q"}, "references": {"a": 1}})
+        ),
+    ),
+    (
+        "helm completions an object",
+        lambda t: _write_helm(
+            t, _helm_state(result={"success": True, "completions": {"text": "x"}})
+        ),
+    ),
     ("lighteval doc a string", lambda t: _write_lighteval(t, "doc", "not a doc")),
     ("lighteval model_response a string", lambda t: _write_lighteval(t, "model_response", "x")),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("case", "write"), HOSTILE, ids=[c for c, _ in HOSTILE])

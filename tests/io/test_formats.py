@@ -75,9 +75,17 @@ def test_no_file_detects_as_two_formats_or_the_wrong_one() -> None:
 
 def test_registry_names_and_errors() -> None:
     assert formats.names() == [
-        "lm-eval", "lighteval", "inspect", "helm", "opencompass",
-        "jsonl", "json", "csv", "tsv", "parquet",
-    ]  # fmt: skip
+        "lm-eval",
+        "lighteval",
+        "inspect",
+        "helm",
+        "opencompass",
+        "jsonl",
+        "json",
+        "csv",
+        "tsv",
+        "parquet",
+    ]
     assert formats.get("Inspect").name == "inspect"
     with pytest.raises(ConfigError, match="Unknown format 'nope': expected one of lm-eval"):
         formats.get("nope")
@@ -89,8 +97,10 @@ def test_lm_eval_samples_map_to_items_with_the_harness_score() -> None:
     first = items[0]
     assert first.external_id == "acme/qa-small/nq_local/0/remove_whitespace"
     assert (first.question, first.references, first.candidate) == (
-        "what is the capital of france", ["Paris"], "Paris"
-    )  # fmt: skip
+        "what is the capital of france",
+        ["Paris"],
+        "Paris",
+    )
     assert first.qa_model == SMALL  # the results file's model_name, not the folder name
     meta = first.meta or {}
     assert meta["harness"] == "lm-eval" and meta["task"] == "nq_local"
@@ -224,8 +234,10 @@ def test_helm_run_folder() -> None:
     first = items[0]
     assert first.meta["task"] == "natural_qa:mode=closedbook"  # the model left out of the name
     assert (first.question, first.references, first.candidate) == (
-        "what is the capital of france", ["Paris"], "It is Paris"
-    )  # fmt: skip
+        "what is the capital of france",
+        ["Paris"],
+        "It is Paris",
+    )
     assert first.meta["harness_scores"] == {"exact_match": 0.0}  # per_instance_stats.json
     assert first.meta["qid"] == "natural_qa:mode=closedbook:id1000"
     assert io.read_items(helm_run(LARGE) / "scenario_state.json")[0].external_id == (
@@ -268,8 +280,12 @@ def test_two_models_logs_join_by_question_in_one_dataset(sqlite_url: str, capsys
     from qaeval_core.calibrate.inputs import question_groups
     from qaeval_core.schema import Item
 
-    keys = question_groups([Item(question=r["question"], references=("x",), candidate="y",
-                                 meta=r["meta"]) for r in items.to_dict("records")])  # fmt: skip
+    keys = question_groups(
+        [
+            Item(question=r["question"], references=("x",), candidate="y", meta=r["meta"])
+            for r in items.to_dict("records")
+        ]
+    )
     assert len(set(keys)) == 12  # calibration's grouped folds keep a question together
 
 

@@ -32,9 +32,16 @@ def test_csv_cells_starting_a_formula_are_neutralised(tmp_path: Path, suffix: st
         cells = list(csv.reader(fh, delimiter=delimiter))[1:]
     written = [c[0] for c in cells]
     assert written == [
-        "'" + FORMULA, "'+1+2", "'-2+3", "'@SUM(A1)", "'\tx", "'\rx", "''=already", "plain",
+        "'" + FORMULA,
+        "'+1+2",
+        "'-2+3",
+        "'@SUM(A1)",
+        "'\tx",
+        "'\rx",
+        "''=already",
+        "plain",
         "'quoted",
-    ]  # fmt: skip
+    ]
     assert all(not w.startswith(("=", "+", "-", "@", "\t", "\r")) for w in written)
     assert {(c[1], c[2]) for c in cells} == {("-0.5", "-0.5")}  # numbers stay numbers
     # ... and the reader takes the quote off again: the export reads back exactly

@@ -431,10 +431,16 @@ def test_scan_items_reports_the_same_errors(tmp_path: Path):
     bad = [
         *_STREAM_ROWS,
         {"id": "a", "question": "other", "references": ["r"], "candidate": "c"},
-        {"id": "a", "question": "q", "references": ["r"], "candidate": "c", "rater": "x",
-         "label": 0},
+        {
+            "id": "a",
+            "question": "q",
+            "references": ["r"],
+            "candidate": "c",
+            "rater": "x",
+            "label": 0,
+        },
         {"id": "z", "question": "", "references": [], "candidate": "c"},
-    ]  # fmt: skip
+    ]
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in bad) + "\n[1]\n{oops\n")
     with pytest.raises(ValidationError) as streamed:

@@ -32,12 +32,22 @@ def test_the_demo_data_has_no_mojibake() -> None:
 
 def write_mojibake(path: Path) -> Path:
     rows = [
-        {"id": "a", "question": "how many people?", "references": ["2.45Â\xa0billion"],
-         "candidate": "about 2.45Â\xa0billion", "label": 1},
-        {"id": "b", "question": "when?", "references": ["30â€“31 May"], "candidate": "May 30",
-         "label": 0},
+        {
+            "id": "a",
+            "question": "how many people?",
+            "references": ["2.45Â\xa0billion"],
+            "candidate": "about 2.45Â\xa0billion",
+            "label": 1,
+        },
+        {
+            "id": "b",
+            "question": "when?",
+            "references": ["30â€“31 May"],
+            "candidate": "May 30",
+            "label": 0,
+        },
         {"id": "c", "question": "“quoted” &amp; ok", "references": ["x"], "candidate": "x"},
-    ]  # fmt: skip
+    ]
     path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
     return path
 

@@ -87,11 +87,15 @@ def test_the_import_keeps_look_alike_references_and_reports_what_changed_per_row
 ) -> None:
     rows = [
         {"id": "a", "question": "area?", "references": ["10 Å²", "Æsir"], "candidate": "Å²"},
-        {"id": "b", "question": "who?", "references": [mojibake("Müller")],
-         "candidate": mojibake("Thomas Müller")},
+        {
+            "id": "b",
+            "question": "who?",
+            "references": [mojibake("Müller")],
+            "candidate": mojibake("Thomas Müller"),
+        },
         {"id": "c", "question": mojibake("naïve?"), "references": ["yes"], "candidate": "yes"},
         {"id": "d", "question": "where?", "references": ["ELE DISSE “IRMÃ”"], "candidate": "x"},
-    ]  # fmt: skip
+    ]
     source = _write(tmp_path / "m.jsonl", rows)
     scan = io.scan_items(source, fix_text=True)
     assert scan.repairs == [(2, ["references", "candidate"]), (3, ["question"])]

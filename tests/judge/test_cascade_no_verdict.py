@@ -117,9 +117,12 @@ def test_calibrating_with_an_llm_input_stops_on_items_without_a_verdict(tmp_path
         )
         with pytest.raises(IncompleteRunError, match=r"calibration items have no verdict"):
             workflows.calibrate_dataset(
-                db, "toy", metrics=["f1", llm], cv=CrossValidation(n_boot=50),
+                db,
+                "toy",
+                metrics=["f1", llm],
+                cv=CrossValidation(n_boot=50),
                 cost_policy=CostPolicy(inputs="all"),
-            )  # fmt: skip
+            )
         assert server.requests == 3
 
 

@@ -28,9 +28,13 @@ def config() -> dict:
     y = rng.random(n) < 1 / (1 + np.exp(-6 * (X["f1"] - 0.45)))
     features = [FeatureSpec.from_metric(get_metric(m)) for m in ("f1", "recall")]
     judge, _ = fit_judge(
-        X, y, features, groups=np.repeat(np.arange(n // 2), 2),
-        cv=CrossValidation(n_boot=50), triage=TriagePolicy(human_share=0.2),
-    )  # fmt: skip
+        X,
+        y,
+        features,
+        groups=np.repeat(np.arange(n // 2), 2),
+        cv=CrossValidation(n_boot=50),
+        triage=TriagePolicy(human_share=0.2),
+    )
     judge.name = "toy"
     return judge.to_config()
 
@@ -50,16 +54,34 @@ def test_a_fitted_judge_reads_back(config: dict) -> None:
 def test_the_optional_parts_read_typed(config: dict) -> None:
     cfg = dict(config)
     cfg["guarantee"] = {"target": 0.95, "risk": 0.1, "n_labels": 300, "share": 0.2}
-    cfg["cascade"] = {"feature": {"metric": {"params": {"model": "qwen"}}}, "llm_share": 0.25,
-                      "llm_seconds_per_item": 0.4}  # fmt: skip
+    cfg["cascade"] = {
+        "feature": {"metric": {"params": {"model": "qwen"}}},
+        "llm_share": 0.25,
+        "llm_seconds_per_item": 0.4,
+    }
     cfg["cost"] = {
-        "judge_s_per_1000": 1.5, "judge_load_s": 2.0, "inputs_rule": "cheap", "rows": 300,
-        "method": "timed", "machine": {"cpu": "x86", "cpus": 8}, "measured_at": "today",
-        "cached": {"lexical": {}}, "source": "cache",
+        "judge_s_per_1000": 1.5,
+        "judge_load_s": 2.0,
+        "inputs_rule": "cheap",
+        "rows": 300,
+        "method": "timed",
+        "machine": {"cpu": "x86", "cpus": 8},
+        "measured_at": "today",
+        "cached": {"lexical": {}},
+        "source": "cache",
         "inputs": [{"column": "f1", "family": "lexical", "s_per_1000": 0.5, "load_s": 0.0}],
-        "selection": {"evaluated": [{"families": ["lexical"], "cost": 0.5, "cv_accuracy": 0.8,
-                                     "frontier": True, "chosen": True}]},
-    }  # fmt: skip
+        "selection": {
+            "evaluated": [
+                {
+                    "families": ["lexical"],
+                    "cost": 0.5,
+                    "cv_accuracy": 0.8,
+                    "frontier": True,
+                    "chosen": True,
+                }
+            ]
+        },
+    }
     s = judge_summary(cfg)
     assert s.guarantee == GuaranteeSummary(0.95, 0.1, 300)
     assert s.llm_tier == LLMTierSummary("qwen", 0.25, 0.4)
@@ -69,8 +91,14 @@ def test_the_optional_parts_read_typed(config: dict) -> None:
 
 
 def test_missing_or_damaged_parts_never_raise() -> None:
-    s = judge_summary({"quality": "nonsense", "triage": {"share": "x"}, "cascade": {},
-                       "guarantee": {"target": "high"}})  # fmt: skip
+    s = judge_summary(
+        {
+            "quality": "nonsense",
+            "triage": {"share": "x"},
+            "cascade": {},
+            "guarantee": {"target": "high"},
+        }
+    )
     assert s.combiner is None and s.cv_accuracy_ci is None and s.band_share is None
     assert s.guarantee is None and s.guarantee_unreadable
     assert s.llm_tier == LLMTierSummary(None, 0.0, 0.0)

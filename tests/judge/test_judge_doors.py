@@ -17,18 +17,38 @@ from qaeval_core.judge import COLUMN_PREFIX, FeatureSpec, Judge
 from qaeval_core.metrics.base import get_metric
 
 ROWS = [
-    {"question": "Capital of France?", "references": ["Paris"],
-     "candidate": "It is Paris, on the Seine.", "label": 2},
-    {"question": "Who wrote Hamlet?", "references": ["William Shakespeare", "Shakespeare"],
-     "candidate": "Shakespeare", "label": 2},
-    {"question": "When did WW2 end?", "references": ["1945"], "candidate": "It ended in 1939.",
-     "label": 0},
-    {"question": "Which show?", "references": ["The Late Late Show with James Corden"],
-     "candidate": "The Late Show", "label": 0},
+    {
+        "question": "Capital of France?",
+        "references": ["Paris"],
+        "candidate": "It is Paris, on the Seine.",
+        "label": 2,
+    },
+    {
+        "question": "Who wrote Hamlet?",
+        "references": ["William Shakespeare", "Shakespeare"],
+        "candidate": "Shakespeare",
+        "label": 2,
+    },
+    {
+        "question": "When did WW2 end?",
+        "references": ["1945"],
+        "candidate": "It ended in 1939.",
+        "label": 0,
+    },
+    {
+        "question": "Which show?",
+        "references": ["The Late Late Show with James Corden"],
+        "candidate": "The Late Show",
+        "label": 0,
+    },
     {"question": "What is it?", "references": ["a boulder"], "candidate": "a rock", "label": 0},
-    {"question": "Capital of Italy?", "references": ["Rome"], "candidate": "I don't know.",
-     "label": 0},
-]  # fmt: skip
+    {
+        "question": "Capital of Italy?",
+        "references": ["Rome"],
+        "candidate": "I don't know.",
+        "label": 0,
+    },
+]
 
 
 @pytest.fixture(scope="module")

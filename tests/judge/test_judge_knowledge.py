@@ -38,9 +38,13 @@ def _toy(n_questions: int = 30, seed: int = 0) -> tuple[list[Item], list[int]]:
             kind = str(rng.choice(["ref", "alias", "wrong"]))
             cand = {"ref": f"it is Ref{q}", "alias": f"Nick name {q}", "wrong": f"Bad guess {q}"}
             items.append(
-                Item(question=f"Question {q}?", references=(f"Ref{q}",), candidate=cand[kind],
-                     qa_model=f"m{m}")
-            )  # fmt: skip
+                Item(
+                    question=f"Question {q}?",
+                    references=(f"Ref{q}",),
+                    candidate=cand[kind],
+                    qa_model=f"m{m}",
+                )
+            )
             labels.append(0 if kind == "wrong" else 2)
     return items, labels
 
@@ -48,8 +52,13 @@ def _toy(n_questions: int = 30, seed: int = 0) -> tuple[list[Item], list[int]]:
 def _snapshot(items: list[Item], labels: list[int]) -> JudgeKnowledge:
     found = suggest_knowledge(items, labels)
     questions = dict(zip(found["question_key"], found["question"], strict=True))
-    return JudgeKnowledge(AnswerKnowledge.from_frame(found), questions, dataset="toy",
-                          knowledge_version=4, n_labels=len(labels))  # fmt: skip
+    return JudgeKnowledge(
+        AnswerKnowledge.from_frame(found),
+        questions,
+        dataset="toy",
+        knowledge_version=4,
+        n_labels=len(labels),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -62,9 +71,16 @@ def fitted() -> tuple[Judge, Judge]:
     plain, _ = fit_judge(
         scores, y, specs, groups=groups, candidates=["stacker"], cv=CrossValidation(n_boot=50)
     )
-    taught, _ = fit_judge(scores, y, specs, groups=groups, candidates=["stacker"],
-                          cv=CrossValidation(n_boot=50), knowledge=_snapshot(items, labels),
-                          knowledge_scores=knowledge_similarity(items, labels))  # fmt: skip
+    taught, _ = fit_judge(
+        scores,
+        y,
+        specs,
+        groups=groups,
+        candidates=["stacker"],
+        cv=CrossValidation(n_boot=50),
+        knowledge=_snapshot(items, labels),
+        knowledge_scores=knowledge_similarity(items, labels),
+    )
     return plain, taught
 
 
@@ -193,12 +209,15 @@ def _rows(n_questions: int = 12, seed: int = 1) -> list[dict[str, Any]]:
     items, labels = _toy(n_questions, seed)
     return [
         {
-            "id": f"r{i}", "question": it.question, "references": list(it.references),
-            "candidate": it.candidate, "model": it.qa_model,
+            "id": f"r{i}",
+            "question": it.question,
+            "references": list(it.references),
+            "candidate": it.candidate,
+            "model": it.qa_model,
             "human": {"scale": "three", "raters": [{"rater": "ann", "label": lab}]},
         }
         for i, (it, lab) in enumerate(zip(items, labels, strict=True))
-    ]  # fmt: skip
+    ]
 
 
 def _accept_all(url: str, dataset: str) -> int:
@@ -211,13 +230,31 @@ def _accept_all(url: str, dataset: str) -> int:
 
 def test_calibration_inputs_leave_each_rows_label_out(db_url: str) -> None:
     rows = [
-        {"id": "a", "question": "Q?", "references": ["Paris"], "candidate": "City of Light",
-         "model": "m1", "human": {"scale": "three", "raters": [{"rater": "ann", "label": 2}]}},
-        {"id": "b", "question": "Q?", "references": ["Paris"], "candidate": "Lutetia",
-         "model": "m2", "human": {"scale": "three", "raters": [{"rater": "ann", "label": 2}]}},
-        {"id": "c", "question": "Q?", "references": ["Paris"], "candidate": "lutetia",
-         "model": "m3", "human": {"scale": "three", "raters": [{"rater": "ann", "label": 2}]}},
-    ]  # fmt: skip
+        {
+            "id": "a",
+            "question": "Q?",
+            "references": ["Paris"],
+            "candidate": "City of Light",
+            "model": "m1",
+            "human": {"scale": "three", "raters": [{"rater": "ann", "label": 2}]},
+        },
+        {
+            "id": "b",
+            "question": "Q?",
+            "references": ["Paris"],
+            "candidate": "Lutetia",
+            "model": "m2",
+            "human": {"scale": "three", "raters": [{"rater": "ann", "label": 2}]},
+        },
+        {
+            "id": "c",
+            "question": "Q?",
+            "references": ["Paris"],
+            "candidate": "lutetia",
+            "model": "m3",
+            "human": {"scale": "three", "raters": [{"rater": "ann", "label": 2}]},
+        },
+    ]
     store.import_items(db_url, "ds", rows, source="test")
     assert _accept_all(db_url, "ds") == 2
     items = store.load_items(db_url, "ds")
@@ -237,8 +274,22 @@ def test_calibrate_with_knowledge_end_to_end(
     db = sqlite_url
     store.import_items(db, "toy", _rows(), source="test")
     out = tmp_path / "judge.json"
-    args = ["calibrate", "-d", "toy", "-m", "f1,contains", "--inputs", "all",
-            "--candidates", "stacker", "--with-knowledge", "-o", str(out), "--db", db]  # fmt: skip
+    args = [
+        "calibrate",
+        "-d",
+        "toy",
+        "-m",
+        "f1,contains",
+        "--inputs",
+        "all",
+        "--candidates",
+        "stacker",
+        "--with-knowledge",
+        "-o",
+        str(out),
+        "--db",
+        db,
+    ]
     assert main(args) == 1  # nothing accepted yet: a one-line error, no judge
     assert "no accepted taught answers" in capsys.readouterr().err and not out.exists()
 

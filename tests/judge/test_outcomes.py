@@ -147,12 +147,15 @@ MONA_LISA = "Who painted the Mona Lisa?"
     ("question", "text", "evidence"),
     [
         (MONA_LISA, "Michelangelo or Leonardo da Vinci", "Michelangelo or Leonardo da Vinci"),
-        (MONA_LISA, "It was painted by Leonardo da Vinci or Michelangelo, in Florence.",
-         "Leonardo da Vinci or Michelangelo"),
+        (
+            MONA_LISA,
+            "It was painted by Leonardo da Vinci or Michelangelo, in Florence.",
+            "Leonardo da Vinci or Michelangelo",
+        ),
         (MONA_LISA, "Leonardo or Raphael", "Leonardo or Raphael"),  # part of the reference
         ("which city is the capital of france", "Paris or Lyon", "Paris or Lyon"),
     ],
-)  # fmt: skip
+)
 def test_two_names_for_one_asked_entity_are_a_hedge(
     question: str, text: str, evidence: str
 ) -> None:
@@ -170,10 +173,16 @@ def test_two_names_for_one_asked_entity_are_a_hedge(
         (MONA_LISA, ["Leonardo da Vinci"], "Leonardo da Vinci"),
         ("", ["Leonardo da Vinci"], "Michelangelo or Leonardo da Vinci"),  # no question
         # the question asks for several things, a manner, or offers the alternatives
-        ("Who were the painters of the Sistine Chapel?", ["Michelangelo"],
-         "Michelangelo or Raphael"),
-        ("Name two painters of the Renaissance", ["Leonardo da Vinci"],
-         "Michelangelo or Leonardo da Vinci"),
+        (
+            "Who were the painters of the Sistine Chapel?",
+            ["Michelangelo"],
+            "Michelangelo or Raphael",
+        ),
+        (
+            "Name two painters of the Renaissance",
+            ["Leonardo da Vinci"],
+            "Michelangelo or Leonardo da Vinci",
+        ),
         ("Which beats scissors, rock or paper?", ["rock"], "Rock or Paper"),
         ("How did Paris get its name?", ["Parisii"], "Parisii or Lutetia"),
         # references that contain the alternatives, or offer alternatives themselves
@@ -182,14 +191,19 @@ def test_two_names_for_one_asked_entity_are_a_hedge(
         ("What beats scissors?", ["Rock or Paper"], "Rock or Paper"),
         ("What beats scissors?", ["Rock", "Paper"], "Rock or Paper"),  # both are references
         # aliases: spelling variants, prefixes, initials, a shared word, an apposition
-        ("What overlaps with Haredi Judaism?", ["Chasidic Judaism"],
-         "Hasidic or Chasidic Judaism"),
+        ("What overlaps with Haredi Judaism?", ["Chasidic Judaism"], "Hasidic or Chasidic Judaism"),
         ("Which regulation applies?", ["RDN"], "RD or RDN"),
         ("Which country?", ["United States"], "US or United States"),
-        ("What was the earthquake named?", ["the Great Sichuan earthquake"],
-         "2008 Sichuan earthquake or Great Sichuan earthquake"),
-        ("Where was the agreement formalised?", ["Bulla Aurea"],
-         "in the Bulla Aurea, or Golden Bull"),
+        (
+            "What was the earthquake named?",
+            ["the Great Sichuan earthquake"],
+            "2008 Sichuan earthquake or Great Sichuan earthquake",
+        ),
+        (
+            "Where was the agreement formalised?",
+            ["Bulla Aurea"],
+            "in the Bulla Aurea, or Golden Bull",
+        ),
         ("What is the neighborhood?", ["City Point"], "City Point (or Oyster Point)"),
         # lower-case alternatives are too often synonyms or modifiers
         ("What are canine offspring called?", ["pups"], "pups or puppies"),
@@ -198,7 +212,7 @@ def test_two_names_for_one_asked_entity_are_a_hedge(
         ("Who founded the city?", ["Romulus"], "Romulus or so the legend says"),
         ("What is the value?", ["0.5"], "Around half or 0.51"),
     ],
-)  # fmt: skip
+)
 def test_or_between_aliases_or_asked_alternatives_is_not_a_hedge(
     question: str, refs: list[str], text: str
 ) -> None:
@@ -341,9 +355,12 @@ def _judge(**kwargs) -> Judge:
 
 def test_the_judge_reports_judge_error_on_the_failing_row_only() -> None:
     frame = pd.DataFrame(
-        {"question": "q?", "references": [["paris"]] * 4,
-         "candidate": ["paris", "london", "BOOM paris", "paris it is"]}
-    )  # fmt: skip
+        {
+            "question": "q?",
+            "references": [["paris"]] * 4,
+            "candidate": ["paris", "london", "BOOM paris", "paris it is"],
+        }
+    )
     out = _judge().judge(frame)
     assert out["judge_reason"].tolist() == ["matched", "not_matched", "judge_error", "matched"]
     assert out["judge_correct"].tolist() == [True, False, False, True]
@@ -354,11 +371,17 @@ def test_a_hedge_is_not_correct_by_default_and_lenient_scoring_is_opt_in() -> No
     """Issue 21: hedged answers were correct by default (NAQT counts them incorrect); the
     Michelangelo answer was correct even in strict mode, because it was not seen as a hedge."""
     frame = pd.DataFrame(
-        {"question": ["What is the capital?"] * 3 + [MONA_LISA],
-         "references": [["paris"]] * 3 + [["Leonardo da Vinci"]],
-         "candidate": ["paris", "paris or possibly lyon", "lyon",
-                       "Michelangelo or Leonardo da Vinci"]}
-    )  # fmt: skip
+        {
+            "question": ["What is the capital?"] * 3 + [MONA_LISA],
+            "references": [["paris"]] * 3 + [["Leonardo da Vinci"]],
+            "candidate": [
+                "paris",
+                "paris or possibly lyon",
+                "lyon",
+                "Michelangelo or Leonardo da Vinci",
+            ],
+        }
+    )
     judge = _judge()
     lenient = judge.with_forced_incorrect(("not_attempted",)).judge(frame)
     assert lenient["judge_correct"].tolist() == [True, True, False, True]  # the combiner's
@@ -427,20 +450,29 @@ AUSTEN = "who wrote pride and prejudice"
     ("text", "evidence"),
     [
         # three alternatives: the case of the issue, with and without the serial comma
-        ("Jane Austen, Charlotte Bronte or Emily Bronte",
-         "Jane Austen, Charlotte Bronte or Emily Bronte"),
-        ("It was either Jane Austen, Charlotte Bronte, or Emily Bronte.",
-         "Jane Austen, Charlotte Bronte or Emily Bronte"),
+        (
+            "Jane Austen, Charlotte Bronte or Emily Bronte",
+            "Jane Austen, Charlotte Bronte or Emily Bronte",
+        ),
+        (
+            "It was either Jane Austen, Charlotte Bronte, or Emily Bronte.",
+            "Jane Austen, Charlotte Bronte or Emily Bronte",
+        ),
         ("Jane Austen/Charlotte Bronte/Emily Bronte", "Jane Austen/Charlotte Bronte/Emily Bronte"),
         # four: the reference last
-        ("Charlotte Bronte, Emily Bronte, Anne Bronte or Jane Austen",
-         "Charlotte Bronte, Emily Bronte, Anne Bronte or Jane Austen"),
+        (
+            "Charlotte Bronte, Emily Bronte, Anne Bronte or Jane Austen",
+            "Charlotte Bronte, Emily Bronte, Anne Bronte or Jane Austen",
+        ),
         # five
-        ("It is likely Jane Austen, Mary Shelley, George Eliot, Charlotte Bronte, or Emily Bronte",
-         "Jane Austen, Mary Shelley, George Eliot, Charlotte Bronte or Emily Bronte"),
+        (
+            "It is likely Jane Austen, Mary Shelley, George Eliot, Charlotte Bronte,"
+            " or Emily Bronte",
+            "Jane Austen, Mary Shelley, George Eliot, Charlotte Bronte or Emily Bronte",
+        ),
         ("Austen/Shelley/Eliot/Bronte", "Austen/Shelley/Eliot/Bronte"),
     ],
-)  # fmt: skip
+)
 def test_a_list_of_names_for_one_asked_entity_is_a_hedge(text: str, evidence: str) -> None:
     """Issue 33: "Jane Austen, Charlotte Bronte or Emily Bronte" was judged correct; only
     two-way "X or Y" was caught."""
@@ -458,11 +490,17 @@ def test_a_list_of_names_for_one_asked_entity_is_a_hedge(text: str, evidence: st
         # a reference that is itself a list
         ("What are the colours of the flag?", ["red, white and blue"], "Red, White or Blue"),
         ("Who sang Highway to Hell?", ["AC/DC"], "AC/DC"),
-        ("Who were the band's members?", ["Lennon/McCartney/Harrison"],
-         "Lennon/McCartney/Harrison"),
+        (
+            "Who were the band's members?",
+            ["Lennon/McCartney/Harrison"],
+            "Lennon/McCartney/Harrison",
+        ),
         # the question asks for several things, or offers the alternatives
-        ("Who were the novelists of the period?", ["Jane Austen"],
-         "Jane Austen, Charlotte Bronte or Emily Bronte"),
+        (
+            "Who were the novelists of the period?",
+            ["Jane Austen"],
+            "Jane Austen, Charlotte Bronte or Emily Bronte",
+        ),
         ("Name three novelists", ["Jane Austen"], "Jane Austen, Charlotte Bronte or Emily Bronte"),
         ("Which did Austen write: Emma, Dracula or Ivanhoe?", ["Emma"], "Emma, Dracula or Ivanhoe"),
         # no name is a reference (wrong, and the combiner says so), or all are aliases
@@ -472,7 +510,7 @@ def test_a_list_of_names_for_one_asked_entity_is_a_hedge(text: str, evidence: st
         ("What is the animal called?", ["puppy"], "puppy, pup or whelp"),
         (AUSTEN, [], "Jane Austen, Charlotte Bronte or Emily Bronte"),  # no reference
     ],
-)  # fmt: skip
+)
 def test_lists_the_guards_keep_are_not_a_hedge(question: str, refs: list[str], text: str) -> None:
     assert answer_reason(Item(question=question, references=refs, candidate=text)).reason is None
 
@@ -480,9 +518,12 @@ def test_lists_the_guards_keep_are_not_a_hedge(question: str, refs: list[str], t
 def test_a_hedged_list_is_not_correct_by_default() -> None:
     """The judge's verdict: forced incorrect whatever the combiner says (as two-way hedges)."""
     frame = pd.DataFrame(
-        {"question": [AUSTEN] * 2, "references": [["Jane Austen"]] * 2,
-         "candidate": ["Jane Austen", "Charlotte Bronte, Emily Bronte or Jane Austen"]}
-    )  # fmt: skip
+        {
+            "question": [AUSTEN] * 2,
+            "references": [["Jane Austen"]] * 2,
+            "candidate": ["Jane Austen", "Charlotte Bronte, Emily Bronte or Jane Austen"],
+        }
+    )
     judge = _judge()
     assert judge.with_forced_incorrect(("not_attempted",)).judge(frame)["judge_correct"].all()
     out = judge.judge(frame)

@@ -20,16 +20,25 @@ from qaeval_core.metrics.base import get_metric
 from qaeval_core.schema import Item
 
 ROWS = [
-    {"question": "Capital of France?", "references": ["Paris"],
-     "candidate": "It is Paris, on the Seine."},
-    {"question": "Who wrote Hamlet?", "references": ["William Shakespeare", "Shakespeare"],
-     "candidate": "Shakespeare"},
+    {
+        "question": "Capital of France?",
+        "references": ["Paris"],
+        "candidate": "It is Paris, on the Seine.",
+    },
+    {
+        "question": "Who wrote Hamlet?",
+        "references": ["William Shakespeare", "Shakespeare"],
+        "candidate": "Shakespeare",
+    },
     {"question": "When did WW2 end?", "references": ["1945"], "candidate": "It ended in 1939."},
-    {"question": "Which show?", "references": ["The Late Late Show with James Corden"],
-     "candidate": "The Late Show"},
+    {
+        "question": "Which show?",
+        "references": ["The Late Late Show with James Corden"],
+        "candidate": "The Late Show",
+    },
     {"question": "What is it?", "references": ["a boulder"], "candidate": "a rock"},
     {"question": "Capital of Italy?", "references": ["Rome"], "candidate": "I don't know."},
-]  # fmt: skip
+]
 
 
 def _judge(model_type: str = "stacker") -> Judge:
@@ -88,8 +97,12 @@ def test_the_trace_names_the_match_and_the_rule() -> None:
     assert t[0]["matched_reference"]["reference"] == "paris"
     assert t[0]["matched_reference"]["how"] == "contained"
     assert t[0]["rule"]["rule"] == 4
-    assert t[1]["matched_reference"] == {"index": 1, "reference": "shakespeare", "how": "exact",
-                                         "f1": 1.0}  # fmt: skip
+    assert t[1]["matched_reference"] == {
+        "index": 1,
+        "reference": "shakespeare",
+        "how": "exact",
+        "f1": 1.0,
+    }
     assert t[1]["rule"]["rule"] == 1  # an alias
     assert t[2]["rule"]["rule"] == 2 and "differ" in t[2]["rule"]["evidence"]
     assert t[3]["matched_reference"]["how"] == "inside" and t[3]["rule"]["rule"] == 3
@@ -155,10 +168,14 @@ def test_the_trace_shows_the_logit_the_judge_applies() -> None:
     calibrator = ProbabilityCalibrator(coef=1.5, intercept=-0.2)
     for score in (1 - 1e-9, 0.3, 1e-9):
         trace = item_trace(
-            item, inputs={"f1": 1.0}, contribution=None, score=score,
-            probability=float(calibrator.predict([score])[0]), reason="matched",
+            item,
+            inputs={"f1": 1.0},
+            contribution=None,
+            score=score,
+            probability=float(calibrator.predict([score])[0]),
+            reason="matched",
             answer=AnswerReason(None),
-        )  # fmt: skip
+        )
         assert trace["logit"] == pytest.approx(float(score_logit(score)))
         applied = 1 / (1 + math.exp(-(1.5 * trace["logit"] - 0.2)))
         assert applied == pytest.approx(trace["probability"])

@@ -103,9 +103,11 @@ def test_a_llama_cpp_server_gives_the_in_process_probability(server_url, monkeyp
     prompt = get_prompt("naqt")
     whole = LlamaCppBackend(str(packaged.assemble_packaged(SPEC.alias)), reuse=False)
     local = np.array(
-        [probability_from_logprobs(prompt, r.top) for r in
-         whole.next_tokens([prompt.messages(it)[0] for it in ITEMS])]
-    )  # fmt: skip
+        [
+            probability_from_logprobs(prompt, r.top)
+            for r in whole.next_tokens([prompt.messages(it)[0] for it in ITEMS])
+        ]
+    )
     reused = get_metric("llm_judge", cache=False).score_batch(ITEMS).scores
 
     assert np.isfinite(served.scores).all(), [d.get("no_verdict") for d in served.details]

@@ -118,8 +118,10 @@ def test_each_candidate_is_computed_from_its_question_in_any_order(pattern):
 
 def test_without_the_question_layout_each_item_starts_at_the_instruction():
     backend, slot = _fake_backend(WORDS)
-    plain = [[m[0], {"role": "user", "content": m[1]["content"].replace("Candidate", "Answer")}]
-             for m in CONVERSATIONS[:3]]  # fmt: skip
+    plain = [
+        [m[0], {"role": "user", "content": m[1]["content"].replace("Candidate", "Answer")}]
+        for m in CONVERSATIONS[:3]
+    ]
     assert question_prefix(plain[0][1]["content"]) is None
     first = _p(backend.next_tokens(plain))
     again = _p(backend.next_tokens(plain[::-1]))[::-1]
@@ -154,9 +156,13 @@ def test_the_packaged_model_reads_a_question_once_and_gives_the_same_p_in_any_or
     grouped = np.array(_p(backend.next_tokens(CONVERSATIONS)))
     counts = dict(slot.requests)
     one_by_one = np.array(
-        [p for _, p in sorted((i, _p(backend.next_tokens([CONVERSATIONS[i]]))[0])
-                              for i in INTERLEAVED)]
-    )  # fmt: skip
+        [
+            p
+            for _, p in sorted(
+                (i, _p(backend.next_tokens([CONVERSATIONS[i]]))[0]) for i in INTERLEAVED
+            )
+        ]
+    )
     with slot.lock:  # another caller (LAVE's completions) between: the cache starts over
         slot.server.handle_chat_completions(
             {"messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 2}

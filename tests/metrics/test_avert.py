@@ -240,8 +240,10 @@ def test_cross_encoder_ranker_with_a_tiny_model(tmp_path: Path, cache_dir) -> No
         assert score == pytest.approx(det["shares"]["correct"], abs=1e-5)
     assert res.scores[2] == 0.0 and not res.decisions[2]
     # without wrong answers the distractors are chosen with the embedding model, not the reranker
-    plain = [Item("What year did the war end?", ("1945",), "in 1945", dataset="d"),
-             Item("Who wrote Hamlet?", ("Shakespeare",), "Shakespeare", dataset="d")]  # fmt: skip
+    plain = [
+        Item("What year did the war end?", ("1945",), "in 1945", dataset="d"),
+        Item("Who wrote Hamlet?", ("Shakespeare",), "Shakespeare", dataset="d"),
+    ]
     res = metric.score_batch(plain)
     assert [d["wrong_source"] for d in res.details] == ["distractors", "distractors"]
     assert all(d["best_targets"]["wrong"] in _pool_targets() for d in res.details)

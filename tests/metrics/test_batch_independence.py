@@ -68,13 +68,23 @@ def _items() -> list[Item]:
     ds = "kamalloo_nq301"
     return [
         *_demo_items(),
-        Item("Which planet is the largest?", ("Jupiter",), "It is Jupiter, by far.",
-             dataset=ds, choices=("Mars", "Jupiter", "Venus")),
-        Item("What color is the sky?", ("blue",), "Probably green.", dataset=ds,
-             wrong_answers=("green", "red")),
+        Item(
+            "Which planet is the largest?",
+            ("Jupiter",),
+            "It is Jupiter, by far.",
+            dataset=ds,
+            choices=("Mars", "Jupiter", "Venus"),
+        ),
+        Item(
+            "What color is the sky?",
+            ("blue",),
+            "Probably green.",
+            dataset=ds,
+            wrong_answers=("green", "red"),
+        ),
         Item("Who wrote Hamlet?", ("William Shakespeare",), "", dataset=ds),
         Item("", ("1945",), "The war ended in 1945.", dataset="other"),
-    ]  # fmt: skip
+    ]
 
 
 def _builtin_ids() -> list[Any]:

@@ -22,17 +22,28 @@ from qaeval_core.metrics.extract import (
 from qaeval_core.schema import Item
 
 LONG = [
-    ("What is the capital of France?",
-     "Great question! The capital of France is Paris. It is also the largest city in the "
-     "country.", "Paris"),
-    ("When did World War II end?",
-     "World War II ended in 1945, when Japan formally surrendered on September 2.", "1945"),
-    ("Who wrote Hamlet?",
-     "Hamlet is a tragedy. It was written by William Shakespeare around 1600.",
-     "William Shakespeare"),
-    ("What is the Conversion Rate for Event?",
-     "Looking at the table, the conversion rate for the event is 8.", "8"),
-]  # fmt: skip
+    (
+        "What is the capital of France?",
+        "Great question! The capital of France is Paris. It is also the largest city in the "
+        "country.",
+        "Paris",
+    ),
+    (
+        "When did World War II end?",
+        "World War II ended in 1945, when Japan formally surrendered on September 2.",
+        "1945",
+    ),
+    (
+        "Who wrote Hamlet?",
+        "Hamlet is a tragedy. It was written by William Shakespeare around 1600.",
+        "William Shakespeare",
+    ),
+    (
+        "What is the Conversion Rate for Event?",
+        "Looking at the table, the conversion rate for the event is 8.",
+        "8",
+    ),
+]
 
 
 @pytest.fixture(scope="module")

@@ -122,8 +122,10 @@ def test_reference_filtering_and_binary_detection() -> None:
 def test_prompt_uses_the_right_demonstrations() -> None:
     other = build_prompt("What color is the car?", ["red", "red", "blue"], "maroon")
     binary = build_prompt("Is it raining?", ["no", "no", "yes"], "no")
-    for prompt, demos, others in ((other, DEMOS_OTHER, DEMOS_BINARY),
-                                  (binary, DEMOS_BINARY, DEMOS_OTHER)):  # fmt: skip
+    for prompt, demos, others in (
+        (other, DEMOS_OTHER, DEMOS_BINARY),
+        (binary, DEMOS_BINARY, DEMOS_OTHER),
+    ):
         assert prompt.startswith(TASK_DEFINITION)
         assert prompt.count("Question: '") == 9
         for d in demos:

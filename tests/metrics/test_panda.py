@@ -57,8 +57,14 @@ def test_tokens_equal_squad_normalisation() -> None:
 
 
 def test_overlap_features_match_squad() -> None:
-    pairs = [("the cat sat on the mat", "a cat on a mat"), ("x x y", "x y y"), ("", ""),
-             ("", "paris"), ("paris", "lyon"), ("new york city", "new york")]  # fmt: skip
+    pairs = [
+        ("the cat sat on the mat", "a cat on a mat"),
+        ("x x y", "x y y"),
+        ("", ""),
+        ("", "paris"),
+        ("paris", "lyon"),
+        ("new york city", "new york"),
+    ]
     toks = [(normalize_answer(c).split(), normalize_answer(r).split()) for c, r in pairs]
     got = overlap_features([c for c, _ in toks], [r for _, r in toks])
     want = np.array([_squad_prf(c, r) for c, r in toks])

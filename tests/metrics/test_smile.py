@@ -63,13 +63,16 @@ def llm_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         ("When was Barack Obama born?", "1961", "Barack Obama was born in 1961."),
         ("What year did World War II end?", "1945", "World War II end in 1945."),
         ("How many people are in the picture?", "three", "Three people are in the picture."),
-        ("Asmara international airport is in which country?", "Eritrea",
-         "Asmara international airport is in Eritrea."),
+        (
+            "Asmara international airport is in which country?",
+            "Eritrea",
+            "Asmara international airport is in Eritrea.",
+        ),
         ("Is the man wearing skis?", "yes", "Yes."),
         ("capital of France", "Paris", "The answer is Paris."),
         ("", "Paris", "Paris."),
     ],
-)  # fmt: skip
+)
 def test_template_answer(question: str, reference: str, expected: str) -> None:
     assert template_answer(question, reference) == expected
 
@@ -119,8 +122,15 @@ def test_code_formula_and_bins() -> None:
     score, sem, lex = code_score(np.array([0.6]), np.array([0.8]), np.array([0.5]))
     assert score[0] == pytest.approx(0.625) and lex[0] == pytest.approx(0.65)
     assert to_bins(np.array([0.0, 0.16, 0.17, 0.5, 0.66, 0.67, 0.99, 1.0])).tolist() == [
-        0, 0, 1, 3, 3, 4, 5, 5,
-    ]  # fmt: skip
+        0,
+        0,
+        1,
+        3,
+        3,
+        4,
+        5,
+        5,
+    ]
     clipped, _, _ = code_score(np.array([-0.3]), np.array([-0.2]), np.array([0.0]))
     assert clipped[0] == 0.0
 

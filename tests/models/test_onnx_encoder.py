@@ -125,8 +125,12 @@ class _FakeST:
             tok[i, : n + 1] = len(t)
             mask[i, :n] = 1
         sent = torch.tensor([[3.0, 4.0]] * len(texts))
-        return {"sentence_embedding": sent, "token_embeddings": tok, "attention_mask": mask,
-                "modality": "text"}  # fmt: skip
+        return {
+            "sentence_embedding": sent,
+            "token_embeddings": tok,
+            "attention_mask": mask,
+            "modality": "text",
+        }
 
 
 def test_torch_encoder_on_cuda_keeps_the_batch_size_that_fitted() -> None:

@@ -121,8 +121,21 @@ def test_password_policy():
 def test_cli_manages_accounts(capsys, db_url: str):
     code, _, err = cli(capsys, "user", "add", "bob", "--password", "x", "--db", db_url)
     assert code == 1 and "at least 8 characters" in err
-    assert cli(capsys, "user", "add", "boss", "--role", "admin", "--password", "pw-boss-12",
-               "--db", db_url)[0] == 0  # fmt: skip
+    assert (
+        cli(
+            capsys,
+            "user",
+            "add",
+            "boss",
+            "--role",
+            "admin",
+            "--password",
+            "pw-boss-12",
+            "--db",
+            db_url,
+        )[0]
+        == 0
+    )
     assert cli(capsys, "user", "add", "bob", "--password", "pw-bob-123", "--db", db_url)[0] == 0
     code, _, err = cli(capsys, "user", "passwd", "bob", "--password", "short", "--db", db_url)
     assert code == 1 and "at least 8" in err

@@ -204,9 +204,13 @@ def test_rescoring_with_a_saved_judge(sqlite_url: str):
     qstore.import_items(sqlite_url, "demo", rows, source="test")
     qstore.add_user(sqlite_url, "res", "researcher", "pw-res-long")
     fit = workflows.calibrate_dataset(
-        sqlite_url, "demo", metrics=["em", "f1", "contains"], candidates=["threshold"],
-        cv=CrossValidation(n_splits=3, n_boot=100), name="lexical",
-    )  # fmt: skip
+        sqlite_url,
+        "demo",
+        metrics=["em", "f1", "contains"],
+        candidates=["threshold"],
+        cv=CrossValidation(n_splits=3, n_boot=100),
+        name="lexical",
+    )
     qstore.save_calibration(sqlite_url, "lexical", fit.judge.to_config(), dataset="demo")
     found = wf.question_suggestions(sqlite_url, "demo")
     alias = found[found["kind"] == "alias"].iloc[0]

@@ -144,11 +144,17 @@ def test_route_by_chance_refuses_a_bad_floor(db_url: str, monkeypatch: pytest.Mo
 
 
 def test_sample_probabilities_without_a_draw_by_chance_mark_the_audit_as_uniform() -> None:
-    deals = pd.DataFrame({"deal_id": [1, 2], "kind": ["audit", "triage"],
-                          "params": [{}, {"selection": "band"}]})  # fmt: skip
-    items = pd.DataFrame({"deal_id": [1, 1, 2], "kind": ["audit", "audit", "triage"],
-                          "item_id": [10, 11, 12],
-                          "inclusion_probability": [0.1, 0.1, None]})  # fmt: skip
+    deals = pd.DataFrame(
+        {"deal_id": [1, 2], "kind": ["audit", "triage"], "params": [{}, {"selection": "band"}]}
+    )
+    items = pd.DataFrame(
+        {
+            "deal_id": [1, 1, 2],
+            "kind": ["audit", "audit", "triage"],
+            "item_id": [10, 11, 12],
+            "inclusion_probability": [0.1, 0.1, None],
+        }
+    )
     assert sample_probabilities(deals, items, {10, 12}) == {10: 1.0}
 
 

@@ -104,10 +104,12 @@ def test_guidelines_are_versioned_and_checked(db_url: str) -> None:
     assert default.version == 0 and len(default.rules) == 7
     assert dict(default.label_keys) == {"correct": "Y", "unclear": "U", "incorrect": "N"}
     kwargs = dict(
-        text="Be strict.", rules=[{"name": "Exact"}, {"name": "Alias", "example": "NYC"}],
-        label_keys={"correct": "j", "unclear": "k", "incorrect": "l"}, idle_cap_seconds=30,
+        text="Be strict.",
+        rules=[{"name": "Exact"}, {"name": "Alias", "example": "NYC"}],
+        label_keys={"correct": "j", "unclear": "k", "incorrect": "l"},
+        idle_cap_seconds=30,
         roles=ROLES,
-    )  # fmt: skip
+    )
     v1 = store.save_guidelines(db_url, "ds", "res", based_on=0, **kwargs)
     assert (v1.version, v1.rule_numbers, v1.label_keys["correct"]) == (1, (1, 2), "J")
     v2 = store.save_guidelines(db_url, "ds", "res", based_on=1, **{**kwargs, "text": "v2"})

@@ -28,10 +28,16 @@ ROLES = ("researcher", "admin")
 
 def _save(url: str, k: int) -> Any:
     return store.save_guidelines(
-        url, "ds", f"res{k}", text=f"Version by editor {k}.", rules=[{"name": "Exact"}],
-        label_keys={"correct": "Y", "unclear": "U", "incorrect": "N"}, idle_cap_seconds=60,
-        roles=ROLES, based_on=0,
-    )  # fmt: skip
+        url,
+        "ds",
+        f"res{k}",
+        text=f"Version by editor {k}.",
+        rules=[{"name": "Exact"}],
+        label_keys={"correct": "Y", "unclear": "U", "incorrect": "N"},
+        idle_cap_seconds=60,
+        roles=ROLES,
+        based_on=0,
+    )
 
 
 def test_simultaneous_saves_give_one_version_and_clean_refusals(

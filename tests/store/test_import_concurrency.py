@@ -244,8 +244,12 @@ def test_killed_import_leaves_nothing_and_a_rerun_works(db_url: str, tmp_path: P
     report = store.import_file(db_url, str(big), "big")  # cleans the killed import up first
     assert report.items_added == N_IMPORT_ROWS and report.labels_added == N_IMPORT_ROWS
     assert report.raters_created == ["rater0", "rater1", "rater2"]
-    assert _counts(db_url) == (before[0] + 1, before[1] + N_IMPORT_ROWS,
-                               before[2] + N_IMPORT_ROWS, before[3] + 3)  # fmt: skip
+    assert _counts(db_url) == (
+        before[0] + 1,
+        before[1] + N_IMPORT_ROWS,
+        before[2] + N_IMPORT_ROWS,
+        before[3] + 3,
+    )
 
 
 def test_db_upgrade_cleans_up_a_killed_import(db_url: str, tmp_path: Path) -> None:
@@ -258,8 +262,10 @@ def test_db_upgrade_cleans_up_a_killed_import(db_url: str, tmp_path: Path) -> No
     store_session.get_engine.cache_clear()
     out = subprocess.run(
         [sys.executable, "-m", "qaeval_core.cli.main", "db", "upgrade", "--db", db_url],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     assert "Removed 1 unfinished import" in out.stdout
     assert _counts(db_url) == before  # no dataset, items, labels or raters left

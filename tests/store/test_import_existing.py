@@ -42,10 +42,14 @@ KNOWN = 6  # rows already in the dataset before the import
 
 def _row(i: int, *, rater: str = "r1", label: int | None = None, **extra: Any) -> dict[str, Any]:
     return {
-        "id": f"q{i}", "question": f"question {i}?", "references": [f"answer {i}"],
-        "candidate": f"candidate {i}", "rater": rater, "label": i % 2 if label is None else label,
+        "id": f"q{i}",
+        "question": f"question {i}?",
+        "references": [f"answer {i}"],
+        "candidate": f"candidate {i}",
+        "rater": rater,
+        "label": i % 2 if label is None else label,
         **extra,
-    }  # fmt: skip
+    }
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> Path:

@@ -38,9 +38,13 @@ BOUND_S = 240  # the child must reach its stop point within this (a hang fails, 
 
 def _row(i: int, rater: str) -> dict[str, Any]:
     return {
-        "id": f"q{i}", "question": f"who wrote volume {i}?", "references": [f"editor {i}"],
-        "candidate": f"editor number {i}", "rater": rater, "label": i % 2,
-    }  # fmt: skip
+        "id": f"q{i}",
+        "question": f"who wrote volume {i}?",
+        "references": [f"editor {i}"],
+        "candidate": f"editor number {i}",
+        "rater": rater,
+        "label": i % 2,
+    }
 
 
 def _setup(url: str, tmp_path: Path) -> Path:
@@ -137,20 +141,34 @@ def _marked(url: str) -> int:
     """Rows still marked with an import (hidden from readers while it is pending)."""
     with store_session.session_scope(url) as s:
         return sum(
-            int(s.scalar(
-                select(func.count(t.id)).where(t.import_id.is_not(None))
-                .execution_options(**{INCLUDE_PENDING_IMPORTS: True})
-            ) or 0)
+            int(
+                s.scalar(
+                    select(func.count(t.id))
+                    .where(t.import_id.is_not(None))
+                    .execution_options(**{INCLUDE_PENDING_IMPORTS: True})
+                )
+                or 0
+            )
             for t in (ItemRecord, Label)
-        )  # fmt: skip
+        )
 
 
 #: What a reader may see: the dataset before the import, or after all of it.
-BEFORE = {"dataset list": KNOWN, "items": KNOWN, "export": KNOWN, "queued": KNOWN,
-          "current labels": KNOWN}  # fmt: skip
+BEFORE = {
+    "dataset list": KNOWN,
+    "items": KNOWN,
+    "export": KNOWN,
+    "queued": KNOWN,
+    "current labels": KNOWN,
+}
 #: After: r1's and r2's current label on every item.
-AFTER = {"dataset list": KNOWN + NEW, "items": KNOWN + NEW, "export": KNOWN + NEW,
-         "queued": KNOWN + NEW, "current labels": 2 * (KNOWN + NEW)}  # fmt: skip
+AFTER = {
+    "dataset list": KNOWN + NEW,
+    "items": KNOWN + NEW,
+    "export": KNOWN + NEW,
+    "queued": KNOWN + NEW,
+    "current labels": 2 * (KNOWN + NEW),
+}
 
 
 def _kill_at(url: str, path: Path, point: str, reader: _Reader) -> None:
@@ -191,8 +209,10 @@ def test_an_import_killed_before_its_commit_point_is_never_seen_and_is_removed(
     assert _marked(db_url) > 0  # rows written, hidden
     out = subprocess.run(
         [sys.executable, "-m", "qaeval_core.cli.main", "db", "upgrade", "--db", db_url],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     reader.halt.set()
     reader.join(timeout=BOUND_S)
     reader.read_once()

@@ -10,9 +10,15 @@ from qaeval_core.store import session as store_session
 from qaeval_core.store.orm import Base
 
 TABLES = {
-    "datasets", "items", "users", "assignments", "labels", "adjudications", "scores",
+    "datasets",
+    "items",
+    "users",
+    "assignments",
+    "labels",
+    "adjudications",
+    "scores",
     "calibrations",
-}  # fmt: skip
+}
 
 
 def schema_diff(url: str) -> list:
@@ -87,8 +93,10 @@ def test_0010_hands_rows_left_staged_by_killed_imports_to_the_cleanup(db_url: st
     store_session.downgrade(db_url, "0009")
     dead = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     host = socket.gethostname()[:60]
     now = {"now": utcnow()}
     with store_session.write_scope(db_url) as s:
@@ -110,8 +118,9 @@ def test_0010_hands_rows_left_staged_by_killed_imports_to_the_cleanup(db_url: st
             desc = json.dumps({"raters": [], "into": d, **({"adopting": True} if adopting else {})})
             hid = add(
                 "INSERT INTO datasets (name, description, created_at) VALUES (:n, :desc, :now)",
-                n=f"{IMPORTING_PREFIX}{host}:{dead}:{tag}", desc=desc,
-            )  # fmt: skip
+                n=f"{IMPORTING_PREFIX}{host}:{dead}:{tag}",
+                desc=desc,
+            )
             for seq, known, ext in ((1, None, tag), (2, old, "old")):
                 s.execute(
                     text(

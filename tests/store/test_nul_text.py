@@ -27,13 +27,23 @@ ONE_MESSAGE = r"contains a NUL character \(\\u0000\), which the store cannot kee
 
 def _store(url: str) -> list[int]:
     rows = [
-        {"id": "r0", "question": "Capital of France?", "references": ["Paris"],
-         "candidate": "City of Light", "meta": {"qid": "1"},
-         "human": {"scale": "three", "raters": [{"rater": "ann", "label": 2}]}},
-        {"id": "r1", "question": "Capital of France?", "references": ["Paris"],
-         "candidate": "London", "meta": {"qid": "1"},
-         "human": {"scale": "three", "raters": [{"rater": "ann", "label": 0}]}},
-    ]  # fmt: skip
+        {
+            "id": "r0",
+            "question": "Capital of France?",
+            "references": ["Paris"],
+            "candidate": "City of Light",
+            "meta": {"qid": "1"},
+            "human": {"scale": "three", "raters": [{"rater": "ann", "label": 2}]},
+        },
+        {
+            "id": "r1",
+            "question": "Capital of France?",
+            "references": ["Paris"],
+            "candidate": "London",
+            "meta": {"qid": "1"},
+            "human": {"scale": "three", "raters": [{"rater": "ann", "label": 0}]},
+        },
+    ]
     store.import_items(url, "ds", rows, source="test")
     store.add_user(url, "ann1", "annotator", "pw-ann1-long")
     store.add_user(url, "res", "researcher", "pw-res-long")
@@ -48,10 +58,15 @@ def _alias(url: str) -> Any:
 
 def _guidelines(url: str, text: str) -> Any:
     return store.save_guidelines(
-        url, "ds", "res", text=text, rules=[{"name": "Exact"}],
-        label_keys={"correct": "j", "unclear": "k", "incorrect": "l"}, idle_cap_seconds=30,
+        url,
+        "ds",
+        "res",
+        text=text,
+        rules=[{"name": "Exact"}],
+        label_keys={"correct": "j", "unclear": "k", "incorrect": "l"},
+        idle_cap_seconds=30,
         roles=ROLES,
-    )  # fmt: skip
+    )
 
 
 def _resolve(url: str, ids: list[int], text: str) -> None:

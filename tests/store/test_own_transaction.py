@@ -29,10 +29,20 @@ PUBLIC_FUNCTIONS = [
 OWN_TRANSACTION = [function for function in PUBLIC_FUNCTIONS if owns_transaction(function)]
 #: Functions that must run their own transaction (they commit before returning).
 MUST_OWN = {
-    "deal", "reassign", "release_queue", "save_label", "skip_item", "flag_item", "next_item",
-    "import_items", "import_file", "import_scan", "open_session", "resume_session",
+    "deal",
+    "reassign",
+    "release_queue",
+    "save_label",
+    "skip_item",
+    "flag_item",
+    "next_item",
+    "import_items",
+    "import_file",
+    "import_scan",
+    "open_session",
+    "resume_session",
     "close_session",
-}  # fmt: skip
+}
 
 
 def test_the_functions_that_commit_on_return_are_marked() -> None:

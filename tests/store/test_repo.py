@@ -150,18 +150,34 @@ def test_export_import_round_trip_loses_nothing(db_url: str, tmp_path: Path, suf
             insert(Label),
             [
                 {"item_id": first, "user_id": uid, "value": 0, "source": "app"},
-                {"item_id": first, "user_id": uid, "value": 2, "rule": 4, "note": "ok, \"more\"",
-                 "seconds": 12.5, "source": "app"},
+                {
+                    "item_id": first,
+                    "user_id": uid,
+                    "value": 2,
+                    "rule": 4,
+                    "note": 'ok, "more"',
+                    "seconds": 12.5,
+                    "source": "app",
+                },
                 {"item_id": second, "user_id": uid, "value": 1, "rule": None, "source": "app"},
             ],
-        )  # fmt: skip
+        )
     out = io.write_records(
         io.items_to_records(items, store.current_labels(db_url, "src")), tmp_path / f"x{suffix}"
     )
     report = store.import_items(db_url, "copy", io.read_items(out), source=str(out))
     assert report.items_added == len(items)
-    columns = ["external_id", "question", "references", "candidate", "context", "choices",
-               "wrong_answers", "qa_model", "meta"]  # fmt: skip
+    columns = [
+        "external_id",
+        "question",
+        "references",
+        "candidate",
+        "context",
+        "choices",
+        "wrong_answers",
+        "qa_model",
+        "meta",
+    ]
     copy = store.list_items(db_url, "copy")
     assert copy[columns].to_dict("records") == items[columns].to_dict("records")
     assert label_map(db_url, "copy") == label_map(db_url, "src")
@@ -235,10 +251,16 @@ def test_scores_upsert(db_url: str):
     import numpy as np
 
     rows = [
-        {"item_id": i, "metric_id": "em", "config_hash": "h1", "value": np.float64(0.5),
-         "decision": np.bool_(True), "details": {"best": "x", "n": np.int64(3)}}
+        {
+            "item_id": i,
+            "metric_id": "em",
+            "config_hash": "h1",
+            "value": np.float64(0.5),
+            "decision": np.bool_(True),
+            "details": {"best": "x", "n": np.int64(3)},
+        }
         for i in ids
-    ]  # fmt: skip
+    ]
     assert store.add_scores(db_url, rows) == 2
     store.add_scores(db_url, [rows[0] | {"value": 1.0, "decision": False, "details": None}])
     store.add_scores(db_url, [rows[0] | {"config_hash": "h2"}])
@@ -255,8 +277,9 @@ def test_scores_upsert(db_url: str):
 def test_calibrations(db_url: str):
     store.create_dataset(db_url, "d")
     store.add_user(db_url, "res", "researcher", "pw")
-    saved = store.save_calibration(db_url, "judge-1", {"metric": "em", "threshold": 0.5},
-                                  dataset="d", created_by="res")  # fmt: skip
+    saved = store.save_calibration(
+        db_url, "judge-1", {"metric": "em", "threshold": 0.5}, dataset="d", created_by="res"
+    )
     assert (saved.dataset, saved.created_by) == ("d", "res")
     with pytest.raises(StoreError, match="already exists"):
         store.save_calibration(db_url, "judge-1", {})
@@ -382,8 +405,12 @@ def test_a_dataset_being_imported_is_invisible_everywhere(db_url: str):
 def test_cleanup_removes_only_abandoned_imports(db_url: str):
     before = counts(db_url)
     host = socket.gethostname()[:60]
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], text=True,
-                          capture_output=True, check=True).stdout.strip()  # fmt: skip
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        text=True,
+        capture_output=True,
+        check=True,
+    ).stdout.strip()
     _hidden_dataset(db_url, f"{IMPORTING_PREFIX}{host}:{dead}:killed", raters=("r-killed",))
     _hidden_dataset(db_url, f"{IMPORTING_PREFIX}{host}:{os.getpid()}:alive", raters=("r-live",))
     _hidden_dataset(db_url, f"{IMPORTING_PREFIX}other-host:1:recent")
@@ -402,8 +429,12 @@ def test_cleanup_removes_only_abandoned_imports(db_url: str):
 
 def test_a_killed_import_is_cleaned_up_by_the_next_one(db_url: str):
     host = socket.gethostname()[:60]
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], text=True,
-                          capture_output=True, check=True).stdout.strip()  # fmt: skip
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        text=True,
+        capture_output=True,
+        check=True,
+    ).stdout.strip()
     _hidden_dataset(db_url, f"{IMPORTING_PREFIX}{host}:{dead}:killed", raters=("r-killed",))
     report = store.import_file(db_url, str(DATA / "shared_form.jsonl"), "fresh")
     assert report.dataset_created and report.items_added

@@ -247,17 +247,29 @@ def test_route_uncertain_with_the_real_judge(db_url: str) -> None:
         (("ds", "cal", ["ext"]), {}, ConfigError, "role 'external'"),
         (("ds", "cal", ["ann1"]), {"base": 2}, ConfigError, "base must be between 1"),
         (("ds", "cal", ["ann1"]), {"created_by": "ghost"}, NotFoundError, "No user named"),
-        (("ds", "plain", ["ann1"]), {}, ConfigError,
-         r"no triage band.*human_share=S.*n_most_uncertain"),
+        (
+            ("ds", "plain", ["ann1"]),
+            {},
+            ConfigError,
+            r"no triage band.*human_share=S.*n_most_uncertain",
+        ),
         (("ds", "plain", ["ann1"]), {"human_share": 0.2}, ConfigError, "no triage band"),
-        (("ds", "cal", ["ann1"]), {"n_most_uncertain": 0}, InputError,
-         "n_most_uncertain must be a whole number >= 1, got 0"),
+        (
+            ("ds", "cal", ["ann1"]),
+            {"n_most_uncertain": 0},
+            InputError,
+            "n_most_uncertain must be a whole number >= 1, got 0",
+        ),
         (("ds", "cal", ["ann1"]), {"n_most_uncertain": -2}, InputError, "n_most_uncertain"),
-        (("ds", "cal", ["ann1"]), {"n_most_uncertain": 2, "human_share": 0.2}, InputError,
-         "not both"),
+        (
+            ("ds", "cal", ["ann1"]),
+            {"n_most_uncertain": 2, "human_share": 0.2},
+            InputError,
+            "not both",
+        ),
         (("ds", "cal", ["ann1"]), {"human_share": 1.5}, InputError, r"in \[0, 1\)"),
     ],
-)  # fmt: skip
+)
 def test_route_uncertain_refuses_bad_input_before_any_work(
     db_url: str, args: tuple, kwargs: dict[str, Any], error: type[QAEvalError], match: str
 ) -> None:
@@ -343,10 +355,15 @@ def test_final_labels_follow_the_precedence(db_url: str, monkeypatch: pytest.Mon
     final = workflows.final_labels(db_url, "ds", "cal").set_index("item_id")
     assert list(final.reset_index().columns) == workflows.triage.FINAL_COLUMNS
     expect = {
-        ids[0]: (0, "adjudication"), ids[1]: (2, "annotators"), ids[2]: (1, "annotators"),
-        ids[3]: (1, "annotators"), ids[4]: (2, "judge"), ids[5]: (0, "judge"),
-        ids[6]: (0, "judge"), ids[7]: (2, "adjudication"),
-    }  # fmt: skip
+        ids[0]: (0, "adjudication"),
+        ids[1]: (2, "annotators"),
+        ids[2]: (1, "annotators"),
+        ids[3]: (1, "annotators"),
+        ids[4]: (2, "judge"),
+        ids[5]: (0, "judge"),
+        ids[6]: (0, "judge"),
+        ids[7]: (2, "adjudication"),
+    }
     got = {i: (int(r.final_label), r.source) for i, r in final.iterrows()}
     assert got == expect
     assert final.loc[ids[1], "final_correct"] and not final.loc[ids[3], "final_correct"]
@@ -414,9 +431,13 @@ def test_estimation_frame_feeds_the_estimator(db_url: str, monkeypatch: pytest.M
     assert frame.loc[frame.gold_label.isna(), "label_sample"].eq("").all()
     estimates = pytest.importorskip("qaeval_core.analysis.estimates")
     table = estimates.estimate_accuracy(
-        frame, prediction="judge_probability", label="gold_label", model="qa_model",
-        sample="label_sample", min_labels=5,
-    )  # fmt: skip
+        frame,
+        prediction="judge_probability",
+        label="gold_label",
+        model="qa_model",
+        sample="label_sample",
+        min_labels=5,
+    )
     overall = table.set_index("model").loc[estimates.ALL_MODELS]
     assert overall["n_items"] == 40 and overall["n_labelled"] == 24
     assert overall["n_not_random"] == 1 and np.isfinite(overall["ppi_estimate"])
@@ -446,8 +467,21 @@ def test_export_final_writes_every_format(
     assert set(expected["source"]) == {"annotators", "judge"}
     for suffix in (".jsonl", ".json", ".csv", ".tsv", ".parquet"):
         target = tmp_path / f"final{suffix}"
-        code = main(["export", "-d", "ds", "--what", "final", "--calibration", "cal",
-                     "-o", str(target), "--db", db_url])  # fmt: skip
+        code = main(
+            [
+                "export",
+                "-d",
+                "ds",
+                "--what",
+                "final",
+                "--calibration",
+                "cal",
+                "-o",
+                str(target),
+                "--db",
+                db_url,
+            ]
+        )
         out, err = capsys.readouterr()
         assert code == 0, err
         assert f"Wrote 6 final row(s) of 'ds' to {target}" in out
@@ -460,8 +494,19 @@ def test_export_final_writes_every_format(
         samples = ["" if v is None else str(v) for v in back["label_sample"]]
         assert samples == expected["label_sample"].tolist()
     # Without --calibration unlabelled items have source "none".
-    code = main(["export", "-d", "ds", "--what", "final", "-o", str(tmp_path / "plain.jsonl"),
-                 "--db", db_url])  # fmt: skip
+    code = main(
+        [
+            "export",
+            "-d",
+            "ds",
+            "--what",
+            "final",
+            "-o",
+            str(tmp_path / "plain.jsonl"),
+            "--db",
+            db_url,
+        ]
+    )
     assert code == 0
     assert "none" in (tmp_path / "plain.jsonl").read_text()
 
@@ -471,14 +516,20 @@ def test_export_final_writes_every_format(
     [
         (["--what", "final", "--calibration", "nocal"], "No calibration named 'nocal'"),
         (["--what", "labels", "--calibration", "cal"], "--calibration goes with --what final"),
-        (["--what", "finals"], "--what must be one of items, labels, labels-history, scores, "
-                               "final"),
+        (
+            ["--what", "finals"],
+            "--what must be one of items, labels, labels-history, scores, final",
+        ),
     ],
-)  # fmt: skip
+)
 def test_export_final_errors_are_one_line(
-    sqlite_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], _cli_env: None,
-    args: list[str], message: str,
-) -> None:  # fmt: skip
+    sqlite_url: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    _cli_env: None,
+    args: list[str],
+    message: str,
+) -> None:
     make_store(sqlite_url, n_items=2)
     save_judge(sqlite_url)
     target = tmp_path / "out.csv"

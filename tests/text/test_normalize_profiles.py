@@ -32,10 +32,25 @@ from qaeval_core.text.robust import (
 )
 
 PROFILED = [
-    "em", "contains", "f1", "precision", "recall", "word_match", "rouge1", "rouge2", "rougeL",
-    "bleu", "meteor", "vqa_accuracy", "soft_vqa_accuracy", "panda", "number_match",
-    "number_agree", "brevity", "no_hedge",
-]  # fmt: skip
+    "em",
+    "contains",
+    "f1",
+    "precision",
+    "recall",
+    "word_match",
+    "rouge1",
+    "rouge2",
+    "rougeL",
+    "bleu",
+    "meteor",
+    "vqa_accuracy",
+    "soft_vqa_accuracy",
+    "panda",
+    "number_match",
+    "number_agree",
+    "brevity",
+    "no_hedge",
+]
 
 #: spaCy's English lemma tables (the ``models`` extra): without them lemmas and the English word
 #: list are off, and the robust profile reads "vertebrae" as written (the tests below skip).

@@ -137,10 +137,12 @@ def test_f1_and_em_equal_torchmetrics_on_real_rows() -> None:
         assert f1[i] == pytest.approx(want, abs=1e-6), (it.candidate, refs)
     preds = [{"prediction_text": it.candidate, "id": str(i)} for i, it in enumerate(items)]
     target = [
-        {"answers": {"answer_start": [0] * len(it.references), "text": list(it.references)},
-         "id": str(i)}
+        {
+            "answers": {"answer_start": [0] * len(it.references), "text": list(it.references)},
+            "id": str(i),
+        }
         for i, it in enumerate(items)
-    ]  # fmt: skip
+    ]
     out = squad(preds, target)
     assert 100 * f1.mean() == pytest.approx(float(out["f1"]), abs=1e-3)
     assert 100 * em.mean() == pytest.approx(float(out["exact_match"]), abs=1e-3)
@@ -150,9 +152,20 @@ def test_f1_and_em_equal_torchmetrics_on_real_rows() -> None:
 
 
 TOKEN_METRICS = [
-    "em", "contains", "f1", "precision", "recall", "word_match", "rouge1", "rouge2", "rougeL",
-    "bleu", "meteor", "vqa_accuracy", "soft_vqa_accuracy",
-]  # fmt: skip
+    "em",
+    "contains",
+    "f1",
+    "precision",
+    "recall",
+    "word_match",
+    "rouge1",
+    "rouge2",
+    "rougeL",
+    "bleu",
+    "meteor",
+    "vqa_accuracy",
+    "soft_vqa_accuracy",
+]
 
 
 @pytest.mark.parametrize("metric_id", TOKEN_METRICS)

@@ -30,9 +30,15 @@ from qaeval_core.io import files
 from qaeval_core.io.formats._common import Entry, Format
 
 __all__ = [
-    "Format", "all_formats", "detected", "get", "harness_format", "log_files", "names",
+    "Format",
+    "all_formats",
+    "detected",
+    "get",
+    "harness_format",
+    "log_files",
+    "names",
     "read_records",
-]  # fmt: skip
+]
 
 #: The harness formats, in detection order, then the plain (suffix) ones.
 _MODULES = ("lm_eval", "lighteval", "inspect_log", "helm", "opencompass")

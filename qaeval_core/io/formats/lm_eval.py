@@ -48,9 +48,18 @@ _RESULTS_START = re.compile(rb'^\s*\{\s*"results"\s*:')
 _QUESTION_KEYS = ("question", "query", "problem", "input")
 #: Keys of a logged sample that are not per-sample scores (older logs lack ``metrics``).
 _NOT_SCORES = {
-    "doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
-    "doc_hash", "prompt_hash", "target_hash",
-}  # fmt: skip
+    "doc_id",
+    "doc",
+    "target",
+    "arguments",
+    "resps",
+    "filtered_resps",
+    "filter",
+    "metrics",
+    "doc_hash",
+    "prompt_hash",
+    "target_hash",
+}
 
 
 def _first_object(path: Path) -> dict[str, Any] | None:

@@ -27,9 +27,16 @@ __all__ = [
 ]
 
 DEAL_COLUMNS = [
-    "deal_id", "dataset", "kind", "seed", "params", "n_items", "added", "created_by",
+    "deal_id",
+    "dataset",
+    "kind",
+    "seed",
+    "params",
+    "n_items",
+    "added",
+    "created_by",
     "created_at",
-]  # fmt: skip
+]
 DEAL_ITEM_COLUMNS = ["deal_id", "kind", "item_id", "inclusion_probability"]
 LABEL_ORIGIN_COLUMNS = ["item_id", "rater", "source", "deal_id", "deal_kind"]
 #: The kind of an assignment dealt before deals were recorded (migration 0004): ``deal`` was
@@ -41,13 +48,20 @@ def list_deals(db: Store, dataset: str | None = None) -> pd.DataFrame:
     """Every recorded deal (of one dataset, or all), oldest first (:data:`DEAL_COLUMNS`)."""
     stmt = (
         select(
-            Deal.id, Dataset.name, Deal.kind, Deal.seed, Deal.params, Deal.n_items, Deal.added,
-            User.name, Deal.created_at,
+            Deal.id,
+            Dataset.name,
+            Deal.kind,
+            Deal.seed,
+            Deal.params,
+            Deal.n_items,
+            Deal.added,
+            User.name,
+            Deal.created_at,
         )
         .join(Dataset, Dataset.id == Deal.dataset_id)
         .outerjoin(User, User.id == Deal.created_by)
         .order_by(Deal.id)
-    )  # fmt: skip
+    )
     with store_scope(db) as s:
         if dataset is not None:
             stmt = stmt.where(Deal.dataset_id == find_dataset(s, dataset).id)
@@ -85,8 +99,7 @@ def label_origins(db: Store, dataset: str) -> pd.DataFrame:
     """
     latest = select(func.max(Label.id)).group_by(Label.item_id, Label.user_id)
     stmt = (
-        select(Label.item_id, User.name, Label.source, Assignment.deal_id, Deal.kind,
-               Assignment.id)
+        select(Label.item_id, User.name, Label.source, Assignment.deal_id, Deal.kind, Assignment.id)
         .join(ItemRecord, ItemRecord.id == Label.item_id)
         .join(User, User.id == Label.user_id)
         .outerjoin(
@@ -96,7 +109,7 @@ def label_origins(db: Store, dataset: str) -> pd.DataFrame:
         .outerjoin(Deal, Deal.id == Assignment.deal_id)
         .where(Label.id.in_(latest))
         .order_by(Label.item_id, Label.id)
-    )  # fmt: skip
+    )
     with store_scope(db) as s:
         stmt = stmt.where(ItemRecord.dataset_id == find_dataset(s, dataset).id)
         rows = [

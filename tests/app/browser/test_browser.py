@@ -22,15 +22,26 @@ from qaeval_core.store import session as store_session
 pytestmark = pytest.mark.browser
 
 ROWS = [
-    {"id": "b0", "question": "Who wrote Hamlet?", "references": ["William Shakespeare"],
-     "candidate": "Hamlet was written by William Shakespeare."},
-    {"id": "b1", "question": "What is the capital of France?", "references": ["Paris"],
-     "candidate": "<script>alert('xss')</script> ![x](http://127.0.0.1:9/x.png) Lyon."},
-    {"id": "b2", "question": "How many legs does a spider have?", "references": ["8", "eight"],
-     "candidate": "Spiders usually have eight legs, though some lose one."},
-    {"id": "b3", "question": "Largest planet?", "references": ["Jupiter"],
-     "candidate": "Jupiter."},
-]  # fmt: skip
+    {
+        "id": "b0",
+        "question": "Who wrote Hamlet?",
+        "references": ["William Shakespeare"],
+        "candidate": "Hamlet was written by William Shakespeare.",
+    },
+    {
+        "id": "b1",
+        "question": "What is the capital of France?",
+        "references": ["Paris"],
+        "candidate": "<script>alert('xss')</script> ![x](http://127.0.0.1:9/x.png) Lyon.",
+    },
+    {
+        "id": "b2",
+        "question": "How many legs does a spider have?",
+        "references": ["8", "eight"],
+        "candidate": "Spiders usually have eight legs, though some lose one.",
+    },
+    {"id": "b3", "question": "Largest planet?", "references": ["Jupiter"], "candidate": "Jupiter."},
+]
 
 
 @pytest.fixture

@@ -42,10 +42,16 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
 def _items(url: str, dataset: str) -> list[tuple[Any, ...]]:
     frame = store.list_items(url, dataset)
     return sorted(
-        (r["external_id"], r["question"], tuple(r["references"]), r["candidate"], r["qa_model"],
-         r["meta"]["qid"])
+        (
+            r["external_id"],
+            r["question"],
+            tuple(r["references"]),
+            r["candidate"],
+            r["qa_model"],
+            r["meta"]["qid"],
+        )
         for r in frame.to_dict("records")
-    )  # fmt: skip
+    )
 
 
 def test_harness_logs_uploaded_import_as_the_cli_imports_them(

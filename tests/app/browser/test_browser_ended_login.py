@@ -26,10 +26,14 @@ from qaeval_core.store import users as accounts
 pytestmark = pytest.mark.browser
 
 ROWS = [
-    {"id": f"e{i}", "question": f"Question number {i}?", "references": [f"answer {i}"],
-     "candidate": f"It is answer {i}."}
+    {
+        "id": f"e{i}",
+        "question": f"Question number {i}?",
+        "references": [f"answer {i}"],
+        "candidate": f"It is answer {i}.",
+    }
     for i in range(4)
-]  # fmt: skip
+]
 
 
 ENDINGS = ("deactivated", "password changed", "logged out in another tab")

@@ -33,10 +33,14 @@ TITLES = {"y": "Clearly correct", "u": "Unclear", "n": "Clearly incorrect"}
 
 def _rows(prefix: str, n: int) -> list[dict[str, Any]]:
     return [
-        {"id": f"{prefix}{i}", "question": f"{prefix} question number {i}?",
-         "references": [f"answer {i}"], "candidate": f"I think it is answer {i}."}
+        {
+            "id": f"{prefix}{i}",
+            "question": f"{prefix} question number {i}?",
+            "references": [f"answer {i}"],
+            "candidate": f"I think it is answer {i}.",
+        }
         for i in range(n)
-    ]  # fmt: skip
+    ]
 
 
 @pytest.fixture(scope="module")

@@ -30,9 +30,13 @@ DATASET = "capitals"
 
 def _row(i: int, candidate: str, model: str, label: int | None) -> dict[str, Any]:
     row: dict[str, Any] = {
-        "id": f"r{i}", "question": "What is the capital of France?", "references": ["Paris"],
-        "candidate": candidate, "model": model, "meta": {"qid": "1"},
-    }  # fmt: skip
+        "id": f"r{i}",
+        "question": "What is the capital of France?",
+        "references": ["Paris"],
+        "candidate": candidate,
+        "model": model,
+        "meta": {"qid": "1"},
+    }
     if label is not None:
         row["human"] = {"scale": "three", "raters": [{"rater": "ann", "label": label}]}
     return row

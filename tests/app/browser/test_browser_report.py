@@ -31,9 +31,13 @@ def test_report_charts_draw_offline(frames: dict[str, Any], tmp_path: Path) -> N
     from playwright.sync_api import sync_playwright
 
     report = build_report(
-        frames["items"], frames["labels"], frames["adjudications"], frames["scores"],
-        thresholds={"noisy": 0.5, EVIL: 0.5}, n_boot=20,
-    )  # fmt: skip
+        frames["items"],
+        frames["labels"],
+        frames["adjudications"],
+        frames["scores"],
+        thresholds={"noisy": 0.5, EVIL: 0.5},
+        n_boot=20,
+    )
     path = tmp_path / "report.html"
     write_report(report, html_path=path)
     n_charts = path.read_text(encoding="utf-8").count("class='qaeval-figure-spec'")

@@ -66,10 +66,14 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
     install_demo(url, ADMIN_TEMP)
     install_loop_dataset(url)
     fit = workflows.calibrate_dataset(
-        url, DEMO_DATASET, metrics=["em", "f1", "contains"], candidates=["threshold"],
-        cv=CrossValidation(n_splits=2, n_boot=100), cost_policy=CostPolicy(inputs="all"),
+        url,
+        DEMO_DATASET,
+        metrics=["em", "f1", "contains"],
+        candidates=["threshold"],
+        cv=CrossValidation(n_splits=2, n_boot=100),
+        cost_policy=CostPolicy(inputs="all"),
         name=CAL,
-    )  # fmt: skip
+    )
     store.save_calibration(
         url, CAL, fit.judge.to_config(), dataset=DEMO_DATASET, created_by="admin"
     )

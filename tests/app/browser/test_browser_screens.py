@@ -37,13 +37,15 @@ ANSWER = (
 
 def _rows(prefix: str, n: int) -> list[dict[str, Any]]:
     return [
-        {"id": f"{prefix}{i}",
-         "question": f"where are the washington redskins based out of, and where do they play "
-                     f"their home games ({prefix}{i})?",
-         "references": ["FedExField in Landover, Maryland", "the Washington metropolitan area"],
-         "candidate": ANSWER}
+        {
+            "id": f"{prefix}{i}",
+            "question": f"where are the washington redskins based out of, and where do they play "
+            f"their home games ({prefix}{i})?",
+            "references": ["FedExField in Landover, Maryland", "the Washington metropolitan area"],
+            "candidate": ANSWER,
+        }
         for i in range(n)
-    ]  # fmt: skip
+    ]
 
 
 @pytest.fixture(scope="module")

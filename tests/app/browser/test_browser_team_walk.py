@@ -72,9 +72,15 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
     install_demo(url, ADMIN_TEMP)
     start = store.get_guidelines(url, DEMO_DATASET)
     store.save_guidelines(
-        url, DEMO_DATASET, "admin", text=start.text, rules=start.rules,
-        label_keys=start.label_keys, idle_cap_seconds=start.idle_cap_seconds, roles=("admin",),
-    )  # fmt: skip
+        url,
+        DEMO_DATASET,
+        "admin",
+        text=start.text,
+        rules=start.rules,
+        label_keys=start.label_keys,
+        idle_cap_seconds=start.idle_cap_seconds,
+        roles=("admin",),
+    )
     with streamlit_app(url, tmp_path) as base:
         yield base, url
 
@@ -228,9 +234,13 @@ def test_a_new_team_walks_through_the_app(served: tuple[str, str]) -> None:
             assert top and end
             admin.screenshot(
                 path=str(SHOTS / "assign.png"),
-                clip={"x": 0, "y": max(0, top["y"] - 70), "width": 1400,
-                      "height": end["y"] + end["height"] - max(0, top["y"] - 70) + 24},
-            )  # fmt: skip
+                clip={
+                    "x": 0,
+                    "y": max(0, top["y"] - 70),
+                    "width": 1400,
+                    "height": end["y"] + end["height"] - max(0, top["y"] - 70) + 24,
+                },
+            )
             admin.set_viewport_size({"width": 1400, "height": 1000})
 
         # 3. Both annotators log in and label their queues with the keyboard, at the same time.
@@ -340,9 +350,13 @@ def test_a_new_team_walks_through_the_app(served: tuple[str, str]) -> None:
             assert top and end and end["y"] + end["height"] < 1600
             admin.screenshot(
                 path=str(SHOTS / "agreement.png"),
-                clip={"x": 0, "y": max(0, top["y"] - 30), "width": 1900,
-                      "height": end["y"] + end["height"] - max(0, top["y"] - 30) + 20},
-            )  # fmt: skip
+                clip={
+                    "x": 0,
+                    "y": max(0, top["y"] - 30),
+                    "width": 1900,
+                    "height": end["y"] + end["height"] - max(0, top["y"] - 30) + 20,
+                },
+            )
         browser.close()
 
     assert not dialogs, f"a script ran in the page: {dialogs}"

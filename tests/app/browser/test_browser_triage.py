@@ -46,9 +46,14 @@ def _make_store(url: str) -> None:
     for name, role in (("res", "researcher"), ("ann1", "annotator"), ("ann2", "annotator")):
         store.add_user(url, name, role, f"pw-{name}")
     fit = workflows.calibrate_dataset(
-        url, DATASET, metrics=["em", "f1", "contains"], candidates=["threshold", "fusion"],
-        cv=CrossValidation(n_splits=3, n_boot=200), triage=TriagePolicy(human_share=0.2), name=CAL,
-    )  # fmt: skip
+        url,
+        DATASET,
+        metrics=["em", "f1", "contains"],
+        candidates=["threshold", "fusion"],
+        cv=CrossValidation(n_splits=3, n_boot=200),
+        triage=TriagePolicy(human_share=0.2),
+        name=CAL,
+    )
     store.save_calibration(url, CAL, fit.judge.to_config(), dataset=DATASET, created_by="res")
     store.deal(
         url,
@@ -150,8 +155,11 @@ def test_route_label_and_estimate_in_the_browser(served: tuple[str, str], tmp_pa
         page.get_by_role("link", name="Data").click()
         what = page.get_by_role("combobox", name="What")
         for _ in range(3):
-            pick(page, page.get_by_test_id("stSelectbox").filter(has_text="What"),
-                 "Final labels (with their source)")  # fmt: skip
+            pick(
+                page,
+                page.get_by_test_id("stSelectbox").filter(has_text="What"),
+                "Final labels (with their source)",
+            )
             try:
                 expect(what).to_have_value("Final labels (with their source)", timeout=3_000)
                 break
@@ -183,9 +191,13 @@ def test_route_label_and_estimate_in_the_browser(served: tuple[str, str], tmp_pa
             assert top and end
             page.screenshot(
                 path=str(Path(shots) / "leaderboard.png"),
-                clip={"x": 0, "y": max(0, top["y"] - 100), "width": 1600,
-                      "height": end["y"] + end["height"] - max(0, top["y"] - 100) + 20},
-            )  # fmt: skip
+                clip={
+                    "x": 0,
+                    "y": max(0, top["y"] - 100),
+                    "width": 1600,
+                    "height": end["y"] + end["height"] - max(0, top["y"] - 100) + 20,
+                },
+            )
 
     assert not dialogs, f"a script ran in the page: {dialogs}"
     labels = store.label_history_frame(url, DATASET)
