@@ -30,6 +30,8 @@ Usage::
     QAEVAL_QAM_PYTHON=/tmp/qam-venv/bin/python .venv/bin/python bench/bench_judge.py
     .venv/bin/python bench/bench_judge.py --inputs all --no-anchor      # before issue 15
     .venv/bin/python bench/bench_judge.py --rows 1000 --no-anchor       # a quick look
+    QAEVAL_QAM_PYTHON=... .venv/bin/python bench/bench_judge.py --rows 3000 --repeat 3
+    # issue 35: judge and PEDANTS alternated three times, the median runs reported
 
 Results: a Markdown summary on stdout and JSON in ``--out`` (default: in the temporary folder).
 """
