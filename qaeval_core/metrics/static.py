@@ -118,8 +118,9 @@ class StaticCosine(_StaticMetric):
         cands, refs = self._pairs(items)
         enc = self.encoder()
         flat = [r for rs in refs for r in rs]
-        vecs = enc.encode(list(dict.fromkeys([*cands, *flat])))
-        index = {t: i for i, t in enumerate(dict.fromkeys([*cands, *flat]))}
+        unique = list(dict.fromkeys([*cands, *flat]))
+        vecs = enc.encode(unique)
+        index = {t: i for i, t in enumerate(unique)}
         scores = np.zeros(len(items))
         details: list[dict[str, Any]] = []
         for i, (c, rs) in enumerate(zip(cands, refs, strict=True)):

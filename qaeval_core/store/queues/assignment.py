@@ -112,15 +112,7 @@ class AllItems:
         check_deal_options(order, options.extra_fraction)
         seed = options.seed_or_zero()
         with write_scope(db) as session:
-            ds, users = open_deal(
-                session,
-                dataset,
-                annotators,
-                base=options.base,
-                extra_fraction=options.extra_fraction,
-                extra_k=options.extra_k,
-                order=order,
-            )
+            ds, users = open_deal(session, dataset, annotators, options, order=order)
             record = record_deal(
                 session,
                 ds.id,

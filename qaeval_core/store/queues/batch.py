@@ -106,15 +106,7 @@ class ItemBatch:
         _positive(self.n, "n", "items in the batch")
         _positive(self.quota, "quota", "new items per annotator")
         with write_scope(db) as session:
-            ds, users = open_deal(
-                session,
-                dataset,
-                annotators,
-                base=options.base,
-                extra_fraction=options.extra_fraction,
-                extra_k=options.extra_k,
-                order=order,
-            )
+            ds, users = open_deal(session, dataset, annotators, options, order=order)
             all_ids = list(
                 session.scalars(
                     select(ItemRecord.id)

@@ -111,15 +111,7 @@ class TriageByChance:
             raise InputError(f"seed must be an integer, got {seed!r}.")
         probs = _checked(self.probabilities)
         with write_scope(db) as session:
-            ds, users = open_deal(
-                session,
-                dataset,
-                annotators,
-                base=options.base,
-                extra_fraction=options.extra_fraction,
-                extra_k=options.extra_k,
-                order="shuffled",
-            )
+            ds, users = open_deal(session, dataset, annotators, options, order="shuffled")
             items = list(
                 session.scalars(
                     select(ItemRecord.id)

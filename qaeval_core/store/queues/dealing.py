@@ -286,17 +286,16 @@ def open_deal(
     session: Session,
     dataset: Any,
     annotators: Sequence[str],
+    options: DealOptions,
     *,
-    base: int,
-    extra_fraction: float,
-    extra_k: int,
     order: str,
 ) -> tuple[Dataset, list[User]]:
     """The start every deal shares: the dataset and annotators checked, the overlap options
-    checked, and the dataset locked for the rest of the transaction (:func:`lock_dataset`)."""
+    checked (``order`` is the one the selection deals in), and the dataset locked for the rest
+    of the transaction (:func:`lock_dataset`)."""
     ds = find_dataset(session, dataset)
     users = check_annotators(session, list(annotators))
-    _check_overlap(len(users), base, extra_fraction, extra_k, order)
+    _check_overlap(len(users), options.base, options.extra_fraction, options.extra_k, order)
     lock_dataset(session, ds.id)
     return ds, users
 

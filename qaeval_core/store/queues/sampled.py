@@ -118,15 +118,7 @@ class AuditSample:
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise InputError(f"seed must be an integer, got {seed!r}.")
         with write_scope(db) as session:
-            ds, users = open_deal(
-                session,
-                dataset,
-                annotators,
-                base=options.base,
-                extra_fraction=options.extra_fraction,
-                extra_k=options.extra_k,
-                order=order,
-            )
+            ds, users = open_deal(session, dataset, annotators, options, order=order)
             item_ids = list(
                 session.scalars(select(ItemRecord.id).where(ItemRecord.dataset_id == ds.id))
             )
@@ -201,15 +193,7 @@ class TriageItems:
         check_fraction(options.extra_fraction)
         ids = list(dict.fromkeys(int(i) for i in self.item_ids))
         with write_scope(db) as session:
-            ds, users = open_deal(
-                session,
-                dataset,
-                annotators,
-                base=options.base,
-                extra_fraction=options.extra_fraction,
-                extra_k=options.extra_k,
-                order="dataset",
-            )
+            ds, users = open_deal(session, dataset, annotators, options, order="dataset")
             known = set(
                 session.scalars(select(ItemRecord.id).where(ItemRecord.dataset_id == ds.id))
             )
