@@ -28,6 +28,21 @@ if (tmp / "store.sqlite").exists():
 subprocess.run(
     [str(REPO / ".venv/bin/qaeval"), "demo", "--db", db], check=True, capture_output=True
 )
+# The demo's admin/admin is temporary (the app asks for a new one first): set a lasting one.
+subprocess.run(
+    [
+        str(REPO / ".venv/bin/qaeval"),
+        "user",
+        "passwd",
+        "admin",
+        "--password",
+        "admin-shot",
+        "--db",
+        db,
+    ],
+    check=True,
+    capture_output=True,
+)
 with socket.socket() as s:
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
@@ -64,7 +79,7 @@ try:
         page = ctx.new_page()
         page.goto(base)
         page.get_by_label("User name").fill("admin")
-        page.get_by_role("textbox", name="Password").fill("admin")
+        page.get_by_role("textbox", name="Password").fill("admin-shot")
         page.get_by_role("button", name="Log in").click()
         page.locator('[data-testid="stSidebarNav"]').get_by_text("Calibrate").click()
         expect(page.get_by_role("heading", name="Calibrate", exact=True)).to_be_visible()
